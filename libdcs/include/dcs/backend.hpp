@@ -1,0 +1,84 @@
+// The one interface every compute backend implements (CPU reference, CPU fast, CUDA).
+//
+// Narrow on purpose, like OpenMM's CalcXxxKernel: prepare() uploads the atoms once, compute()
+// fills one slab of z-planes, statistics()/difference() reduce host arrays. All calls block
+// until their results are in host memory. A backend is used from one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dcs/grid.hpp"
+#include "dcs/physics.hpp"
+#include "dcs/stats.hpp"
+#include "dcs/types.hpp"
+#include "dcs/variants.hpp"
+
+namespace dcs {
+
+enum class BackendKind { CpuReference, CpuFast, Cuda };
+
+/// Choices that travel to a backend without widening the interface.
+struct BackendOptions {
+  std::string kernel;     ///< potential variant name; empty: the backend's default
+  std::string reduction;  ///< reduction variant name; empty: the backend's default
+  int device = 0;         ///< CUDA device ordinal
+  unsigned threads = 0;   ///< CPU worker threads; 0: all hardware threads
+  bool debug_sync = false;///< synchronise and check after every kernel launch
+};
+
+/// Seconds spent inside the backend since prepare(), by stage.
+struct BackendTimings {
+  double upload = 0.0;     ///< host to device (atoms)
+  double kernels = 0.0;    ///< potential kernels
+  double download = 0.0;   ///< device to host (map)
+  double statistics = 0.0; ///< reductions
+};
+
+class PotentialBackend {
+ public:
+  virtual ~PotentialBackend() = default;
+
+  virtual std::string name() const = 0;           ///< "cpu-reference", "cpu-fast", "cuda"
+  virtual std::string kernel_name() const = 0;    ///< the potential variant in use
+  virtual std::string reduction_name() const = 0; ///< the statistics variant in use
+  virtual std::string device_name() const = 0;    ///< e.g. "NVIDIA H200 (cuda:0, sm_90, 132 SMs)"
+
+  /// Largest relative error (to max|V|) this backend's arithmetic is specified to reach
+  /// against the float64 reference: 1e-5 for float32 paths.
+  virtual double tolerance() const = 0;
+
+  /// Takes the atoms, grid and physics for the following compute() calls (uploads once).
+  /// Throws UsageError for an empty system.
+  virtual void prepare(const System& system, const GridSpec& grid, const Physics& physics) = 0;
+
+  /// Computes the potential on `slab` of the prepared grid into `out`
+  /// (grid.plane_points() * slab.z_count floats, x fastest) and returns its statistics.
+  virtual StatsAccum compute(const Slab& slab, float* out) = 0;
+
+  /// Statistics of n host values with this backend's reduction.
+  virtual StatsAccum statistics(const float* values, std::size_t n) = 0;
+
+  /// Difference metrics of n host values against a float64 reference.
+  virtual DiffAccum difference(const float* values, const double* reference, std::size_t n) = 0;
+
+  virtual BackendTimings timings() const { return {}; }
+};
+
+/// The float64 oracle: plain loops over points and atoms, never tuned.
+std::unique_ptr<PotentialBackend> make_cpu_reference_backend(const BackendOptions& options);
+/// float32, SIMD (AVX-512 where the CPU has it) and multi-threaded; the default without a GPU.
+std::unique_ptr<PotentialBackend> make_cpu_fast_backend(const BackendOptions& options);
+
+/// Variants of the CPU backends, for `dcs kernels` and --kernel.
+std::vector<VariantInfo> cpu_variants();
+
+/// Float64 reference potential at arbitrary points (Å), in the unit of `physics`: the oracle
+/// that --validate and the tests compare against. Plain loops; splits the points over
+/// `threads` threads (0: all hardware threads), each point summed over atoms in input order.
+void reference_potential(const System& system, const Physics& physics, const Vec3* points,
+                         std::size_t n_points, double* out, unsigned threads = 0);
+
+}  // namespace dcs

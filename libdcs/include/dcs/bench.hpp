@@ -1,0 +1,36 @@
+// Benchmark results as plain tables, so that every benchmark (CPU, CUDA potentials, CUDA
+// reductions) reports through one printer and one CSV/Markdown writer in the application.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dcs {
+
+struct BenchTable {
+  std::string name;                          ///< file stem, e.g. "potential_kernels"
+  std::string title;                         ///< one line, includes the ceiling used
+  std::vector<std::string> columns;
+  std::vector<std::vector<std::string>> rows;///< each row has columns.size() cells
+  std::vector<std::string> notes;            ///< lines printed under the table
+};
+
+/// Options shared by the benchmarks.
+struct BenchOptions {
+  std::vector<std::int64_t> grid_sizes;  ///< cubic grid edge lengths (points); empty: defaults
+  std::vector<std::size_t> atom_counts;  ///< empty: defaults
+  std::vector<std::string> kernels;      ///< variant names; empty: all
+  int repetitions = 5;                   ///< timed repetitions after one warm-up; median taken
+  int device = 0;
+  unsigned threads = 0;
+};
+
+}  // namespace dcs
+
+namespace dcs {
+/// Benchmark of the CPU backends (fast and reference) on a molecule's atoms or random atoms:
+/// atom-evaluations/s per backend and per core.
+std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options);
+}  // namespace dcs

@@ -1,0 +1,90 @@
+// Node-centred regular grids (APBS/OpenDX convention) and how they are placed around a molecule.
+//
+// Point (i, j, k) sits at origin + (i*hx, j*hy, k*hz), i = 0..nx-1; the origin is the first
+// grid point. Maps are stored with x fastest: index = (k*ny + j)*nx + i, i.e. shape [nz][ny][nx].
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "dcs/types.hpp"
+
+namespace dcs {
+
+struct GridSpec {
+  std::array<std::int64_t, 3> counts{};  ///< nx, ny, nz (>= 1)
+  Vec3 origin{};                          ///< Å, position of point (0, 0, 0)
+  Vec3 spacing{};                         ///< Å, hx, hy, hz (> 0)
+
+  std::int64_t nx() const noexcept { return counts[0]; }
+  std::int64_t ny() const noexcept { return counts[1]; }
+  std::int64_t nz() const noexcept { return counts[2]; }
+  std::size_t points() const noexcept {
+    return static_cast<std::size_t>(counts[0]) * static_cast<std::size_t>(counts[1]) *
+           static_cast<std::size_t>(counts[2]);
+  }
+  std::size_t plane_points() const noexcept {
+    return static_cast<std::size_t>(counts[0]) * static_cast<std::size_t>(counts[1]);
+  }
+  /// Position of point (i, j, k) in Å.
+  Vec3 point(std::int64_t i, std::int64_t j, std::int64_t k) const noexcept {
+    return {origin[0] + static_cast<double>(i) * spacing[0],
+            origin[1] + static_cast<double>(j) * spacing[1],
+            origin[2] + static_cast<double>(k) * spacing[2]};
+  }
+  /// Flat index of (i, j, k), x fastest.
+  std::size_t index(std::int64_t i, std::int64_t j, std::int64_t k) const noexcept {
+    return (static_cast<std::size_t>(k) * static_cast<std::size_t>(counts[1]) +
+            static_cast<std::size_t>(j)) * static_cast<std::size_t>(counts[0]) +
+           static_cast<std::size_t>(i);
+  }
+  /// One-line description: "129 x 129 x 129 points, spacing 0.5 x 0.5 x 0.5 Å, origin (...)".
+  std::string describe() const;
+};
+
+/// A range of z-planes [z_begin, z_begin + z_count) of a grid: the unit of work handed to a
+/// backend, and later the unit of MPI and multi-GPU decomposition. Its values are stored
+/// x fastest, plane after plane, plane_points() * z_count floats.
+struct Slab {
+  std::int64_t z_begin = 0;
+  std::int64_t z_count = 0;
+};
+
+/// How the user asked for the grid. Exactly one of the ways of giving counts must hold:
+/// `counts` (--grid), `spacing` (--spacing), or both (fixed counts and spacing).
+struct GridRequest {
+  std::optional<std::array<std::int64_t, 3>> counts;  ///< --grid N or --grid NX NY NZ
+  std::optional<double> spacing;                      ///< --spacing h (Å), cubic voxels
+  double padding = 10.0;                              ///< Å added on every side of the atom box
+  std::optional<Vec3> origin;                         ///< --origin: the first grid point
+  std::optional<Vec3> center;                         ///< --center: the box centre
+};
+
+/// Places the grid for `system` as DESIGN §3 says:
+/// - box = bounding box of atom centres + padding on every side, centred on the molecule
+///   (or on --center; or starting at --origin);
+/// - counts only: cubic voxel h = max over axes of padded_edge / (n - 1), so every axis covers
+///   at least its padded edge; counts must be >= 2;
+/// - spacing only: n = ceil(padded_edge / h) + 1 per axis;
+/// - both: the given counts and spacing.
+/// Throws UsageError for absurd requests (non-positive or non-finite sizes, spacing <= 0,
+/// both origin and center, a count beyond 1'000'000 per axis).
+GridSpec make_grid(const System& system, const GridRequest& request);
+
+/// Bytes the map of `grid` needs in host memory (one float per point).
+std::size_t map_bytes(const GridSpec& grid) noexcept;
+
+/// Physical memory of this machine in bytes (0 if unknown).
+std::size_t physical_memory_bytes() noexcept;
+
+/// Throws UsageError, saying how much is needed and available, when `bytes_needed` exceeds
+/// the memory this machine has (or the size of an address). Called before any allocation.
+void check_fits_in_memory(std::size_t bytes_needed, const std::string& what);
+
+/// Human-readable byte count ("1.5 GiB").
+std::string format_bytes(std::size_t bytes);
+
+}  // namespace dcs

@@ -1,0 +1,94 @@
+// The physics of dcs, written once: the Coulomb term shared by every CPU loop and CUDA kernel,
+// the CODATA constants and the output units.
+//
+//   V(p) = factor * sum_i q_i / max(|p - r_i|, min_distance)
+//
+// with positions in Å, charges in e and `factor` the Coulomb constant expressed in the output
+// unit and divided by the relative dielectric constant.
+#pragma once
+
+#include <cmath>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define DCS_HD __host__ __device__
+#else
+#define DCS_HD
+#endif
+
+namespace dcs {
+
+/// CODATA 2022 values (SI). e, k_B and N_A are exact since the 2019 SI redefinition.
+namespace codata {
+inline constexpr double kElementaryCharge = 1.602176634e-19;    // C
+inline constexpr double kBoltzmann = 1.380649e-23;              // J/K
+inline constexpr double kAvogadro = 6.02214076e23;              // 1/mol
+inline constexpr double kVacuumPermittivity = 8.8541878188e-12; // F/m (CODATA 2022)
+inline constexpr double kPi = 3.14159265358979323846;
+inline constexpr double kAngstrom = 1e-10;                      // m
+inline constexpr double kThermochemicalCalorie = 4.184;         // J
+}  // namespace codata
+
+/// e / (4 pi eps0 Å) in volts: the potential of one elementary charge at 1 Å in vacuum.
+inline constexpr double kVoltsPerElementaryChargePerAngstrom =
+    codata::kElementaryCharge /
+    (4.0 * codata::kPi * codata::kVacuumPermittivity * codata::kAngstrom);
+
+/// Output units of the potential. ElementaryChargePerAngstrom is the raw sum of q/r.
+enum class Unit { kTPerE, KcalPerMolPerE, KJPerMolPerE, Volt, ElementaryChargePerAngstrom };
+
+/// Canonical spelling used on the command line and in file metadata ("kT/e", "kcal/mol/e",
+/// "kJ/mol/e", "V", "e/A").
+std::string_view unit_name(Unit unit) noexcept;
+/// Parses a unit name (case-sensitive canonical spelling); throws UsageError listing the valid
+/// names otherwise.
+Unit parse_unit(std::string_view name);
+/// All unit names, for help texts.
+std::vector<std::string> unit_names();
+
+inline constexpr double kDefaultTemperature = 298.15;  ///< K
+inline constexpr double kDefaultDielectric = 1.0;
+inline constexpr double kDefaultMinDistance = 0.1;     ///< Å; clamp of |p - r| (no infinities)
+
+/// Physical parameters of one map.
+struct Physics {
+  Unit unit = Unit::kTPerE;
+  double temperature = kDefaultTemperature;  ///< K; used only by kT/e
+  double dielectric = kDefaultDielectric;    ///< relative permittivity, > 0
+  double min_distance = kDefaultMinDistance; ///< Å, > 0
+};
+
+/// Throws UsageError when temperature, dielectric or min_distance is not finite and positive.
+void validate(const Physics& physics);
+
+/// The factor that turns sum q/r (e/Å) into the requested unit, divided by the dielectric.
+/// kT/e at 298.15 K: about 560.47; kcal/mol/e: about 332.0637.
+double coulomb_factor(const Physics& physics);
+
+/// Human-readable unit of the factor itself, e.g. "kT*A/e^2".
+std::string factor_unit(Unit unit);
+
+// --- The Coulomb term ------------------------------------------------------------------------
+
+/// Reciprocal square root in the precision of Real. On the device the float overload is the
+/// special-function unit's rsqrt (MUFU.RSQ, ~2 ulp); on the host it is exact to rounding.
+DCS_HD inline double reciprocal_sqrt(double x) { return 1.0 / sqrt(x); }
+DCS_HD inline float reciprocal_sqrt(float x) {
+#if defined(__CUDA_ARCH__)
+  return rsqrtf(x);
+#else
+  return 1.0f / std::sqrt(x);
+#endif
+}
+
+/// Contribution q / max(r, r_min) of one charge at squared distance r2, given r_min^2.
+/// Clamping r2 rather than r keeps one rsqrt per pair and removes the singularity.
+template <class Real>
+DCS_HD inline Real coulomb_term(Real charge, Real r2, Real min_r2) {
+  const Real clamped = r2 < min_r2 ? min_r2 : r2;
+  return charge * reciprocal_sqrt(clamped);
+}
+
+}  // namespace dcs

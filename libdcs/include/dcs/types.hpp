@@ -1,0 +1,42 @@
+// The molecule as dcs sees it: atom centres in Å, charges in e, radii in Å.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace dcs {
+
+using Vec3 = std::array<double, 3>;
+
+/// One atom as read from the input. Identification fields are kept so that the HDF5 output
+/// can store the atoms that were used; they play no part in the physics.
+struct Atom {
+  Vec3 position{};       ///< Å
+  double charge = 0.0;   ///< e
+  double radius = 0.0;   ///< Å (PQR radius; 0 for formats without one)
+  long long serial = 0;
+  std::string name;      ///< atom name, e.g. "CA"
+  std::string res_name;  ///< residue name, e.g. "ALA"
+  std::string chain;     ///< chain ID, empty when absent
+  long long res_seq = 0;
+  bool hetatm = false;
+};
+
+/// A molecule: the atoms and where they came from.
+struct System {
+  std::vector<Atom> atoms;
+  std::string source_path;    ///< file the atoms were read from
+  std::string source_format;  ///< "pqr", "xyzq"
+  std::string source_sha256;  ///< checksum of the file's bytes as stored (compressed if .gz)
+
+  std::size_t size() const noexcept { return atoms.size(); }
+  double total_charge() const noexcept {
+    double sum = 0.0;
+    for (const Atom& atom : atoms) sum += atom.charge;
+    return sum;
+  }
+};
+
+}  // namespace dcs

@@ -1,0 +1,134 @@
+#include "dcs/grid.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+
+namespace dcs {
+namespace {
+
+constexpr std::int64_t kMaxCountPerAxis = 1'000'000;
+
+bool finite3(const Vec3& v) {
+  return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
+}
+
+}  // namespace
+
+std::string GridSpec::describe() const {
+  return fmt::format("{} x {} x {} points ({} total), spacing {:.6g} x {:.6g} x {:.6g} Å, "
+                     "origin ({:.4f}, {:.4f}, {:.4f}) Å, extent {:.3f} x {:.3f} x {:.3f} Å",
+                     counts[0], counts[1], counts[2], points(), spacing[0], spacing[1], spacing[2],
+                     origin[0], origin[1], origin[2],
+                     static_cast<double>(counts[0] - 1) * spacing[0],
+                     static_cast<double>(counts[1] - 1) * spacing[1],
+                     static_cast<double>(counts[2] - 1) * spacing[2]);
+}
+
+GridSpec make_grid(const System& system, const GridRequest& request) {
+  if (system.atoms.empty()) throw UsageError("cannot place a grid around zero atoms");
+  if (!std::isfinite(request.padding) || request.padding < 0.0)
+    throw UsageError(fmt::format("--padding must be a finite number >= 0 Å, got {}", request.padding));
+  if (request.origin && request.center)
+    throw UsageError("--origin and --center are mutually exclusive");
+  if (request.origin && !finite3(*request.origin)) throw UsageError("--origin must be finite");
+  if (request.center && !finite3(*request.center)) throw UsageError("--center must be finite");
+  if (!request.counts && !request.spacing)
+    throw UsageError("give the grid size with --grid N (or --grid NX NY NZ) and/or --spacing H");
+  if (request.spacing && (!std::isfinite(*request.spacing) || *request.spacing <= 0.0))
+    throw UsageError(fmt::format("--spacing must be a positive number of Å, got {}", *request.spacing));
+  if (request.counts) {
+    for (std::int64_t n : *request.counts) {
+      if (n < 1) throw UsageError(fmt::format("--grid counts must be positive, got {}", n));
+      if (n > kMaxCountPerAxis)
+        throw UsageError(fmt::format("--grid count {} exceeds the limit of {} points per axis", n,
+                                     kMaxCountPerAxis));
+      if (n < 2 && !request.spacing)
+        throw UsageError("--grid needs at least 2 points per axis to derive a spacing "
+                         "(or give --spacing as well)");
+    }
+  }
+
+  Vec3 lo{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
+          std::numeric_limits<double>::infinity()};
+  Vec3 hi{-lo[0], -lo[1], -lo[2]};
+  for (const Atom& atom : system.atoms)
+    for (int axis = 0; axis < 3; ++axis) {
+      lo[axis] = std::min(lo[axis], atom.position[axis]);
+      hi[axis] = std::max(hi[axis], atom.position[axis]);
+    }
+  Vec3 edge{};
+  for (int axis = 0; axis < 3; ++axis) edge[axis] = hi[axis] - lo[axis] + 2.0 * request.padding;
+
+  GridSpec grid;
+  if (request.counts && request.spacing) {
+    grid.counts = *request.counts;
+    grid.spacing = {*request.spacing, *request.spacing, *request.spacing};
+  } else if (request.counts) {
+    grid.counts = *request.counts;
+    double h = 0.0;
+    for (int axis = 0; axis < 3; ++axis)
+      h = std::max(h, edge[axis] / static_cast<double>(grid.counts[static_cast<std::size_t>(axis)] - 1));
+    if (!(h > 0.0))  // one atom, no padding: nothing sets the scale
+      throw UsageError("the padded box has zero size (a single atom with --padding 0); "
+                       "give --spacing or a positive --padding");
+    grid.spacing = {h, h, h};
+  } else {
+    const double h = *request.spacing;
+    for (int axis = 0; axis < 3; ++axis) {
+      const double n = std::ceil(edge[axis] / h - 1e-9) + 1.0;
+      if (n > static_cast<double>(kMaxCountPerAxis))
+        throw UsageError(fmt::format("--spacing {} Å gives {:.0f} points along axis {}, over the "
+                                     "limit of {}", h, n, "xyz"[axis], kMaxCountPerAxis));
+      grid.counts[static_cast<std::size_t>(axis)] = std::max<std::int64_t>(1, static_cast<std::int64_t>(n));
+    }
+  }
+
+  Vec3 center{};
+  for (int axis = 0; axis < 3; ++axis) center[axis] = 0.5 * (lo[axis] + hi[axis]);
+  if (request.center) center = *request.center;
+  for (int axis = 0; axis < 3; ++axis) {
+    const auto a = static_cast<std::size_t>(axis);
+    grid.origin[a] = request.origin
+                         ? (*request.origin)[a]
+                         : center[a] - 0.5 * static_cast<double>(grid.counts[a] - 1) * grid.spacing[a];
+  }
+  return grid;
+}
+
+std::size_t map_bytes(const GridSpec& grid) noexcept { return grid.points() * sizeof(float); }
+
+std::size_t physical_memory_bytes() noexcept {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size);
+}
+
+std::string format_bytes(std::size_t bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1024.0 && unit < 5) {
+    value /= 1024.0;
+    ++unit;
+  }
+  return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+void check_fits_in_memory(std::size_t bytes_needed, const std::string& what) {
+  const std::size_t available = physical_memory_bytes();
+  if (available != 0 && bytes_needed > available)
+    throw UsageError(fmt::format("{} needs {} but this machine has {} of memory; use a coarser "
+                                 "grid (--grid/--spacing)", what, format_bytes(bytes_needed),
+                                 format_bytes(available)));
+}
+
+}  // namespace dcs

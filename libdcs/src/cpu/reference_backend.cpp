@@ -1,0 +1,109 @@
+// The float64 CPU reference: the oracle every other backend is checked against. Simplest
+// correct loops, sums in input order, never tuned beyond splitting points across threads.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dcs/backend.hpp"
+#include "dcs/error.hpp"
+#include "dcs/parallel.hpp"
+
+namespace dcs {
+namespace {
+
+double potential_at(const System& system, double min_r2, double factor, const Vec3& point) {
+  double sum = 0.0;
+  for (const Atom& atom : system.atoms) {
+    const double dx = point[0] - atom.position[0];
+    const double dy = point[1] - atom.position[1];
+    const double dz = point[2] - atom.position[2];
+    sum += coulomb_term(atom.charge, dx * dx + dy * dy + dz * dz, min_r2);
+  }
+  return factor * sum;
+}
+
+class ReferenceBackend final : public PotentialBackend {
+ public:
+  explicit ReferenceBackend(const BackendOptions& options) : options_(options) {
+    if (!options.kernel.empty() && options.kernel != "reference")
+      throw UsageError("unknown kernel '" + options.kernel + "' for the cpu-reference backend "
+                       "(valid: reference)");
+  }
+
+  std::string name() const override { return "cpu-reference"; }
+  std::string kernel_name() const override { return "reference"; }
+  std::string reduction_name() const override { return "cpu-serial"; }
+  std::string device_name() const override {
+    return "CPU, " + std::to_string(resolve_threads(options_.threads)) + " threads, float64";
+  }
+  double tolerance() const override { return 1e-12; }
+
+  void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
+    if (system.atoms.empty()) throw UsageError("no atoms to compute");
+    system_ = &system;
+    grid_ = grid;
+    physics_ = physics;
+    factor_ = coulomb_factor(physics);
+  }
+
+  StatsAccum compute(const Slab& slab, float* out) override {
+    const auto start = std::chrono::steady_clock::now();
+    const double min_r2 = physics_.min_distance * physics_.min_distance;
+    const std::size_t rows = static_cast<std::size_t>(slab.z_count * grid_.ny());
+    parallel_for(rows, options_.threads, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t row = begin; row < end; ++row) {
+        const auto k = slab.z_begin + static_cast<std::int64_t>(row) / grid_.ny();
+        const auto j = static_cast<std::int64_t>(row) % grid_.ny();
+        float* out_row = out + row * static_cast<std::size_t>(grid_.nx());
+        for (std::int64_t i = 0; i < grid_.nx(); ++i)
+          out_row[i] = static_cast<float>(potential_at(*system_, min_r2, factor_, grid_.point(i, j, k)));
+      }
+    });
+    timings_.kernels += seconds_since(start);
+    return statistics(out, grid_.plane_points() * static_cast<std::size_t>(slab.z_count));
+  }
+
+  StatsAccum statistics(const float* values, std::size_t n) override {
+    const auto start = std::chrono::steady_clock::now();
+    const StatsAccum accum = cpu_statistics(values, n);
+    timings_.statistics += seconds_since(start);
+    return accum;
+  }
+
+  DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
+    return cpu_difference(values, reference, n);
+  }
+
+  BackendTimings timings() const override { return timings_; }
+
+ private:
+  static double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+
+  BackendOptions options_;
+  const System* system_ = nullptr;
+  GridSpec grid_;
+  Physics physics_;
+  double factor_ = 0.0;
+  BackendTimings timings_;
+};
+
+}  // namespace
+
+std::unique_ptr<PotentialBackend> make_cpu_reference_backend(const BackendOptions& options) {
+  return std::make_unique<ReferenceBackend>(options);
+}
+
+void reference_potential(const System& system, const Physics& physics, const Vec3* points,
+                         std::size_t n_points, double* out, unsigned threads) {
+  const double factor = coulomb_factor(physics);
+  const double min_r2 = physics.min_distance * physics.min_distance;
+  parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t index = begin; index < end; ++index)
+      out[index] = potential_at(system, min_r2, factor, points[index]);
+  });
+}
+
+}  // namespace dcs
