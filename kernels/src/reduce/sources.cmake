@@ -1,0 +1,1 @@
+set(DCS_REDUCE_SOURCES "")
