@@ -1,0 +1,280 @@
+#include "cli.hpp"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "bench_command.hpp"
+#include "dcs/backend.hpp"
+#include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/error.hpp"
+#include "dcs/io/atomic_file.hpp"
+#include "dcs/log.hpp"
+#include "dcs/physics.hpp"
+#include "dcs/run.hpp"
+#include "dcs/version.hpp"
+#include "progress.hpp"
+
+namespace dcs::app {
+namespace {
+
+volatile std::sig_atomic_t g_signals = 0;
+
+extern "C" void on_signal(int signal_number) {
+  // First signal: ask the pipeline to stop at the next slab (temporaries are removed as the
+  // stack unwinds). Second: remove temporaries now and leave at once.
+  if (g_signals++ == 0) {
+    request_interrupt();
+    return;
+  }
+  io::remove_pending_temporaries();
+  std::_Exit(128 + signal_number);
+}
+
+void install_signal_handlers() {
+  struct sigaction action {};
+  action.sa_handler = on_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+void setup_logging(int verbosity, bool quiet) {
+  auto logger = spdlog::get("dcs");
+  if (!logger) logger = spdlog::stderr_color_mt("dcs");
+  logger->set_pattern("[dcs] %^%l%$: %v");
+  spdlog::level::level_enum level = spdlog::level::info;
+  if (quiet) level = spdlog::level::warn;
+  if (verbosity >= 1) level = spdlog::level::debug;
+  if (verbosity >= 2) level = spdlog::level::trace;
+  logger->set_level(level);
+}
+
+std::string shell_quote(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789-_=./:,+@%") == std::string::npos)
+    return arg;
+  std::string quoted = "'";
+  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+void print_summary(const RunResult& result) {
+  if (!result.error.empty()) {
+    fmt::print("{}: FAILED: {}\n", result.input, result.error);
+    return;
+  }
+  const MapMetadata& meta = result.metadata;
+  const GridSpec& grid = meta.grid;
+  const GridStats& s = meta.stats;
+  const std::string unit(unit_name(meta.physics.unit));
+  fmt::print("{} -> {}\n", result.input, fmt::join(result.outputs, ", "));
+  fmt::print("  atoms     {}\n", result.atoms);
+  fmt::print("  grid      {} x {} x {} = {} points, spacing {:.4g} x {:.4g} x {:.4g} A, origin "
+             "({:.3f}, {:.3f}, {:.3f})\n", grid.nx(), grid.ny(), grid.nz(), grid.points(),
+             grid.spacing[0], grid.spacing[1], grid.spacing[2], grid.origin[0], grid.origin[1],
+             grid.origin[2]);
+  fmt::print("  potential {} (factor {:.6g} {}): min {:.6g}  max {:.6g}  mean {:.6g}  rms {:.6g}\n",
+             unit, meta.coulomb_factor, factor_unit(meta.physics.unit), s.min, s.max, s.mean, s.rms);
+  if (meta.validation.performed) {
+    const Validation& v = meta.validation;
+    fmt::print("  validate  {} at {} {} points: max |error| {:.3e} {} ({:.2e} of max|V|, tolerance "
+               "{:.0e}), rms error {:.3e}\n", v.passed ? "passed" : "FAILED", v.all_points ? "all" : "",
+               v.points, v.max_abs_error, unit, v.max_rel_error, v.tolerance, v.rms_error);
+  }
+  fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,
+             meta.provenance.device);
+  const double rate = result.compute_seconds > 0 ? result.evaluations / result.compute_seconds : 0.0;
+  fmt::print("  time      {:.3f} s total, {:.3f} s compute: {:.3g} atom-evaluations/s\n",
+             result.total_seconds, result.compute_seconds, rate);
+}
+
+int list_kernels() {
+  auto print_group = [](const char* title, const std::vector<VariantInfo>& variants) {
+    fmt::print("{}\n", title);
+    for (const VariantInfo& v : variants)
+      fmt::print("  {:<24} {:<14}{} {}\n", v.name, v.backend, v.is_default ? " (default)" : "", v.summary);
+  };
+  std::vector<VariantInfo> cpu_potential, cpu_reduction;
+  for (const VariantInfo& v : cpu_variants())
+    (v.kind == VariantKind::Potential ? cpu_potential : cpu_reduction).push_back(v);
+  print_group("Potential kernels (--kernel), CUDA:", cuda::cuda_kernel_variants());
+  print_group("Potential kernels (--kernel), CPU (--device cpu):", cpu_potential);
+  print_group("Reductions for statistics and validation (--reduction), CUDA:",
+              cuda::cuda_reduction_variants());
+  print_group("Reductions, CPU:", cpu_reduction);
+  return 0;
+}
+
+int list_devices() {
+  const auto devices = cuda::cuda_devices();
+  if (devices.empty()) fmt::print("no CUDA device: {}\n", cuda::cuda_unavailable_reason());
+  for (const cuda::DeviceInfo& d : devices)
+    fmt::print("cuda:{}  {}  sm_{}{}  {} SMs  {:.0f} MHz  {:.1f} GiB ({:.1f} GiB free)  L2 {} MiB\n",
+               d.ordinal, d.name, d.compute_major, d.compute_minor, d.multiprocessors,
+               d.clock_khz / 1000.0, static_cast<double>(d.memory_bytes) / (1 << 30),
+               static_cast<double>(d.free_bytes) / (1 << 30), d.l2_bytes >> 20);
+  fmt::print("cpu     {} hardware threads (fast backend: --device cpu)\n", resolve_threads(0));
+  return 0;
+}
+
+}  // namespace
+
+std::string quoted_command_line(int argc, char** argv) {
+  std::string line;
+  for (int index = 0; index < argc; ++index)
+    line += (index ? " " : "") + shell_quote(argv[index]);
+  return line;
+}
+
+int main_entry(int argc, char** argv) {
+  CLI::App app{"dcs: electrostatic potential maps by direct Coulomb summation.\n"
+               "  dcs --atoms mol.pqr --grid 256          writes mol.h5 (kT/e at 298.15 K)\n"
+               "  dcs --atoms mol.pqr --spacing 0.5 --dx mol.dx\n"
+               "  dcs kernels | dcs devices | dcs bench",
+               "dcs"};
+  app.set_version_flag("--version", fmt::format("dcs {} (git {})", kVersion, kGitRevision));
+  app.footer("Exit status: 0 success, 1 runtime failure (CUDA, I/O), 2 usage error, 3 bad input file,\n"
+             "4 --validate above tolerance, 130 interrupted. A failed run leaves no output file.");
+
+  RunConfig config;
+  std::vector<std::int64_t> grid_counts;
+  double spacing = 0.0;
+  std::vector<double> origin, center;
+  std::string units = "kT/e";
+  std::string dx_arg;
+  bool no_hdf5 = false, no_progress = false, quiet = false;
+  int verbosity = 0;
+  double tolerance = 0.0;
+
+  const std::string g_io = "Input and output", g_grid = "Grid (Å)", g_phys = "Physics and units",
+                    g_comp = "Compute", g_val = "Validation", g_log = "Logging";
+  app.add_option("--atoms,-a", config.inputs, "Atom files: .pqr, .pqr.gz, .xyzq (x y z q per line)")
+      ->group(g_io)->check(CLI::ExistingFile);
+  app.add_option("--output,-o", config.output, "HDF5 output path (one input; default <stem>.h5)")->group(g_io);
+  app.add_option("--output-dir", config.output_dir, "Directory for default-named outputs")->group(g_io);
+  app.add_option("--dx", dx_arg, "Also write an APBS OpenDX map; optional path (default <stem>.dx; "
+                                 "a .gz name compresses)")
+      ->expected(0, 1)->group(g_io);
+  app.add_flag("--dx-gzip", config.dx_gzip, "Default-named DX files are gzip-compressed (.dx.gz)")->group(g_io);
+  app.add_flag("--no-hdf5", no_hdf5, "Do not write HDF5 (needs --dx)")->group(g_io);
+  app.add_option("--compress", config.compression, "HDF5 gzip level 0-9 (with shuffle)")
+      ->check(CLI::Range(0, 9))->group(g_io);
+  app.add_flag("--force,-f", config.force, "Overwrite existing output files")->group(g_io);
+  app.add_flag("--keep-going", config.keep_going, "Batch: continue after a bad input file")->group(g_io);
+
+  app.add_option("--grid,-g", grid_counts, "Points per axis: N (cubic voxels) or NX NY NZ")
+      ->expected(1, 3)->group(g_grid);
+  app.add_option("--spacing,-s", spacing, "Grid spacing in Å (alone: counts derived from the box)")->group(g_grid);
+  app.add_option("--padding", config.grid.padding, "Å added around the atoms on every side")
+      ->capture_default_str()->group(g_grid);
+  app.add_option("--origin", origin, "First grid point X Y Z (Å)")->expected(3)->group(g_grid);
+  app.add_option("--center", center, "Box centre X Y Z (Å)")->expected(3)->group(g_grid);
+
+  app.add_option("--units", units, "kT/e | kcal/mol/e | kJ/mol/e | V | e/A")->capture_default_str()->group(g_phys);
+  app.add_option("--temperature", config.physics.temperature, "K (for kT/e)")->capture_default_str()->group(g_phys);
+  app.add_option("--dielectric", config.physics.dielectric, "Relative permittivity")->capture_default_str()->group(g_phys);
+  app.add_option("--min-distance", config.physics.min_distance,
+                 "Distances below this (Å) are clamped to it: no infinities at atom centres")
+      ->capture_default_str()->group(g_phys);
+
+  app.add_option("--device,-d", config.device, "auto | cpu | cuda | cuda:N")->capture_default_str()->group(g_comp);
+  app.add_option("--kernel,-k", config.backend.kernel, "Potential kernel (see `dcs kernels`)")->group(g_comp);
+  app.add_option("--reduction", config.backend.reduction, "Statistics reduction (see `dcs kernels`)")->group(g_comp);
+  app.add_option("--threads,-j", config.backend.threads, "CPU threads (0: all)")->group(g_comp);
+  app.add_flag("--debug-sync", config.backend.debug_sync, "Synchronise and check after every kernel")->group(g_comp);
+
+  app.add_flag("--validate", config.validate, "Compare with the float64 reference; exit 4 above tolerance")->group(g_val);
+  app.add_option("--tolerance", tolerance, "Relative to max|V| (default: 1e-5 for float32 backends)")->group(g_val);
+  app.add_option("--validate-points", config.validate_points, "Points compared (0: all of small grids, else a sample)")->group(g_val);
+
+  app.add_flag("--verbose,-v", verbosity, "More log output (-vv: trace)")->group(g_log);
+  app.add_flag("--quiet,-q", quiet, "Only warnings and errors")->group(g_log);
+  app.add_flag("--no-progress", no_progress, "No progress line or progress log lines")->group(g_log);
+
+  auto* kernels_cmd = app.add_subcommand("kernels", "List potential kernels and reductions, one line each");
+  auto* devices_cmd = app.add_subcommand("devices", "List CUDA devices and the CPU");
+  auto* bench_cmd = app.add_subcommand("bench", "Measure throughput (results under bench/results/)");
+  BenchCommand bench;
+  bench_cmd->add_flag("--cpu", bench.cpu, "CPU backends");
+  bench_cmd->add_flag("--potential", bench.potential, "CUDA potential kernels vs the rsqrt ceiling");
+  bench_cmd->add_flag("--reductions", bench.reductions, "CUDA reductions vs copy and CUB");
+  bench_cmd->add_option("--molecule", bench.molecule, "End-to-end split of a real run on this file")
+      ->check(CLI::ExistingFile);
+  bench_cmd->add_option("--sizes", bench.options.grid_sizes, "Cubic grid edges (points)");
+  bench_cmd->add_option("--atom-counts", bench.options.atom_counts, "Atom counts");
+  bench_cmd->add_option("--kernel", bench.options.kernels, "Only these variants");
+  bench_cmd->add_option("--repetitions", bench.options.repetitions, "Timed repetitions (median)")
+      ->check(CLI::PositiveNumber);
+  bench_cmd->add_option("--results-dir", bench.results_dir, "Where the Markdown results go")->capture_default_str();
+  bench_cmd->add_option("--device-ordinal", bench.options.device, "CUDA device");
+  bench_cmd->add_option("--threads,-j", bench.options.threads, "CPU threads (0: all)");
+  app.require_subcommand(0, 1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return app.exit(error) == 0 ? 0 : static_cast<int>(ExitCode::kUsageError);
+  }
+  setup_logging(verbosity, quiet);
+
+  try {
+    if (*kernels_cmd) return list_kernels();
+    if (*devices_cmd) return list_devices();
+    if (*bench_cmd) {
+      bench.command_line = quoted_command_line(argc, argv);
+      return run_bench(bench);
+    }
+
+    if (config.inputs.empty()) {
+      std::cerr << "dcs: --atoms is required (see dcs --help)\n";
+      return static_cast<int>(ExitCode::kUsageError);
+    }
+    if (!grid_counts.empty()) {
+      if (grid_counts.size() == 2) throw UsageError("--grid takes 1 (N) or 3 (NX NY NZ) counts, not 2");
+      config.grid.counts = grid_counts.size() == 1
+                               ? std::array<std::int64_t, 3>{grid_counts[0], grid_counts[0], grid_counts[0]}
+                               : std::array<std::int64_t, 3>{grid_counts[0], grid_counts[1], grid_counts[2]};
+    }
+    if (app.count("--spacing")) config.grid.spacing = spacing;
+    if (!config.grid.counts && !config.grid.spacing) config.grid.counts = {{129, 129, 129}};
+    if (!origin.empty()) config.grid.origin = Vec3{origin[0], origin[1], origin[2]};
+    if (!center.empty()) config.grid.center = Vec3{center[0], center[1], center[2]};
+    config.physics.unit = parse_unit(units);
+    config.write_hdf5 = !no_hdf5;
+    config.write_dx = app.count("--dx") > 0;
+    config.dx_path = dx_arg;
+    if (!dx_arg.empty() && dx_arg.size() > 3 && dx_arg.substr(dx_arg.size() - 3) == ".gz") config.dx_gzip = true;
+    if (app.count("--tolerance")) config.tolerance = tolerance;
+    config.command_line = quoted_command_line(argc, argv);
+
+    install_signal_handlers();
+    ConsoleProgress progress(isatty(STDERR_FILENO) != 0, 10.0);
+    const std::vector<RunResult> results = run(config, no_progress ? nullptr : &progress);
+    int exit_code = 0;
+    for (const RunResult& result : results) {
+      print_summary(result);
+      if (result.exit_code != 0 && exit_code == 0) exit_code = result.exit_code;
+    }
+    return exit_code;
+  } catch (const Error& error) {
+    log().error("{}", error.what());
+    return static_cast<int>(error.exit_code());
+  } catch (const std::bad_alloc&) {
+    log().error("out of memory");
+    return static_cast<int>(ExitCode::kRuntimeError);
+  } catch (const std::exception& error) {
+    log().error("unexpected error: {}", error.what());
+    return static_cast<int>(ExitCode::kRuntimeError);
+  }
+}
+
+}  // namespace dcs::app

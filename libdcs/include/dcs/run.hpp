@@ -1,0 +1,104 @@
+// The `dcs` pipeline as a library call: read atoms, place the grid, compute slab by slab,
+// reduce statistics, validate, write. The command-line application only maps options onto a
+// RunConfig and calls run(); everything here throws dcs::Error subclasses and never prints
+// (progress goes through ProgressSink, messages through dcs::log()).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dcs/backend.hpp"
+#include "dcs/grid.hpp"
+#include "dcs/map.hpp"
+#include "dcs/physics.hpp"
+#include "dcs/stats.hpp"
+
+namespace dcs {
+
+struct RunConfig {
+  std::vector<std::string> inputs;  ///< atom files (.pqr, .pqr.gz, .xyzq)
+  std::string output;               ///< HDF5 path for a single input; empty: <stem>.h5
+  std::string output_dir;           ///< where default-named outputs go; empty: current directory
+  bool write_hdf5 = true;
+  bool write_dx = false;
+  std::string dx_path;              ///< explicit DX path (single input); empty: <stem>.dx
+  bool dx_gzip = false;             ///< default-named DX files get .dx.gz
+  int compression = 0;              ///< HDF5 gzip level 0..9 (with shuffle when > 0)
+  bool force = false;               ///< overwrite existing outputs
+  bool keep_going = false;          ///< batch: continue after a bad input file
+
+  GridRequest grid;
+  Physics physics;
+
+  std::string device = "auto";      ///< auto | cpu | cuda | cuda:N
+  BackendOptions backend;
+
+  bool validate = false;
+  std::optional<double> tolerance;  ///< relative to max|V|; default: the backend's
+  std::size_t validate_points = 0;  ///< 0: all points of small grids, else a sample sized by cost
+
+  std::string command_line;         ///< stored in provenance
+};
+
+/// Which backend a device string selects ("auto" resolves to cuda when a GPU is usable).
+struct DeviceChoice {
+  BackendKind kind = BackendKind::CpuFast;
+  int ordinal = 0;
+};
+/// Parses --device; throws UsageError for anything but auto|cpu|cuda|cuda:N, and for cuda when
+/// no GPU is usable (saying why).
+DeviceChoice resolve_device(const std::string& device, const BackendOptions& options);
+
+/// Creates the backend (flat factory list: CPU reference, CPU fast, CUDA). With kind CpuFast
+/// and options.kernel == "reference" the float64 reference backend is returned.
+std::unique_ptr<PotentialBackend> make_backend(BackendKind kind, const BackendOptions& options);
+
+/// Receives progress of long computations (the application draws a line or logs).
+class ProgressSink {
+ public:
+  virtual ~ProgressSink() = default;
+  /// Called when a map starts: its name and total atom-point evaluations.
+  virtual void begin(const std::string& label, double total_evaluations) = 0;
+  /// Called after each slab with evaluations done so far.
+  virtual void update(double evaluations_done) = 0;
+  virtual void end() = 0;
+};
+
+struct RunResult {
+  std::string input;
+  std::vector<std::string> outputs;  ///< files written
+  std::size_t atoms = 0;
+  MapMetadata metadata;              ///< grid, physics, stats, validation, provenance
+  double compute_seconds = 0.0;      ///< compute + statistics
+  double total_seconds = 0.0;        ///< read to last byte written
+  double evaluations = 0.0;          ///< atoms * grid points
+  std::string error;                 ///< non-empty when this input failed (keep_going)
+  int exit_code = 0;
+};
+
+/// Set asynchronously (signal handler) to ask a running computation to stop at the next slab.
+void request_interrupt() noexcept;
+bool interrupt_requested() noexcept;
+
+/// Runs the whole pipeline over every input. Throws on the first failure unless keep_going,
+/// in which case failures of individual inputs are recorded in their RunResult.
+std::vector<RunResult> run(const RunConfig& config, ProgressSink* progress = nullptr);
+
+/// Default output path of an input: <dir>/<stem><extension> where stem drops .gz and the
+/// atom-file extension.
+std::string default_output_path(const std::string& input, const std::string& dir,
+                                const std::string& extension);
+
+/// Indices of grid points at which --validate compares with the reference: every point when
+/// points * atoms <= `budget` evaluations, else a deterministic sample of about budget/atoms
+/// points (at least 4096) that always includes the eight corners and the points of the map's
+/// minimum and maximum (given by their indices).
+std::vector<std::size_t> validation_points(const GridSpec& grid, std::size_t atoms,
+                                           std::size_t requested, double budget,
+                                           std::size_t index_of_min, std::size_t index_of_max);
+
+}  // namespace dcs

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs what dcs needs from Debian (when missing), configures and builds.
+# Usage: scripts/setup.sh [preset]   (default: "ci" when nvcc exists, else "dev-cpu")
+# Prints the preset used on its last line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools libcli11-dev libspdlog-dev
+          libfmt-dev libgtest-dev zlib1g-dev libssl-dev apbs-data python3 python3-h5py
+          python3-numpy python3-griddataformats)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+if [[ -z "${CUDACXX:-}" ]] && ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+preset="${1:-}"
+if [[ -z "$preset" ]]; then
+  if command -v nvcc >/dev/null; then preset=ci; else preset=dev-cpu; fi
+fi
+cmake --preset "$preset" >&2
+cmake --build --preset "$preset" -j "$(nproc)" >&2
+echo "$preset"
