@@ -158,7 +158,7 @@ int main_entry(int argc, char** argv) {
   const std::string g_io = "Input and output", g_grid = "Grid (Å)", g_phys = "Physics and units",
                     g_comp = "Compute", g_val = "Validation", g_log = "Logging";
   app.add_option("--atoms,-a", config.inputs, "Atom files: .pqr, .pqr.gz, .xyzq (x y z q per line)")
-      ->group(g_io)->check(CLI::ExistingFile);
+      ->group(g_io);
   app.add_option("--output,-o", config.output, "HDF5 output path (one input; default <stem>.h5)")->group(g_io);
   app.add_option("--output-dir", config.output_dir, "Directory for default-named outputs")->group(g_io);
   app.add_option("--dx", dx_arg, "Also write an APBS OpenDX map; optional path (default <stem>.dx; "
