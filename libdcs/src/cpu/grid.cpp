@@ -82,6 +82,7 @@ GridSpec make_grid(const System& system, const GridRequest& request) {
     grid.spacing = {h, h, h};
   } else {
     const double h = *request.spacing;
+    grid.spacing = {h, h, h};
     for (int axis = 0; axis < 3; ++axis) {
       const double n = std::ceil(edge[axis] / h - 1e-9) + 1.0;
       if (n > static_cast<double>(kMaxCountPerAxis))
