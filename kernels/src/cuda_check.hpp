@@ -6,13 +6,16 @@
 #include <string>
 
 #include "dcs/error.hpp"
-#include "dcs/log.hpp"
 
 namespace dcs::cuda::detail {
 
 /// Global switch set by --debug-sync: launches synchronise and check at once.
 bool debug_sync_enabled() noexcept;
 void set_debug_sync(bool enabled) noexcept;
+
+/// Logs a CUDA error without throwing (destructors). Defined in a host .cpp so that no .cu file
+/// includes spdlog: nvcc's C++20 front end rejects fmt 9's consteval format strings.
+void log_cuda_error(const char* what, const char* file, int line, cudaError_t status) noexcept;
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t status, const char* what, const char* file,
                                           int line) {
@@ -56,6 +59,5 @@ inline void check_launch(const char* kernel, cudaStream_t stream, const char* fi
   do {                                                                                  \
     const cudaError_t dcs_cuda_status_ = (expr);                                        \
     if (dcs_cuda_status_ != cudaSuccess && dcs_cuda_status_ != cudaErrorCudartUnloading) \
-      ::dcs::log().error("CUDA error in {} at {}:{}: {}", #expr, __FILE__, __LINE__,    \
-                         cudaGetErrorString(dcs_cuda_status_));                         \
+      ::dcs::cuda::detail::log_cuda_error(#expr, __FILE__, __LINE__, dcs_cuda_status_);  \
   } while (0)

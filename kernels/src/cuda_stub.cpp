@@ -1,1 +1,46 @@
-// placeholder: being written
+// dcs::cuda in a build without CUDA (DCS_ENABLE_CUDA=OFF): the same public functions, so callers
+// never need #ifdefs. No device is ever available; the variant lists still come from the plain
+// C++ catalogs the CUDA build's registries check themselves against, so `dcs kernels` shows
+// what a CUDA build would offer.
+#include <string>
+#include <vector>
+
+#include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/error.hpp"
+#include "potential/kernel_catalog.hpp"
+#include "reduce/reduction_registry.hpp"
+
+namespace dcs::cuda {
+namespace {
+constexpr const char* kReason = "built without CUDA";
+}  // namespace
+
+bool cuda_available() noexcept { return false; }
+
+std::string cuda_unavailable_reason() { return kReason; }
+
+std::vector<DeviceInfo> cuda_devices() { return {}; }
+
+std::unique_ptr<PotentialBackend> make_cuda_backend(const BackendOptions&) {
+  throw CudaError(std::string("the CUDA backend is not available: ") + kReason);
+}
+
+std::vector<VariantInfo> cuda_kernel_variants() {
+  std::vector<VariantInfo> variants;
+  for (const detail::KernelDescription& kernel : detail::kKernelCatalog)
+    variants.push_back({std::string(kernel.name), std::string(kernel.summary), "cuda",
+                        VariantKind::Potential, &kernel == &detail::kKernelCatalog.front()});
+  return variants;
+}
+
+std::vector<VariantInfo> cuda_reduction_variants() { return detail::reduction_variants(); }
+
+std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions&) {
+  throw CudaError(std::string("cannot benchmark the CUDA potential kernels: ") + kReason);
+}
+
+std::vector<BenchTable> benchmark_reductions(const BenchOptions&) {
+  throw CudaError(std::string("cannot benchmark the CUDA reductions: ") + kReason);
+}
+
+}  // namespace dcs::cuda

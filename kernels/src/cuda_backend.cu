@@ -1,0 +1,219 @@
+// The CUDA backend: dcs::PotentialBackend on one device and one stream. Everything inside is
+// asynchronous on that stream; each public call synchronises once, where its results leave the
+// backend. Kernels come from the registry (potential/registry.hpp), statistics from the
+// reduction family (reduce/reduce.hpp), both chosen by name.
+#include <cuda_runtime.h>
+
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "dcs/atoms.hpp"
+#include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/error.hpp"
+#include "device_buffer.hpp"
+#include "device_info.hpp"
+#include "potential/grid_atoms.hpp"
+#include "potential/registry.hpp"
+#include "reduce/reduce.hpp"
+#include "stream.hpp"
+
+namespace dcs::cuda {
+namespace {
+
+using detail::DeviceBuffer;
+using detail::Event;
+using detail::GridAtom;
+using detail::PotentialKernel;
+using detail::ScopedDevice;
+using detail::Stream;
+
+/// Largest plane index a kernel turns into an exact float (grid_atoms.hpp).
+constexpr std::int64_t kMaxPlanes = std::int64_t{1} << 22;
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+class CudaBackend final : public PotentialBackend {
+ public:
+  explicit CudaBackend(const BackendOptions& options)
+      : options_(options),
+        kernel_(&detail::find_potential_kernel(options.kernel)),
+        reduction_(options.reduction.empty() ? detail::default_reduction() : options.reduction) {
+    detail::check_reduction_name(reduction_);
+    device_ = detail::query_device(options.device);
+    if (options.debug_sync) detail::set_debug_sync(true);
+    ScopedDevice scoped(device_.ordinal);  // the stream and events belong to this device
+    stream_ = std::make_unique<Stream>();
+    events_ = std::make_unique<Events>();
+  }
+
+  std::string name() const override { return "cuda"; }
+  std::string kernel_name() const override { return std::string(kernel_->name); }
+  std::string reduction_name() const override { return reduction_; }
+  std::string device_name() const override { return detail::describe_device(device_); }
+  double tolerance() const override { return 1e-5; }
+
+  void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
+    validate(physics);
+    if (system.atoms.empty()) throw UsageError("no atoms to compute");
+    check_grid(grid);
+    const std::vector<GridAtom> atoms = detail::pack_grid_atoms(system, grid, coulomb_factor(physics));
+
+    ScopedDevice scoped(device_.ordinal);
+    const auto start = std::chrono::steady_clock::now();
+    d_atoms_ = DeviceBuffer<GridAtom>(atoms.size());
+    d_atoms_.upload(atoms.data(), atoms.size(), stream_->view());
+    stream_->synchronize();
+    timings_ = BackendTimings{};
+    timings_.upload = seconds_since(start);
+
+    grid_ = grid;
+    min_r2_ = static_cast<float>(physics.min_distance * physics.min_distance);
+    atom_count_ = atoms.size();
+  }
+
+  StatsAccum compute(const Slab& slab, float* out) override {
+    if (atom_count_ == 0) throw UsageError("CUDA backend: compute() before prepare()");
+    if (slab.z_count < 1 || slab.z_begin < 0 || slab.z_begin + slab.z_count > grid_.nz())
+      throw UsageError("CUDA backend: slab of planes [" + std::to_string(slab.z_begin) + ", " +
+                       std::to_string(slab.z_begin + slab.z_count) + ") is not inside the grid's " +
+                       std::to_string(grid_.nz()) + " planes");
+    const std::size_t n = grid_.plane_points() * static_cast<std::size_t>(slab.z_count);
+
+    ScopedDevice scoped(device_.ordinal);
+    const detail::StreamView stream = stream_->view();
+    if (d_slab_.size() < n) {
+      d_slab_ = DeviceBuffer<float>();  // free the smaller one first
+      d_slab_ = DeviceBuffer<float>(n);
+    }
+    if (kernel_->requirements.zeroed_output) {
+      DCS_CUDA_CHECK(cudaMemsetAsync(d_slab_.data(), 0, n * sizeof(float), stream.get()));
+    } else if (detail::debug_sync_enabled()) {
+      // All-ones bytes are NaN: a point the kernel forgets to write shows up in the statistics.
+      DCS_CUDA_CHECK(cudaMemsetAsync(d_slab_.data(), 0xff, n * sizeof(float), stream.get()));
+    }
+
+    events_->start.record(stream);
+    detail::PotentialLaunch launch;
+    launch.d_slab = d_slab_.data();
+    launch.nx = static_cast<int>(grid_.nx());
+    launch.ny = static_cast<int>(grid_.ny());
+    launch.z_begin = static_cast<int>(slab.z_begin);
+    launch.z_count = static_cast<int>(slab.z_count);
+    launch.hx = static_cast<float>(grid_.spacing[0]);
+    launch.hy = static_cast<float>(grid_.spacing[1]);
+    launch.hz = static_cast<float>(grid_.spacing[2]);
+    launch.min_r2 = min_r2_;
+    bool first = true;
+    for (const AtomChunk& chunk : atom_chunks(atom_count_, kernel_->requirements.chunk_atoms)) {
+      launch.d_atoms = d_atoms_.data() + chunk.begin;
+      launch.atom_count = static_cast<int>(chunk.count);
+      launch.accumulate = !first;
+      kernel_->launch(launch, stream);
+      first = false;
+    }
+    events_->kernels.record(stream);
+
+    StatsAccum* d_stats = workspace_.result<StatsAccum>();
+    StatsAccum* h_stats = workspace_.host_result<StatsAccum>();
+    detail::enqueue_statistics(d_slab_.data(), n, reduction_, workspace_, stream, d_stats);
+    DCS_CUDA_CHECK(cudaMemcpyAsync(h_stats, d_stats, sizeof(StatsAccum), cudaMemcpyDeviceToHost,
+                                   stream.get()));
+    events_->statistics.record(stream);
+    d_slab_.download(out, n, stream);
+    events_->download.record(stream);
+    stream.synchronize();
+
+    timings_.kernels += 1e-3 * events_->kernels.elapsed_ms_since(events_->start);
+    timings_.statistics += 1e-3 * events_->statistics.elapsed_ms_since(events_->kernels);
+    timings_.download += 1e-3 * events_->download.elapsed_ms_since(events_->statistics);
+    return *h_stats;
+  }
+
+  StatsAccum statistics(const float* values, std::size_t n) override {
+    ScopedDevice scoped(device_.ordinal);
+    const auto start = std::chrono::steady_clock::now();
+    ensure_size(d_values_, n);
+    d_values_.upload(values, n, stream_->view());
+    const StatsAccum accum =
+        detail::device_statistics(d_values_.data(), n, reduction_, workspace_, stream_->view());
+    timings_.statistics += seconds_since(start);
+    return accum;
+  }
+
+  DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
+    ScopedDevice scoped(device_.ordinal);
+    const auto start = std::chrono::steady_clock::now();
+    ensure_size(d_values_, n);
+    ensure_size(d_reference_, n);
+    d_values_.upload(values, n, stream_->view());
+    d_reference_.upload(reference, n, stream_->view());
+    const DiffAccum accum = detail::device_difference(d_values_.data(), d_reference_.data(), n,
+                                                      reduction_, workspace_, stream_->view());
+    timings_.statistics += seconds_since(start);
+    return accum;
+  }
+
+  BackendTimings timings() const override { return timings_; }
+
+ private:
+  struct Events {
+    Event start, kernels, statistics, download;
+  };
+
+  template <class T>
+  static void ensure_size(DeviceBuffer<T>& buffer, std::size_t n) {
+    if (buffer.size() >= n) return;
+    buffer = DeviceBuffer<T>();
+    buffer = DeviceBuffer<T>(n);
+  }
+
+  /// The kernels index points and planes with 32-bit integers and exact floats.
+  static void check_grid(const GridSpec& grid) {
+    if (grid.nx() < 1 || grid.ny() < 1 || grid.nz() < 1)
+      throw UsageError("CUDA backend: empty grid " + grid.describe());
+    if (grid.plane_points() > static_cast<std::size_t>(INT_MAX / 2))
+      throw UsageError("CUDA backend: a z-plane of " + std::to_string(grid.plane_points()) +
+                       " points is more than the kernels index (" + std::to_string(INT_MAX / 2) + ")");
+    if (grid.nz() > kMaxPlanes)
+      throw UsageError("CUDA backend: " + std::to_string(grid.nz()) + " z-planes exceed " +
+                       std::to_string(kMaxPlanes));
+    for (int axis = 0; axis < 3; ++axis)
+      if (!(grid.spacing[axis] > 0.0) || !std::isfinite(grid.spacing[axis]))
+        throw UsageError("CUDA backend: grid spacing must be positive and finite");
+  }
+
+  BackendOptions options_;
+  const PotentialKernel* kernel_;
+  std::string reduction_;
+  DeviceInfo device_;
+  std::unique_ptr<Stream> stream_;
+  std::unique_ptr<Events> events_;
+  detail::ReduceWorkspace workspace_;
+  DeviceBuffer<GridAtom> d_atoms_;
+  DeviceBuffer<float> d_slab_;
+  DeviceBuffer<float> d_values_;
+  DeviceBuffer<double> d_reference_;
+  GridSpec grid_;
+  float min_r2_ = 0.0f;
+  std::size_t atom_count_ = 0;
+  BackendTimings timings_;
+};
+
+}  // namespace
+
+std::unique_ptr<PotentialBackend> make_cuda_backend(const BackendOptions& options) {
+  return std::make_unique<CudaBackend>(options);
+}
+
+std::vector<VariantInfo> cuda_kernel_variants() { return detail::potential_kernel_variants(); }
+
+std::vector<VariantInfo> cuda_reduction_variants() { return detail::reduction_variants(); }
+
+}  // namespace dcs::cuda

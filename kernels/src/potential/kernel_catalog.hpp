@@ -1,0 +1,44 @@
+// Names and one-line summaries of the CUDA potential kernels, in plain C++ so that the registry
+// (registry.cu, which pairs each entry with its launch function) and the CPU-only stub
+// (cuda_stub.cpp, for `dcs kernels` without CUDA) print the same list. The registry checks at
+// compile time that its rows match these entries name by name and in order.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+namespace dcs::cuda::detail {
+
+struct KernelDescription {
+  std::string_view name;
+  std::string_view summary;
+};
+
+/// Registry order; the first entry is the default on the GPU.
+inline constexpr std::array<KernelDescription, 6> kKernelCatalog{{
+    {"production",
+     "3-D launch per 4000-atom chunk, shared-memory atom tiles, 8 z-points per thread, "
+     "1 of 8 rsqrt in software on the FMA pipe; MUFU-bound (can pass the rsqrt ceiling)"},
+    {"production-mufu",
+     "the production kernel with every rsqrt on MUFU; bound by the rsqrt ceiling"},
+    {"scatter",
+     "PMPP Fig. 18.5: one thread per atom, atomicAdd into one z-plane per launch; atomics"},
+    {"gather",
+     "PMPP Fig. 18.6: one thread per point of a z-plane, atoms in constant memory; "
+     "constant loads and redundant dy/dz"},
+    {"coarsened",
+     "PMPP Fig. 18.8: 8 consecutive x-points per thread reuse dy^2+dz^2; uncoalesced stores"},
+    {"coalesced",
+     "PMPP Fig. 18.10: 8 x-points per thread strided by blockDim.x, coalesced stores; "
+     "per-plane launches leave the GPU part-empty"},
+}};
+
+/// Index of `name` in kKernelCatalog, or kKernelCatalog.size() when absent.
+constexpr std::size_t catalog_index(std::string_view name) {
+  for (std::size_t i = 0; i < kKernelCatalog.size(); ++i)
+    if (kKernelCatalog[i].name == name) return i;
+  return kKernelCatalog.size();
+}
+
+}  // namespace dcs::cuda::detail

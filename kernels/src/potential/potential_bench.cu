@@ -1,0 +1,317 @@
+// `dcs bench --potential`: the special-function-unit ceiling measured by its own
+// microbenchmark, then every registry kernel as atom-evaluations per second and % of it.
+//
+// Timing: CUDA events around all launches of one evaluation (every chunk, every plane), one
+// warm-up, the median of `repetitions`. The per-plane textbook kernels would need minutes on a
+// 256^3 grid (scatter: hours at 100 000 atoms), so each is timed on the first planes of the grid,
+// as many as fit in about 0.15 s (scatter also on fewer atoms when one plane takes longer); the
+// rate per atom-point pair does not depend on how many planes are done. The table says what was
+// measured. Each result is checked against the float64 reference on sampled points.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda_check.hpp"
+#include "dcs/atoms.hpp"
+#include "dcs/backend.hpp"
+#include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/error.hpp"
+#include "device_buffer.hpp"
+#include "device_info.hpp"
+#include "launch.hpp"
+#include "potential/grid_atoms.hpp"
+#include "potential/registry.hpp"
+#include "stream.hpp"
+
+namespace dcs::cuda {
+namespace {
+
+using detail::DeviceBuffer;
+using detail::Event;
+using detail::GridAtom;
+using detail::PotentialKernel;
+using detail::StreamView;
+
+// --- The ceiling ---------------------------------------------------------------------------------
+
+constexpr int kChains = 8;         // independent rsqrt chains per thread (latency hiding)
+constexpr int kCeilingThreads = 256;
+
+/// Only MUFU.RSQ in the loop (checked in the SASS: with -ftz=true rsqrtf is one MUFU.RSQ):
+/// x <- rsqrt(x) converges towards 1 without under- or overflow, and kChains chains per
+/// thread keep the unit busy while each chain waits for its previous result.
+__global__ void __launch_bounds__(kCeilingThreads) rsqrt_ceiling_kernel(float* gm_out, int iterations) {
+  float value[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c)
+    value[c] = 1.5f + 1e-3f * static_cast<float>(threadIdx.x + static_cast<unsigned>(c));
+#pragma unroll 4
+  for (int it = 0; it < iterations; ++it) {
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) value[c] = rsqrtf(value[c]);
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) sum += value[c];
+  gm_out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
+struct Ceiling {
+  double rsqrt_per_second = 0.0;
+  double per_sm_per_clock = 0.0;
+  double median_ms = 0.0;
+  long long blocks = 0;
+  int iterations = 0;
+};
+
+template <class Body>
+std::vector<double> time_repeated(int repetitions, StreamView stream, Body&& body) {
+  Event start, stop;
+  body();  // warm-up
+  std::vector<double> ms;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    start.record(stream);
+    body();
+    stop.record(stream);
+    stop.synchronize();
+    ms.push_back(stop.elapsed_ms_since(start));
+  }
+  return ms;
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+Ceiling measure_ceiling(const DeviceInfo& device, int repetitions, StreamView stream) {
+  Ceiling ceiling;
+  ceiling.blocks = static_cast<long long>(device.multiprocessors) * 16;  // several waves' worth
+  ceiling.iterations = 1 << 15;
+  DeviceBuffer<float> d_out(static_cast<std::size_t>(ceiling.blocks) * kCeilingThreads);
+  const detail::LaunchConfig config{dim3(static_cast<unsigned>(ceiling.blocks)), dim3(kCeilingThreads), 0};
+  detail::log_launch("rsqrt ceiling", config);
+  const auto ms = time_repeated(repetitions, stream, [&] {
+    rsqrt_ceiling_kernel<<<config.grid, config.block, 0, stream.get()>>>(d_out.data(), ceiling.iterations);
+    DCS_CUDA_CHECK_LAUNCH("rsqrt ceiling", stream.get());
+  });
+  ceiling.median_ms = median(ms);
+  const double count = static_cast<double>(ceiling.blocks) * kCeilingThreads * kChains * ceiling.iterations;
+  ceiling.rsqrt_per_second = count / (1e-3 * ceiling.median_ms);
+  ceiling.per_sm_per_clock = ceiling.rsqrt_per_second /
+                             (static_cast<double>(device.multiprocessors) * device.clock_khz * 1e3);
+  return ceiling;
+}
+
+// --- The kernels ------------------------------------------------------------------------------------
+
+/// Atoms spread uniformly over the grid box, charges uniform in [-1, 1] e (fixed seed).
+System random_system(std::size_t atoms, const GridSpec& grid, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> charge(-1.0, 1.0);
+  System system;
+  system.source_path = "random";
+  system.atoms.resize(atoms);
+  for (Atom& atom : system.atoms) {
+    for (int axis = 0; axis < 3; ++axis) {
+      std::uniform_real_distribution<double> position(
+          grid.origin[axis], grid.origin[axis] + static_cast<double>(grid.counts[axis] - 1) * grid.spacing[axis]);
+      atom.position[axis] = position(rng);
+    }
+    atom.charge = charge(rng);
+  }
+  return system;
+}
+
+struct Problem {
+  GridSpec grid;
+  Physics physics;
+  System system;
+  DeviceBuffer<GridAtom> d_atoms;
+};
+
+/// Runs every chunk of `atom_count` atoms of `kernel` on planes [0, planes).
+void evaluate(const PotentialKernel& kernel, const Problem& problem, std::size_t atom_count,
+              int planes, float* d_slab, StreamView stream) {
+  detail::PotentialLaunch launch;
+  launch.d_slab = d_slab;
+  launch.nx = static_cast<int>(problem.grid.nx());
+  launch.ny = static_cast<int>(problem.grid.ny());
+  launch.z_begin = 0;
+  launch.z_count = planes;
+  launch.hx = static_cast<float>(problem.grid.spacing[0]);
+  launch.hy = static_cast<float>(problem.grid.spacing[1]);
+  launch.hz = static_cast<float>(problem.grid.spacing[2]);
+  launch.min_r2 = static_cast<float>(problem.physics.min_distance * problem.physics.min_distance);
+  if (kernel.requirements.zeroed_output)
+    DCS_CUDA_CHECK(cudaMemsetAsync(d_slab, 0, problem.grid.plane_points() * static_cast<std::size_t>(planes) * sizeof(float), stream.get()));
+  bool first = true;
+  for (const AtomChunk& chunk : atom_chunks(atom_count, kernel.requirements.chunk_atoms)) {
+    launch.d_atoms = problem.d_atoms.data() + chunk.begin;
+    launch.atom_count = static_cast<int>(chunk.count);
+    launch.accumulate = !first;
+    kernel.launch(launch, stream);
+    first = false;
+  }
+}
+
+/// Largest |error| over sampled points of the slab, relative to max|V| of the slab.
+double sampled_error(const Problem& problem, std::size_t atom_count,
+                     const std::vector<float>& slab) {
+  System used = problem.system;
+  used.atoms.resize(atom_count);
+  double max_abs = 0.0;
+  for (float value : slab) max_abs = std::max(max_abs, std::fabs(static_cast<double>(value)));
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<std::size_t> pick(0, slab.size() - 1);
+  std::vector<std::size_t> indices(256);
+  std::vector<Vec3> points;
+  for (std::size_t& index : indices) {
+    index = pick(rng);
+    const auto plane_points = static_cast<std::size_t>(problem.grid.plane_points());
+    const auto k = static_cast<std::int64_t>(index / plane_points);
+    const std::size_t in_plane = index % plane_points;
+    const auto j = static_cast<std::int64_t>(in_plane / static_cast<std::size_t>(problem.grid.nx()));
+    const auto i = static_cast<std::int64_t>(in_plane % static_cast<std::size_t>(problem.grid.nx()));
+    points.push_back(problem.grid.point(i, j, k));
+  }
+  std::vector<double> reference(points.size());
+  reference_potential(used, problem.physics, points.data(), points.size(), reference.data());
+  double max_err = 0.0;
+  for (std::size_t p = 0; p < points.size(); ++p)
+    max_err = std::max(max_err, std::fabs(static_cast<double>(slab[indices[p]]) - reference[p]));
+  return max_abs > 0.0 ? max_err / max_abs : max_err;
+}
+
+std::string fixed(double value, int digits) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, value);
+  return buffer;
+}
+
+std::string scientific(double value) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.3e", value);
+  return buffer;
+}
+
+}  // namespace
+
+std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options) {
+  const DeviceInfo device = detail::query_device(options.device);
+  detail::ScopedDevice scoped(device.ordinal);
+  detail::Stream stream;
+  const int repetitions = std::max(1, options.repetitions);
+
+  // Kernels to run, validated against the registry.
+  std::vector<const PotentialKernel*> kernels;
+  if (options.kernels.empty()) {
+    for (const PotentialKernel& kernel : detail::potential_kernels()) kernels.push_back(&kernel);
+  } else {
+    for (const std::string& name : options.kernels) kernels.push_back(&detail::find_potential_kernel(name));
+  }
+  const std::vector<std::int64_t> sizes =
+      options.grid_sizes.empty() ? std::vector<std::int64_t>{256} : options.grid_sizes;
+  const std::vector<std::size_t> atom_counts =
+      options.atom_counts.empty() ? std::vector<std::size_t>{2000, 16000, 100000} : options.atom_counts;
+
+  const Ceiling ceiling = measure_ceiling(device, repetitions, stream.view());
+  BenchTable ceiling_table;
+  ceiling_table.name = "rsqrt_ceiling";
+  ceiling_table.title = "rsqrt ceiling on " + detail::describe_device(device) +
+                        " (MUFU.RSQ microbenchmark)";
+  ceiling_table.columns = {"quantity", "value"};
+  ceiling_table.rows = {
+      {"rsqrt per second", scientific(ceiling.rsqrt_per_second)},
+      {"per SM per clock", fixed(ceiling.per_sm_per_clock, 2)},
+      {"SM clock used (device max, MHz)", fixed(device.clock_khz / 1e3, 0)},
+      {"multiprocessors", std::to_string(device.multiprocessors)},
+      {"median time (ms)", fixed(ceiling.median_ms, 3)},
+      {"launch", std::to_string(ceiling.blocks) + " blocks x " + std::to_string(kCeilingThreads) +
+                     " threads x " + std::to_string(kChains) + " chains x " +
+                     std::to_string(ceiling.iterations) + " iterations"}};
+  ceiling_table.notes = {
+      "Each thread runs independent x <- rsqrtf(x) chains; the loop body is MUFU.RSQ only. "
+      "Per SM per clock uses the device's maximum SM clock (the clock actually held may differ)."};
+
+  BenchTable table;
+  table.name = "potential_kernels";
+  table.title = "Potential kernels on " + detail::describe_device(device) + ", % of the measured ceiling " +
+                scientific(ceiling.rsqrt_per_second) + " rsqrt/s";
+  table.columns = {"kernel", "grid", "atoms", "measured on", "median ms", "atom-evals/s",
+                   "% of ceiling", "max err / max|V|"};
+  table.notes = {
+      "atom-evals/s = atoms x points / median time of one evaluation (all chunks, all launches), "
+      "after one warm-up, median of " + std::to_string(repetitions) + " repetitions (CUDA events).",
+      "Per-plane kernels are timed on the first planes only (and scatter on fewer atoms when one "
+      "plane would take over 0.3 s): the per-pair rate does not depend on the plane count.",
+      "max err / max|V|: 256 sampled points against the float64 CPU reference, relative to the "
+      "largest |V| of the computed planes."};
+
+  constexpr double kTargetSeconds = 0.15;
+  for (const std::int64_t n : sizes) {
+    for (const std::size_t atoms : atom_counts) {
+      Problem problem;
+      problem.grid.counts = {n, n, n};
+      problem.grid.origin = {0.0, 0.0, 0.0};
+      problem.grid.spacing = {0.5, 0.5, 0.5};
+      problem.system = random_system(atoms, problem.grid, 1000 + atoms);
+      const std::vector<GridAtom> packed =
+          detail::pack_grid_atoms(problem.system, problem.grid, coulomb_factor(problem.physics));
+      problem.d_atoms = DeviceBuffer<GridAtom>(packed.size());
+      problem.d_atoms.upload(packed.data(), packed.size(), stream.view());
+      DeviceBuffer<float> d_slab(problem.grid.points());
+
+      for (const PotentialKernel* kernel : kernels) {
+        int planes = static_cast<int>(n);
+        std::size_t used_atoms = atoms;
+        if (kernel->requirements.per_plane) {
+          // Probe one plane with one chunk, then size the run to about kTargetSeconds.
+          const std::size_t probe_atoms = std::min(atoms, kernel->requirements.chunk_atoms);
+          const auto probe = time_repeated(1, stream.view(), [&] {
+            evaluate(*kernel, problem, probe_atoms, 1, d_slab.data(), stream.view());
+          });
+          const double per_plane_per_atom = 1e-3 * probe.front() / static_cast<double>(probe_atoms);
+          const double one_plane = per_plane_per_atom * static_cast<double>(atoms);
+          if (one_plane > 2.0 * kTargetSeconds) {
+            const auto chunks = static_cast<std::size_t>(
+                std::max(1.0, std::floor(kTargetSeconds / (per_plane_per_atom * static_cast<double>(kernel->requirements.chunk_atoms)))));
+            used_atoms = std::min(atoms, chunks * kernel->requirements.chunk_atoms);
+            planes = 1;
+          } else {
+            planes = static_cast<int>(std::clamp<double>(std::floor(kTargetSeconds / one_plane), 1.0,
+                                                         static_cast<double>(n)));
+          }
+        }
+        const auto ms = time_repeated(repetitions, stream.view(), [&] {
+          evaluate(*kernel, problem, used_atoms, planes, d_slab.data(), stream.view());
+        });
+        const double median_ms = median(ms);
+        const double pairs = static_cast<double>(used_atoms) *
+                             static_cast<double>(problem.grid.plane_points()) * planes;
+        const double rate = pairs / (1e-3 * median_ms);
+
+        std::vector<float> slab(problem.grid.plane_points() * static_cast<std::size_t>(planes));
+        d_slab.download(slab.data(), slab.size(), stream.view());
+        stream.synchronize();
+        const double error = sampled_error(problem, used_atoms, slab);
+
+        table.rows.push_back(
+            {std::string(kernel->name), std::to_string(n) + "^3", std::to_string(atoms),
+             std::to_string(planes) + " planes x " + std::to_string(used_atoms) + " atoms",
+             fixed(median_ms, 3), scientific(rate), fixed(100.0 * rate / ceiling.rsqrt_per_second, 1),
+             scientific(error)});
+      }
+    }
+  }
+  return {ceiling_table, table};
+}
+
+}  // namespace dcs::cuda

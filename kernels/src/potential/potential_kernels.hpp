@@ -1,0 +1,88 @@
+// Launch wrappers of the potential kernels (private to dcs::cuda). Each wrapper computes the
+// potential of one atom chunk on a whole slab: the textbook kernels stage the chunk in constant
+// memory and launch once per z-plane, the production kernels launch once over the slab.
+// Wrappers are asynchronous on `stream` (they synchronise only with debug sync on).
+#pragma once
+
+#include <cstddef>
+
+#include "potential/grid_atoms.hpp"
+#include "stream.hpp"
+
+namespace dcs::cuda::detail {
+
+/// One chunk on one slab. The slab holds z_count planes of nx*ny floats, x fastest.
+struct PotentialLaunch {
+  float* d_slab = nullptr;              ///< device output of the slab
+  const GridAtom* d_atoms = nullptr;    ///< device atoms of this chunk
+  int atom_count = 0;                   ///< 1..chunk_atoms of the kernel
+  int nx = 0, ny = 0;                   ///< points per row, rows per plane
+  int z_begin = 0;                      ///< grid index of the slab's first plane
+  int z_count = 0;                      ///< planes in the slab
+  float hx = 0, hy = 0, hz = 0;         ///< Å
+  float min_r2 = 0;                     ///< Å^2, the clamp of r^2 (min_distance^2)
+  bool accumulate = false;              ///< add to the slab (a later chunk) or overwrite it
+};
+
+using PotentialLaunchFn = void (*)(const PotentialLaunch& launch, StreamView stream);
+
+/// Atoms one constant-memory chunk holds: 2000 GridAtoms = 64 000 bytes of the 64 KiB bank.
+inline constexpr std::size_t kConstantChunkAtoms = 2000;
+/// Atoms per launch of the production kernels (shared-memory tiles: any size works; 4000
+/// keeps float accumulation per chunk as in the CPU backends).
+inline constexpr std::size_t kProductionChunkAtoms = 4000;
+
+// --- Textbook kernels (PMPP ch. 18), per z-plane, atoms in constant memory ---------------------
+
+/// Fig. 18.5: one thread per atom, atomicAdd into the plane. Adds into the slab, which the
+/// caller zeroes before the first chunk.
+void launch_scatter(const PotentialLaunch& launch, StreamView stream);
+
+/// The gather family (Figs. 18.6, 18.8, 18.10) as points of one parameter space: a block of
+/// BlockX x BlockY threads, PointsPerThread x-points per thread, consecutive (false) or strided
+/// by BlockX so that a warp's stores are contiguous (true). Adds into the slab (+=, as the book).
+template <int BlockX, int BlockY, int PointsPerThread, bool CoalescedStore>
+struct GatherPolicy {
+  static constexpr int kBlockX = BlockX;
+  static constexpr int kBlockY = BlockY;
+  static constexpr int kPointsPerThread = PointsPerThread;
+  static constexpr bool kCoalescedStore = CoalescedStore;
+  /// x-points one block covers and the x-distance (in points) between one thread's points.
+  static constexpr int kBlockPointsX = BlockX * PointsPerThread;
+  static constexpr int kPointStride = CoalescedStore ? BlockX : 1;
+};
+using GatherPlain = GatherPolicy<16, 16, 1, false>;      // Fig. 18.6
+using GatherCoarsened = GatherPolicy<16, 16, 8, false>;  // Fig. 18.8
+using GatherCoalesced = GatherPolicy<16, 16, 8, true>;   // Fig. 18.10
+
+template <class Policy>
+void launch_gather(const PotentialLaunch& launch, StreamView stream);
+extern template void launch_gather<GatherPlain>(const PotentialLaunch&, StreamView);
+extern template void launch_gather<GatherCoarsened>(const PotentialLaunch&, StreamView);
+extern template void launch_gather<GatherCoalesced>(const PotentialLaunch&, StreamView);
+
+// --- Production kernels: one launch per chunk over the whole slab -----------------------------
+
+/// Threads of a block cover kThreads consecutive points of a plane (x fastest, rows wrap, so
+/// tails cost at most one block per plane group) and PointsPerThread consecutive planes; atoms
+/// are staged in shared-memory tiles of kTileAtoms. With SoftwareRsqrt, the last of each
+/// thread's points takes its rsqrt from an FMA-pipe Newton iteration instead of MUFU.
+template <int PointsPerThread, bool SoftwareRsqrt>
+struct ProductionPolicy {
+  static constexpr int kThreads = 256;
+  static constexpr int kTileAtoms = 500;
+  static constexpr int kPointsPerThread = PointsPerThread;
+  static constexpr bool kSoftwareRsqrt = SoftwareRsqrt;
+};
+using ProductionSoftware = ProductionPolicy<8, true>;
+using ProductionMufu = ProductionPolicy<8, false>;
+
+/// Overwrites the slab on a chunk with accumulate == false, adds otherwise. Launched with
+/// programmatic dependent launch: the next chunk's blocks start on SMs this launch frees and
+/// wait (griddepcontrol.wait) only before touching the slab.
+template <class Policy>
+void launch_production(const PotentialLaunch& launch, StreamView stream);
+extern template void launch_production<ProductionSoftware>(const PotentialLaunch&, StreamView);
+extern template void launch_production<ProductionMufu>(const PotentialLaunch&, StreamView);
+
+}  // namespace dcs::cuda::detail

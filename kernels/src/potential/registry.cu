@@ -1,0 +1,64 @@
+// The registry rows: {name, summary, launch function, requirements}. Names and summaries come
+// from kernel_catalog.hpp (shared with the CPU-only stub); a static_assert keeps the two in step.
+#include "potential/registry.hpp"
+
+#include <array>
+
+#include "dcs/error.hpp"
+#include "potential/kernel_catalog.hpp"
+
+namespace dcs::cuda::detail {
+namespace {
+
+constexpr PotentialKernel row(std::string_view name, PotentialLaunchFn launch,
+                              KernelRequirements requirements) {
+  const std::size_t index = catalog_index(name);
+  if (index == kKernelCatalog.size()) throw "registry row without a catalog entry";
+  return {name, kKernelCatalog[index].summary, launch, requirements};
+}
+
+constexpr KernelRequirements kProductionNeeds{kProductionChunkAtoms, false, false};
+constexpr KernelRequirements kScatterNeeds{kConstantChunkAtoms, true, true};
+constexpr KernelRequirements kGatherNeeds{kConstantChunkAtoms, true, true};
+
+constexpr std::array kRegistry{
+    row("production", &launch_production<ProductionSoftware>, kProductionNeeds),
+    row("production-mufu", &launch_production<ProductionMufu>, kProductionNeeds),
+    row("scatter", &launch_scatter, kScatterNeeds),
+    row("gather", &launch_gather<GatherPlain>, kGatherNeeds),
+    row("coarsened", &launch_gather<GatherCoarsened>, kGatherNeeds),
+    row("coalesced", &launch_gather<GatherCoalesced>, kGatherNeeds),
+};
+
+constexpr bool registry_matches_catalog() {
+  if (kRegistry.size() != kKernelCatalog.size()) return false;
+  for (std::size_t i = 0; i < kRegistry.size(); ++i)
+    if (kRegistry[i].name != kKernelCatalog[i].name) return false;
+  return true;
+}
+static_assert(registry_matches_catalog(),
+              "registry.cu rows and kernel_catalog.hpp entries must list the same names in order");
+
+}  // namespace
+
+std::span<const PotentialKernel> potential_kernels() { return kRegistry; }
+
+const PotentialKernel& find_potential_kernel(const std::string& name) {
+  if (name.empty()) return kRegistry.front();
+  for (const PotentialKernel& kernel : kRegistry)
+    if (kernel.name == name) return kernel;
+  std::string valid;
+  for (const PotentialKernel& kernel : kRegistry)
+    valid += (valid.empty() ? "" : ", ") + std::string(kernel.name);
+  throw UsageError("unknown CUDA kernel '" + name + "' (valid: " + valid + ")");
+}
+
+std::vector<VariantInfo> potential_kernel_variants() {
+  std::vector<VariantInfo> variants;
+  for (const PotentialKernel& kernel : kRegistry)
+    variants.push_back({std::string(kernel.name), std::string(kernel.summary), "cuda",
+                        VariantKind::Potential, &kernel == &kRegistry.front()});
+  return variants;
+}
+
+}  // namespace dcs::cuda::detail

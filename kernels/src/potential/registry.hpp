@@ -1,0 +1,39 @@
+// The one registry of CUDA potential kernels: --kernel, `dcs kernels`, the GPU tests and the
+// benchmark all read it. Adding a variant is one catalog entry (kernel_catalog.hpp), one policy
+// instantiation and one row in registry.cu.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "dcs/variants.hpp"
+#include "potential/potential_kernels.hpp"
+
+namespace dcs::cuda::detail {
+
+/// What the backend must arrange around a kernel's launches.
+struct KernelRequirements {
+  std::size_t chunk_atoms = 0;  ///< atoms per launch (constant memory holds kConstantChunkAtoms)
+  bool zeroed_output = false;   ///< adds into the slab from the first chunk: zero it first
+  bool per_plane = false;       ///< one launch per z-plane per chunk (the textbook structure)
+};
+
+struct PotentialKernel {
+  std::string_view name;
+  std::string_view summary;
+  PotentialLaunchFn launch = nullptr;
+  KernelRequirements requirements;
+};
+
+/// Every kernel, registry order (the first is the default).
+std::span<const PotentialKernel> potential_kernels();
+/// The kernel called `name`; an empty name gives the default. Throws UsageError listing the
+/// valid names otherwise.
+const PotentialKernel& find_potential_kernel(const std::string& name);
+/// Names and summaries for `dcs kernels` (backend "cuda", kind Potential, default marked).
+std::vector<VariantInfo> potential_kernel_variants();
+
+}  // namespace dcs::cuda::detail
