@@ -1,0 +1,68 @@
+// dcs::parallel_for: every index once, contiguous grain-aligned ranges, exceptions reach the
+// caller.
+#include <atomic>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "dcs/error.hpp"
+#include "dcs/parallel.hpp"
+
+namespace dcs {
+namespace {
+
+TEST(ResolveThreads, ZeroMeansAllHardwareThreads) {
+  EXPECT_GE(resolve_threads(0), 1u);
+  EXPECT_EQ(resolve_threads(3), 3u);
+}
+
+TEST(ParallelFor, CoversTheRangeExactlyOnceInGrainAlignedRanges) {
+  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{4097}}) {
+    for (unsigned threads : {1u, 2u, 3u, 8u, 100u}) {
+      for (std::size_t grain : {std::size_t{1}, std::size_t{16}, std::size_t{1000}}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " threads=" + std::to_string(threads) +
+                     " grain=" + std::to_string(grain));
+        std::vector<std::atomic<int>> hits(n);
+        std::mutex mutex;
+        std::vector<std::pair<std::size_t, std::size_t>> ranges;
+        parallel_for(n, threads, [&](std::size_t begin, std::size_t end) {
+          for (std::size_t i = begin; i < end; ++i) ++hits[i];
+          const std::lock_guard<std::mutex> lock(mutex);
+          ranges.emplace_back(begin, end);
+        }, grain);
+        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "index " << i;
+        EXPECT_LE(ranges.size(), threads);
+        for (const auto& [begin, end] : ranges) {
+          EXPECT_LT(begin, end);  // no empty calls
+          EXPECT_EQ(begin % grain, 0u);
+        }
+        if (n == 0) {
+          EXPECT_TRUE(ranges.empty());
+        }
+      }
+    }
+  }
+}
+
+TEST(ParallelFor, ExceptionsPropagateWithTheirType) {
+  auto fail_in_one_range = [](std::size_t begin, std::size_t end) {
+    if (begin <= 500 && 500 < end) throw UsageError("boom at 500");
+  };
+  for (unsigned threads : {1u, 2u, 4u}) {
+    try {
+      parallel_for(1000, threads, fail_in_one_range);
+      ADD_FAILURE() << "no exception with " << threads << " threads";
+    } catch (const UsageError& error) {
+      EXPECT_STREQ(error.what(), "boom at 500");
+    }
+  }
+  EXPECT_THROW(parallel_for(10, 3, [](std::size_t, std::size_t) { throw std::runtime_error("all"); }),
+               std::runtime_error);
+}
+
+}  // namespace
+}  // namespace dcs

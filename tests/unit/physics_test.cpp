@@ -1,0 +1,129 @@
+// Units and the Coulomb factor (DESIGN §4), checked against values computed here by hand from
+// the CODATA constants, and the shared Coulomb term.
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "dcs/error.hpp"
+#include "dcs/physics.hpp"
+
+namespace dcs {
+namespace {
+
+// CODATA 2022 (e, k_B, N_A exact since 2019), written out independently of physics.hpp.
+constexpr double kE = 1.602176634e-19;       // C
+constexpr double kKB = 1.380649e-23;         // J/K
+constexpr double kNA = 6.02214076e23;        // 1/mol
+constexpr double kEps0 = 8.8541878188e-12;   // F/m
+constexpr double kPiHere = 3.141592653589793;
+
+/// e/(4 pi eps0 * 1 Å) in volts: 14.3996 V.
+double volts_per_e_per_angstrom() { return kE / (4.0 * kPiHere * kEps0 * 1e-10); }
+
+Physics with_unit(Unit unit) {
+  Physics physics;
+  physics.unit = unit;
+  return physics;
+}
+
+TEST(CoulombFactor, KTPerEAt298K) {
+  const double expected = volts_per_e_per_angstrom() * kE / (kKB * 298.15);  // 560.4593
+  EXPECT_NEAR(coulomb_factor(Physics{}), expected, 1e-9 * expected);
+  EXPECT_NEAR(coulomb_factor(Physics{}), 560.459, 1e-3);
+}
+
+TEST(CoulombFactor, KcalPerMolPerE) {
+  EXPECT_NEAR(coulomb_factor(with_unit(Unit::KcalPerMolPerE)), 332.0637, 1e-4);
+  const double expected = volts_per_e_per_angstrom() * kE * kNA / 4184.0;
+  EXPECT_NEAR(coulomb_factor(with_unit(Unit::KcalPerMolPerE)), expected, 1e-9 * expected);
+}
+
+TEST(CoulombFactor, KJPerMolPerEIsThermochemicalCaloriesTimes4184) {
+  EXPECT_NEAR(coulomb_factor(with_unit(Unit::KJPerMolPerE)),
+              4.184 * coulomb_factor(with_unit(Unit::KcalPerMolPerE)), 1e-10);
+  EXPECT_NEAR(coulomb_factor(with_unit(Unit::KJPerMolPerE)), 1389.3546, 1e-3);
+}
+
+TEST(CoulombFactor, VoltAndRawUnits) {
+  EXPECT_NEAR(coulomb_factor(with_unit(Unit::Volt)), 14.3996, 1e-4);
+  EXPECT_NEAR(coulomb_factor(with_unit(Unit::Volt)), volts_per_e_per_angstrom(), 1e-12);
+  EXPECT_EQ(coulomb_factor(with_unit(Unit::ElementaryChargePerAngstrom)), 1.0);
+}
+
+TEST(CoulombFactor, TemperatureScalesOnlyKTPerE) {
+  Physics hot;
+  hot.temperature = 2.0 * 298.15;
+  EXPECT_NEAR(coulomb_factor(hot), 0.5 * coulomb_factor(Physics{}), 1e-12);
+  for (Unit unit : {Unit::KcalPerMolPerE, Unit::KJPerMolPerE, Unit::Volt, Unit::ElementaryChargePerAngstrom}) {
+    Physics physics = with_unit(unit);
+    const double base = coulomb_factor(physics);
+    physics.temperature = 310.0;
+    EXPECT_EQ(coulomb_factor(physics), base) << unit_name(unit);
+  }
+}
+
+TEST(CoulombFactor, DielectricDividesEveryUnit) {
+  for (const std::string& name : unit_names()) {
+    Physics physics = with_unit(parse_unit(name));
+    const double vacuum = coulomb_factor(physics);
+    physics.dielectric = 78.54;
+    EXPECT_NEAR(coulomb_factor(physics), vacuum / 78.54, 1e-12 * vacuum) << name;
+  }
+}
+
+TEST(Units, NamesRoundTrip) {
+  const auto names = unit_names();
+  ASSERT_EQ(names.size(), 5u);
+  for (const std::string& name : names) EXPECT_EQ(unit_name(parse_unit(name)), name);
+  EXPECT_EQ(parse_unit("kT/e"), Unit::kTPerE);
+  EXPECT_EQ(parse_unit("kcal/mol/e"), Unit::KcalPerMolPerE);
+  EXPECT_EQ(parse_unit("kJ/mol/e"), Unit::KJPerMolPerE);
+  EXPECT_EQ(parse_unit("V"), Unit::Volt);
+  EXPECT_EQ(parse_unit("e/A"), Unit::ElementaryChargePerAngstrom);
+  for (const std::string& name : names) EXPECT_FALSE(factor_unit(parse_unit(name)).empty());
+}
+
+TEST(Units, UnknownNamesAreUsageErrorsListingTheValidOnes) {
+  for (const char* bad : {"kt/e", "", "volt", "kcal", " kT/e", "kT/e "}) {
+    try {
+      parse_unit(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const UsageError& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("kcal/mol/e"), std::string::npos) << message;
+      EXPECT_EQ(error.exit_code(), ExitCode::kUsageError);
+    }
+  }
+}
+
+TEST(Physics, ValidateRefusesNonPositiveOrNonFiniteParameters) {
+  EXPECT_NO_THROW(validate(Physics{}));
+  const double bad_values[] = {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(),
+                               std::numeric_limits<double>::infinity()};
+  for (double bad : bad_values) {
+    Physics t;
+    t.temperature = bad;
+    EXPECT_THROW(validate(t), UsageError) << "temperature " << bad;
+    EXPECT_THROW(coulomb_factor(t), UsageError);
+    Physics d;
+    d.dielectric = bad;
+    EXPECT_THROW(validate(d), UsageError) << "dielectric " << bad;
+    Physics m;
+    m.min_distance = bad;
+    EXPECT_THROW(validate(m), UsageError) << "min_distance " << bad;
+  }
+}
+
+TEST(CoulombTerm, ClampsAtMinDistanceSquared) {
+  EXPECT_DOUBLE_EQ(coulomb_term(2.0, 4.0, 0.01), 1.0);     // q / r
+  EXPECT_DOUBLE_EQ(coulomb_term(2.0, 0.0, 0.01), 20.0);    // on the atom: q / r_min
+  EXPECT_DOUBLE_EQ(coulomb_term(2.0, 0.0049, 0.01), 20.0); // inside r_min
+  EXPECT_DOUBLE_EQ(coulomb_term(-3.0, 0.01, 0.01), -30.0); // on the boundary
+  EXPECT_FLOAT_EQ(coulomb_term(2.0f, 4.0f, 0.01f), 1.0f);
+  EXPECT_FLOAT_EQ(coulomb_term(2.0f, 0.0f, 0.01f), 20.0f);
+}
+
+}  // namespace
+}  // namespace dcs

@@ -1,0 +1,152 @@
+// Helpers shared by the unit tests: test systems, whole-grid computation through the
+// PotentialBackend interface, the float64 oracle on a grid, and a minimal PQR fixture reader.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dcs/backend.hpp"
+#include "dcs/error.hpp"
+#include "dcs/grid.hpp"
+#include "dcs/physics.hpp"
+#include "dcs/types.hpp"
+
+namespace dcs::test {
+
+inline Atom make_atom(double x, double y, double z, double charge) {
+  Atom atom;
+  atom.position = {x, y, z};
+  atom.charge = charge;
+  return atom;
+}
+
+inline System make_system(std::vector<Atom> atoms) {
+  System system;
+  system.atoms = std::move(atoms);
+  system.source_path = "test";
+  return system;
+}
+
+/// Protein-like random system: residue-sized clusters of 10 atoms (within 2 Å of a centre)
+/// inside a sphere of protein density, charges uniform in [-0.8, 0.8], fixed seed.
+inline System protein_like_system(std::size_t atoms, std::uint32_t seed, Vec3 offset = {}) {
+  std::mt19937 rng(seed);
+  const double radius = std::cbrt(3.0 * 11.0 * static_cast<double>(atoms) / (4.0 * 3.14159265358979));
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::uniform_real_distribution<double> charge(-0.8, 0.8);
+  std::vector<Atom> list;
+  Vec3 centre{};
+  while (list.size() < atoms) {
+    if (list.size() % 10 == 0) {
+      do centre = {radius * unit(rng), radius * unit(rng), radius * unit(rng)};
+      while (centre[0] * centre[0] + centre[1] * centre[1] + centre[2] * centre[2] > radius * radius);
+    }
+    list.push_back(make_atom(offset[0] + centre[0] + 2.0 * unit(rng),
+                             offset[1] + centre[1] + 2.0 * unit(rng),
+                             offset[2] + centre[2] + 2.0 * unit(rng), charge(rng)));
+  }
+  return make_system(std::move(list));
+}
+
+/// A grid with explicit counts, spacing and origin.
+inline GridSpec make_spec(std::array<std::int64_t, 3> counts, double spacing, Vec3 origin) {
+  GridSpec grid;
+  grid.counts = counts;
+  grid.spacing = {spacing, spacing, spacing};
+  grid.origin = origin;
+  return grid;
+}
+
+/// Computes the whole grid through the interface, in slabs of `slab_planes` z-planes
+/// (0: one slab). Returns the map; `stats` receives the combined statistics.
+inline std::vector<float> compute_grid(PotentialBackend& backend, const System& system,
+                                       const GridSpec& grid, const Physics& physics,
+                                       std::int64_t slab_planes = 0, StatsAccum* stats = nullptr) {
+  std::vector<float> map(grid.points(), -12345.0f);  // poison: every value must be written
+  backend.prepare(system, grid, physics);
+  if (slab_planes <= 0) slab_planes = grid.nz();
+  StatsAccum total;
+  for (std::int64_t z = 0; z < grid.nz(); z += slab_planes) {
+    const Slab slab{z, std::min(slab_planes, grid.nz() - z)};
+    total = StatsAccum::combine(total, backend.compute(slab, map.data() + static_cast<std::size_t>(z) * grid.plane_points()));
+  }
+  if (stats != nullptr) *stats = total;
+  return map;
+}
+
+/// The float64 oracle at every point of the grid.
+inline std::vector<double> reference_grid(const System& system, const GridSpec& grid,
+                                          const Physics& physics) {
+  std::vector<Vec3> points;
+  points.reserve(grid.points());
+  for (std::int64_t k = 0; k < grid.nz(); ++k)
+    for (std::int64_t j = 0; j < grid.ny(); ++j)
+      for (std::int64_t i = 0; i < grid.nx(); ++i) points.push_back(grid.point(i, j, k));
+  std::vector<double> values(points.size());
+  reference_potential(system, physics, points.data(), points.size(), values.data());
+  return values;
+}
+
+struct Comparison {
+  double max_abs_error = 0.0;
+  double max_abs_reference = 0.0;
+  double relative() const { return max_abs_error / max_abs_reference; }
+};
+
+inline Comparison compare(const std::vector<float>& values, const std::vector<double>& reference) {
+  Comparison c;
+  for (std::size_t n = 0; n < values.size(); ++n) {
+    const double error = std::fabs(static_cast<double>(values[n]) - reference[n]);
+    c.max_abs_error = std::isfinite(error) ? std::max(c.max_abs_error, error) : INFINITY;
+    c.max_abs_reference = std::max(c.max_abs_reference, std::fabs(reference[n]));
+  }
+  return c;
+}
+
+/// Minimal PQR reader for test fixtures only (the product's reader lives in dcs::io): ATOM and
+/// HETATM records, x y z charge radius taken as the last five whitespace-separated fields.
+/// Throws InputError on anything it cannot read, so a fixture never silently loses atoms.
+inline System read_pqr_fixture(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw InputError(path, 0, "cannot open");
+  std::vector<Atom> atoms;
+  std::string line;
+  std::uint64_t number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.rfind("ATOM", 0) != 0 && line.rfind("HETATM", 0) != 0) continue;
+    std::istringstream fields(line);
+    std::vector<std::string> words;
+    for (std::string word; fields >> word;) words.push_back(word);
+    if (words.size() < 8) throw InputError(path, number, "too few fields for the test reader");
+    double v[5];
+    for (int f = 0; f < 5; ++f) {
+      std::size_t used = 0;
+      const std::string& word = words[words.size() - 5 + static_cast<std::size_t>(f)];
+      try {
+        v[f] = std::stod(word, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used != word.size()) throw InputError(path, number, "not a number: " + word);
+    }
+    Atom atom = make_atom(v[0], v[1], v[2], v[3]);
+    atom.radius = v[4];
+    atoms.push_back(atom);
+  }
+  if (atoms.empty()) throw InputError(path, 0, "no atoms");
+  System system = make_system(std::move(atoms));
+  system.source_path = path;
+  return system;
+}
+
+}  // namespace dcs::test
