@@ -16,12 +16,15 @@ struct KernelDescription {
 };
 
 /// Registry order; the first entry is the default on the GPU.
-inline constexpr std::array<KernelDescription, 6> kKernelCatalog{{
+inline constexpr std::array<KernelDescription, 7> kKernelCatalog{{
     {"production",
      "3-D launch per 4000-atom chunk, shared-memory atom tiles, 8 z-points per thread, "
      "1 of 8 rsqrt in software on the FMA pipe; MUFU-bound (can pass the rsqrt ceiling)"},
     {"production-mufu",
      "the production kernel with every rsqrt on MUFU; bound by the rsqrt ceiling"},
+    {"production-16",
+     "the production kernel with 16 z-points per thread (fewer atom loads per pair, more "
+     "registers, lower occupancy), 1 of 8 rsqrt in software"},
     {"scatter",
      "PMPP Fig. 18.5: one thread per atom, atomicAdd into one z-plane per launch; atomics"},
     {"gather",

@@ -65,17 +65,18 @@ extern template void launch_gather<GatherCoalesced>(const PotentialLaunch&, Stre
 
 /// Threads of a block cover kThreads consecutive points of a plane (x fastest, rows wrap, so
 /// tails cost at most one block per plane group) and PointsPerThread consecutive planes; atoms
-/// are staged in shared-memory tiles of kTileAtoms. With SoftwareRsqrt, the last of each
+/// are staged in shared-memory tiles of kTileAtoms. With SoftwareEvery = s > 0, every s-th of a
 /// thread's points takes its rsqrt from an FMA-pipe Newton iteration instead of MUFU.
-template <int PointsPerThread, bool SoftwareRsqrt>
+template <int PointsPerThread, int SoftwareEvery>
 struct ProductionPolicy {
   static constexpr int kThreads = 256;
   static constexpr int kTileAtoms = 500;
   static constexpr int kPointsPerThread = PointsPerThread;
-  static constexpr bool kSoftwareRsqrt = SoftwareRsqrt;
+  static constexpr int kSoftwareEvery = SoftwareEvery;
 };
-using ProductionSoftware = ProductionPolicy<8, true>;
-using ProductionMufu = ProductionPolicy<8, false>;
+using ProductionSoftware = ProductionPolicy<8, 8>;
+using ProductionMufu = ProductionPolicy<8, 0>;
+using ProductionSoftware16 = ProductionPolicy<16, 8>;
 
 /// Overwrites the slab on a chunk with accumulate == false, adds otherwise. Launched with
 /// programmatic dependent launch: the next chunk's blocks start on SMs this launch frees and
@@ -84,5 +85,6 @@ template <class Policy>
 void launch_production(const PotentialLaunch& launch, StreamView stream);
 extern template void launch_production<ProductionSoftware>(const PotentialLaunch&, StreamView);
 extern template void launch_production<ProductionMufu>(const PotentialLaunch&, StreamView);
+extern template void launch_production<ProductionSoftware16>(const PotentialLaunch&, StreamView);
 
 }  // namespace dcs::cuda::detail

@@ -9,7 +9,7 @@
 //  - Atoms are staged by the block in shared-memory tiles (broadcast LDS), not constant
 //    memory: constant-cache misses stalled the same loop by 40-80% in measurements (GPU-NOTES).
 //    The tile stores dz at the middle plane of the block's 8, computed once per block.
-//  - With SoftwareRsqrt the 8th pair of each atom uses an FMA-pipe rsqrt (potential_common.cuh):
+//  - With SoftwareEvery = 8, every 8th pair uses an FMA-pipe rsqrt (potential_common.cuh):
 //    MUFU then does 7 of 8 rsqrts while the issue slots it left idle do the 8th.
 //  - Programmatic dependent launch: a chunk's blocks start as the previous chunk's last wave
 //    drains and wait only before reading and writing the slab, hiding the tail of each wave.
@@ -44,7 +44,16 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 }
 
 
-template <class Policy, int Planes, bool SoftwareRsqrt>
+/// Whether point m of a thread takes the FMA-pipe rsqrt (every Every-th point; never for 0).
+template <int Every>
+__device__ __forceinline__ constexpr bool takes_software_rsqrt(int m) {
+  if constexpr (Every > 0)
+    return m % Every == Every - 1;
+  else
+    return false;
+}
+
+template <class Policy, int Planes, int SoftwareEvery>
 __device__ __forceinline__ void production_body(const PotentialLaunch& launch, int point,
                                                 int first_plane, float4* sm_xy, float2* sm_zq) {
   constexpr int kThreads = Policy::kThreads;
@@ -90,7 +99,7 @@ __device__ __forceinline__ void production_body(const PotentialLaunch& launch, i
           // The clamp max(r2, min_r2) as one FMNMX: dcs::coulomb_term's ternary compiles to
           // FSETP + FSEL (it must keep a NaN r2), an issue slot per pair this loop cannot spare.
           const float r2 = fmaxf(fmaf(dz, dz, dxy2), min_r2);
-          if (SoftwareRsqrt && m == Planes - 1)
+          if (takes_software_rsqrt<SoftwareEvery>(m))
             energy[m] = fmaf(zq.y, rsqrt_fma_pipe(r2), energy[m]);
           else
             energy[m] = fmaf(zq.y, rsqrtf(r2), energy[m]);
@@ -116,7 +125,7 @@ __device__ __forceinline__ void production_tail(const PotentialLaunch& launch, i
                                                 int first_plane, float4* sm_xy, float2* sm_zq) {
   if constexpr (Planes >= 1) {
     if (planes == Planes)
-      production_body<Policy, Planes, false>(launch, point, first_plane, sm_xy, sm_zq);
+      production_body<Policy, Planes, 0>(launch, point, first_plane, sm_xy, sm_zq);
     else
       production_tail<Policy, Planes - 1>(launch, planes, point, first_plane, sm_xy, sm_zq);
   }
@@ -136,7 +145,7 @@ __global__ void __launch_bounds__(Policy::kThreads)
   const int first_plane = group * kPlanes;
   const int planes = min(kPlanes, launch.z_count - first_plane);
   if (planes == kPlanes)
-    production_body<Policy, kPlanes, Policy::kSoftwareRsqrt>(launch, point, first_plane, sm_xy, sm_zq);
+    production_body<Policy, kPlanes, Policy::kSoftwareEvery>(launch, point, first_plane, sm_xy, sm_zq);
   else
     production_tail<Policy, kPlanes - 1>(launch, planes, point, first_plane, sm_xy, sm_zq);
 }
@@ -176,5 +185,6 @@ void launch_production(const PotentialLaunch& launch, StreamView stream) {
 
 template void launch_production<ProductionSoftware>(const PotentialLaunch&, StreamView);
 template void launch_production<ProductionMufu>(const PotentialLaunch&, StreamView);
+template void launch_production<ProductionSoftware16>(const PotentialLaunch&, StreamView);
 
 }  // namespace dcs::cuda::detail

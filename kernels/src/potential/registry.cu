@@ -24,6 +24,7 @@ constexpr KernelRequirements kGatherNeeds{kConstantChunkAtoms, true, true};
 constexpr std::array kRegistry{
     row("production", &launch_production<ProductionSoftware>, kProductionNeeds),
     row("production-mufu", &launch_production<ProductionMufu>, kProductionNeeds),
+    row("production-16", &launch_production<ProductionSoftware16>, kProductionNeeds),
     row("scatter", &launch_scatter, kScatterNeeds),
     row("gather", &launch_gather<GatherPlain>, kGatherNeeds),
     row("coarsened", &launch_gather<GatherCoarsened>, kGatherNeeds),
