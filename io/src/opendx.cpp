@@ -1,1 +1,545 @@
-// placeholder: being written
+#include "dcs/io/opendx.hpp"
+
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/io/atomic_file.hpp"
+
+namespace dcs {
+namespace {
+
+constexpr std::size_t kFlushBytes = std::size_t{1} << 20;      // write in 1 MiB blocks
+constexpr std::size_t kTransposeBytes = std::size_t{4} << 20;  // x-block buffer, see below
+constexpr std::size_t kCommentWidth = 77;  // "# " + 77 = 79 columns; VMD dislikes > 80
+
+bool ends_with(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+/// Appends `value` as printf's "%12.6e" (right-aligned in 12 columns, 6 decimals, exponent of
+/// at least two digits). std::to_chars is locale-independent and rounds correctly, as glibc's
+/// printf does, so the bytes equal APBS's.
+void append_e12_6(std::string& out, double value) {
+  char digits[32];
+  const auto result = std::to_chars(digits, digits + sizeof digits, value,
+                                    std::chars_format::scientific, 6);
+  const auto length = static_cast<std::size_t>(result.ptr - digits);
+  if (length < 12) out.append(12 - length, ' ');
+  out.append(digits, length);
+}
+
+/// Where the formatted text goes: the AtomicFile directly, or a gzip stream on a duplicate of
+/// its descriptor.
+class DxSink {
+ public:
+  DxSink(AtomicFile& file, bool gzip) : file_(file) {
+    buffer_.reserve(kFlushBytes + 4096);
+    if (!gzip) return;
+    const int fd = ::dup(file.fd());
+    if (fd < 0)
+      throw IoError(fmt::format("error writing {}: dup failed: {}", file.final_path(),
+                                std::strerror(errno)));
+    gz_ = ::gzdopen(fd, "wb6");
+    if (gz_ == nullptr) {
+      ::close(fd);
+      throw IoError(fmt::format("error writing {}: cannot start gzip compression",
+                                file.final_path()));
+    }
+    ::gzbuffer(gz_, 256 * 1024);
+  }
+  ~DxSink() {
+    if (gz_ != nullptr) ::gzclose(gz_);  // only on error paths; finish() closes normally
+  }
+  DxSink(const DxSink&) = delete;
+  DxSink& operator=(const DxSink&) = delete;
+
+  std::string& buffer() { return buffer_; }
+  void maybe_flush() {
+    if (buffer_.size() >= kFlushBytes) flush();
+  }
+  void flush() {
+    if (buffer_.empty()) return;
+    if (gz_ == nullptr) {
+      file_.write(buffer_.data(), buffer_.size());
+    } else {
+      const int written = ::gzwrite(gz_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
+      if (written <= 0 || static_cast<std::size_t>(written) != buffer_.size()) throw gz_error();
+    }
+    buffer_.clear();
+  }
+  /// Flushes everything and ends the gzip stream; the caller then commits the file.
+  void finish() {
+    flush();
+    if (gz_ != nullptr) {
+      gzFile gz = gz_;
+      gz_ = nullptr;
+      const int status = ::gzclose(gz);
+      if (status != Z_OK)
+        throw IoError(fmt::format("error writing {}: the gzip stream could not be completed "
+                                  "(zlib status {}; {})",
+                                  file_.final_path(), status, std::strerror(errno)));
+    }
+  }
+
+ private:
+  IoError gz_error() const {
+    int code = 0;
+    const char* message = ::gzerror(gz_, &code);
+    if (code == Z_ERRNO) message = std::strerror(errno);
+    return IoError(fmt::format("error writing {}: {}", file_.final_path(), message));
+  }
+
+  AtomicFile& file_;
+  gzFile gz_ = nullptr;
+  std::string buffer_;
+};
+
+std::string sanitize(std::string_view text) {
+  std::string clean(text);
+  for (char& c : clean)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  return clean;
+}
+
+/// Appends "# <text>" lines, wrapping `text` at spaces (or hard) so no line exceeds 79 columns.
+void append_comment(std::string& out, std::string_view raw) {
+  const std::string text = sanitize(raw);
+  std::string_view rest(text);
+  bool first = true;
+  do {
+    const std::size_t width = first ? kCommentWidth : kCommentWidth - 2;
+    std::size_t take = rest.size();
+    if (take > width) {
+      const std::size_t space = rest.rfind(' ', width);
+      take = (space != std::string_view::npos && space > width / 2) ? space : width;
+    }
+    out += first ? "# " : "#   ";
+    out.append(rest.substr(0, take));
+    out += '\n';
+    rest.remove_prefix(take);
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    first = false;
+  } while (!rest.empty());
+}
+
+std::string header_comments(const MapMetadata& meta) {
+  const Provenance& prov = meta.provenance;
+  const Physics& physics = meta.physics;
+  const std::string unit(unit_name(physics.unit));
+  std::string out;
+  // The four lines APBS writes (its "# " lines keep their trailing space).
+  out += fmt::format("# Data from {} {}\n", prov.program.empty() ? "dcs" : sanitize(prov.program),
+                     prov.version.empty() ? "(unknown version)" : sanitize(prov.version));
+  out += "# \n";
+  out += fmt::format("# POTENTIAL ({})\n", unit);
+  out += "# \n";
+
+  append_comment(out, "Direct Coulomb summation: V(p) = C * sum_i q_i / max(|p - r_i|, r_min)");
+  append_comment(out, fmt::format("units: {}; C = {:.10g} {}; dielectric {:.6g}; temperature "
+                                  "{:.6g} K; r_min = {:.6g} A",
+                                  unit, meta.coulomb_factor, factor_unit(physics.unit),
+                                  physics.dielectric, physics.temperature, physics.min_distance));
+  append_comment(out, fmt::format("grid: {} x {} x {} points, node-centred, origin and deltas in "
+                                  "Angstrom; values listed z fastest",
+                                  meta.grid.nx(), meta.grid.ny(), meta.grid.nz()));
+  if (!prov.input_path.empty()) append_comment(out, "input: " + prov.input_path);
+  if (!prov.input_sha256.empty()) append_comment(out, "input sha256: " + prov.input_sha256);
+  if (!prov.command_line.empty()) append_comment(out, "command: " + prov.command_line);
+  std::string compute;
+  if (!prov.backend.empty()) compute += "backend " + prov.backend;
+  if (!prov.kernel.empty()) compute += (compute.empty() ? "" : ", ") + ("kernel " + prov.kernel);
+  if (!prov.reduction.empty())
+    compute += (compute.empty() ? "" : ", ") + ("reduction " + prov.reduction);
+  if (!compute.empty()) append_comment(out, compute);
+  if (!prov.device.empty()) append_comment(out, "device: " + prov.device);
+  std::string run;
+  if (!prov.hostname.empty()) run += "host " + prov.hostname;
+  if (!prov.created.empty()) run += (run.empty() ? "" : ", ") + ("created " + prov.created);
+  if (!run.empty()) append_comment(out, run);
+  const GridStats& stats = meta.stats;
+  if (stats.count > 0)
+    append_comment(out, fmt::format("statistics: min {:.6g}, max {:.6g}, mean {:.6g}, rms {:.6g} "
+                                    "{}",
+                                    stats.min, stats.max, stats.mean, stats.rms, unit));
+  const Validation& validation = meta.validation;
+  if (validation.performed)
+    append_comment(out, fmt::format("validation against the float64 reference: {} ({} points): "
+                                    "max abs error {:.3g}, max rel error {:.3g}, tolerance {:.3g}",
+                                    validation.passed ? "passed" : "FAILED", validation.points,
+                                    validation.max_abs_error, validation.max_rel_error,
+                                    validation.tolerance));
+  return out;
+}
+
+void validate_grid(const GridSpec& grid, const std::string& path) {
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    if (grid.counts[axis] < 1)
+      throw IoError(fmt::format("cannot write {}: grid count {} along axis {} is not positive",
+                                path, grid.counts[axis], axis));
+    if (!(std::isfinite(grid.spacing[axis]) && grid.spacing[axis] > 0.0) ||
+        !std::isfinite(grid.origin[axis]))
+      throw IoError(fmt::format("cannot write {}: grid origin/spacing along axis {} is not "
+                                "finite and positive",
+                                path, axis));
+  }
+}
+
+}  // namespace
+
+void write_opendx(const std::string& path, const float* values, const MapMetadata& meta,
+                  const OpenDxOptions& opts) {
+  const GridSpec& grid = meta.grid;
+  validate_grid(grid, path);
+  if (values == nullptr) throw IoError(fmt::format("cannot write {}: no map values", path));
+  const bool gzip = opts.gzip || ends_with(path, ".gz");
+
+  AtomicFile file(path, opts.force);
+  DxSink sink(file, gzip);
+  std::string& out = sink.buffer();
+
+  out += header_comments(meta);
+  out += fmt::format("object 1 class gridpositions counts {} {} {}\n", grid.nx(), grid.ny(),
+                     grid.nz());
+  out += "origin ";
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    if (axis > 0) out += ' ';
+    append_e12_6(out, grid.origin[axis]);
+  }
+  out += '\n';
+  for (std::size_t axis = 0; axis < 3; ++axis) {
+    out += "delta ";
+    for (std::size_t column = 0; column < 3; ++column) {
+      if (column > 0) out += ' ';
+      append_e12_6(out, column == axis ? grid.spacing[axis] : 0.0);
+    }
+    out += '\n';
+  }
+  out += fmt::format("object 2 class gridconnections counts {} {} {}\n", grid.nx(), grid.ny(),
+                     grid.nz());
+  out += fmt::format("object 3 class array type double rank 0 items {} data follows\n",
+                     grid.points());
+
+  // DX lists z fastest, our map is x fastest: reading it in DX order strides by nx*ny floats.
+  // Copy a block of up to 16 x-columns at a time into [i][j][k] order (reads of consecutive
+  // floats), then format the block in order.
+  const auto nx = static_cast<std::size_t>(grid.nx());
+  const auto ny = static_cast<std::size_t>(grid.ny());
+  const auto nz = static_cast<std::size_t>(grid.nz());
+  const std::size_t column_floats = ny * nz;
+  const std::size_t block =
+      std::clamp<std::size_t>(kTransposeBytes / (column_floats * sizeof(float)), 1, 16);
+  std::vector<float> columns(block * column_floats);
+  int on_line = 0;
+  for (std::size_t i0 = 0; i0 < nx; i0 += block) {
+    const std::size_t width = std::min(block, nx - i0);
+    for (std::size_t k = 0; k < nz; ++k)
+      for (std::size_t j = 0; j < ny; ++j) {
+        const float* row = values + (k * ny + j) * nx + i0;
+        for (std::size_t di = 0; di < width; ++di) columns[(di * ny + j) * nz + k] = row[di];
+      }
+    for (std::size_t di = 0; di < width; ++di)
+      for (std::size_t j = 0; j < ny; ++j)
+        for (std::size_t k = 0; k < nz; ++k) {
+          const float value = columns[(di * ny + j) * nz + k];
+          if (!std::isfinite(value))
+            throw IoError(fmt::format("refusing to write {}: the value at grid point ({}, {}, {}) "
+                                      "is {}; maps must be finite",
+                                      path, i0 + di, j, k, value));
+          append_e12_6(out, static_cast<double>(value));
+          out += ' ';  // APBS's "%12.6e " leaves a space after every value
+          if (++on_line == 3) {
+            out += '\n';
+            on_line = 0;
+          }
+        }
+    sink.maybe_flush();
+  }
+  if (on_line != 0) out += '\n';
+  out += "attribute \"dep\" string \"positions\"\n";
+  out += "object \"regular positions regular connections\" class field\n";
+  out += "component \"positions\" value 1\n";
+  out += "component \"connections\" value 2\n";
+  out += "component \"data\" value 3\n";
+  sink.finish();
+  file.commit();
+}
+
+// --- Reader ----------------------------------------------------------------------------------
+
+namespace {
+
+std::string read_all(const std::string& path) {
+  errno = 0;
+  gzFile gz = ::gzopen(path.c_str(), "rb");
+  if (gz == nullptr) {
+    throw InputError(path, 0, fmt::format("cannot open: {}",
+                                          errno != 0 ? std::strerror(errno) : "out of memory"));
+  }
+  std::string content;
+  std::vector<char> chunk(std::size_t{1} << 20);
+  for (;;) {
+    const int got = ::gzread(gz, chunk.data(), static_cast<unsigned>(chunk.size()));
+    if (got < 0) {
+      int code = 0;
+      std::string message = ::gzerror(gz, &code);
+      if (code == Z_ERRNO) message = std::strerror(errno);
+      ::gzclose(gz);
+      throw InputError(path, 0, "read error: " + message);
+    }
+    if (got == 0) break;
+    content.append(chunk.data(), static_cast<std::size_t>(got));
+  }
+  ::gzclose(gz);
+  return content;
+}
+
+bool is_separator(char c) { return c == ' ' || c == '\t' || c == ','; }
+
+std::vector<std::string_view> split_words(std::string_view line) {
+  std::vector<std::string_view> words;
+  std::size_t pos = 0;
+  while (pos < line.size()) {
+    while (pos < line.size() && is_separator(line[pos])) ++pos;
+    const std::size_t start = pos;
+    while (pos < line.size() && !is_separator(line[pos])) ++pos;
+    if (pos > start) {
+      std::string_view word = line.substr(start, pos - start);
+      if (word.size() >= 2 && word.front() == '"' && word.back() == '"')
+        word = word.substr(1, word.size() - 2);  // GridDataFormats writes type "double"
+      words.push_back(word);
+    }
+  }
+  return words;
+}
+
+bool parse_double(std::string_view word, double& value) {
+  if (!word.empty() && word.front() == '+') word.remove_prefix(1);
+  const auto result = std::from_chars(word.data(), word.data() + word.size(), value);
+  return result.ec == std::errc() && result.ptr == word.data() + word.size();
+}
+
+bool parse_count(std::string_view word, std::int64_t& value) {
+  const auto result = std::from_chars(word.data(), word.data() + word.size(), value);
+  return result.ec == std::errc() && result.ptr == word.data() + word.size();
+}
+
+class DxParser {
+ public:
+  DxParser(std::string path, std::string_view content) : path_(std::move(path)), text_(content) {}
+
+  OpenDxMap parse() {
+    std::size_t pos = 0;
+    while (pos < text_.size()) {
+      std::size_t end = text_.find('\n', pos);
+      if (end == std::string_view::npos) end = text_.size();
+      std::string_view line = text_.substr(pos, end - pos);
+      pos = end + 1;
+      ++line_;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      handle(line);
+    }
+    finish();
+    return std::move(map_);
+  }
+
+ private:
+  enum class Stage { Positions, Origin, Delta, Connections, Array, Data, Trailer };
+
+  [[noreturn]] void fail(const std::string& reason) const {
+    throw InputError(path_, line_, reason);
+  }
+
+  std::array<std::int64_t, 3> parse_counts(const std::vector<std::string_view>& words,
+                                           std::string_view klass) const {
+    // object <id> class <klass> counts nx ny nz
+    if (words.size() != 8 || words[0] != "object" || words[2] != "class" || words[3] != klass ||
+        words[4] != "counts")
+      fail(fmt::format("expected 'object <id> class {} counts nx ny nz'", klass));
+    std::array<std::int64_t, 3> counts{};
+    for (std::size_t axis = 0; axis < 3; ++axis) {
+      if (!parse_count(words[5 + axis], counts[axis]) || counts[axis] < 1)
+        fail(fmt::format("grid count '{}' is not a positive integer", words[5 + axis]));
+    }
+    return counts;
+  }
+
+  Vec3 parse_vector(const std::vector<std::string_view>& words, std::string_view keyword) const {
+    if (words.size() != 4 || words[0] != keyword) fail(fmt::format("expected '{} x y z'", keyword));
+    Vec3 v{};
+    for (std::size_t axis = 0; axis < 3; ++axis)
+      if (!parse_double(words[1 + axis], v[axis]) || !std::isfinite(v[axis]))
+        fail(fmt::format("'{}' is not a finite number", words[1 + axis]));
+    return v;
+  }
+
+  void handle(std::string_view line) {
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos) return;  // blank
+    if (line[first] == '#') {
+      std::string_view comment = line.substr(first + 1);
+      if (!comment.empty() && comment.front() == ' ') comment.remove_prefix(1);
+      while (!comment.empty() && (comment.back() == ' ' || comment.back() == '\t'))
+        comment.remove_suffix(1);
+      map_.comments.emplace_back(comment);
+      return;
+    }
+    const std::vector<std::string_view> words = split_words(line);
+    if (words.empty()) return;  // only separators
+    switch (stage_) {
+      case Stage::Positions: {
+        map_.grid.counts = parse_counts(words, "gridpositions");
+        const auto nx = static_cast<std::uint64_t>(map_.grid.counts[0]);
+        const auto ny = static_cast<std::uint64_t>(map_.grid.counts[1]);
+        const auto nz = static_cast<std::uint64_t>(map_.grid.counts[2]);
+        // Every value takes at least two bytes ("0 "): a bound that also stops absurd counts
+        // from allocating before the data is seen.
+        const std::uint64_t limit = text_.size() / 2 + 1;
+        if (nx > limit || ny > limit || nz > limit || nx * ny > limit || nx * ny * nz > limit)
+          fail(fmt::format("counts {} {} {} need more values than the file can hold", nx, ny, nz));
+        stage_ = Stage::Origin;
+        return;
+      }
+      case Stage::Origin:
+        map_.grid.origin = parse_vector(words, "origin");
+        stage_ = Stage::Delta;
+        return;
+      case Stage::Delta: {
+        const Vec3 delta = parse_vector(words, "delta");
+        for (std::size_t column = 0; column < 3; ++column)
+          if (column != delta_row_ && delta[column] != 0.0)
+            fail("only axis-aligned grids are supported (delta has an off-diagonal element)");
+        const double h = delta[delta_row_];
+        if (!(h > 0.0)) fail(fmt::format("grid spacing {} is not positive", h));
+        map_.grid.spacing[delta_row_] = h;
+        if (++delta_row_ == 3) stage_ = Stage::Connections;
+        return;
+      }
+      case Stage::Connections:
+        if (parse_counts(words, "gridconnections") != map_.grid.counts)
+          fail("gridconnections counts differ from gridpositions counts");
+        stage_ = Stage::Array;
+        return;
+      case Stage::Array:
+        parse_array_header(words);
+        stage_ = Stage::Data;
+        return;
+      case Stage::Data:
+        parse_values(words);
+        return;
+      case Stage::Trailer: {
+        const std::string_view lead = words.front();
+        if (lead == "attribute" || lead == "object" || lead == "component" || lead == "end")
+          return;
+        double ignored = 0.0;
+        if (parse_double(lead, ignored))
+          fail(fmt::format("more than the {} values the header announces", expected_));
+        fail(fmt::format("unexpected text after the data: '{}'", lead));
+      }
+    }
+  }
+
+  void parse_array_header(const std::vector<std::string_view>& words) {
+    // object <id> class array type <double|float> rank 0 items N data follows
+    if (words.size() < 4 || words[0] != "object" || words[2] != "class" || words[3] != "array")
+      fail("expected 'object <id> class array type double rank 0 items N data follows'");
+    bool have_items = false;
+    bool data_follows = false;
+    for (std::size_t index = 4; index < words.size(); ++index) {
+      const std::string_view key = words[index];
+      const bool has_value = index + 1 < words.size();
+      if (key == "type" && has_value) {
+        const std::string_view type = words[++index];
+        if (type != "double" && type != "float")
+          fail(fmt::format("array type '{}' is not supported (double or float)", type));
+      } else if (key == "rank" && has_value) {
+        if (words[++index] != "0") fail("only scalar data (rank 0) is supported");
+      } else if (key == "shape" && has_value) {
+        if (words[++index] != "1") fail("only scalar data (shape 1) is supported");
+      } else if (key == "items" && has_value) {
+        std::int64_t items = 0;
+        if (!parse_count(words[++index], items) || items < 1)
+          fail(fmt::format("'{}' is not a positive item count", words[index]));
+        expected_ = static_cast<std::size_t>(items);
+        have_items = true;
+      } else if (key == "data" && has_value && words[index + 1] == "follows") {
+        data_follows = true;
+        ++index;
+      } else {
+        fail(fmt::format("unexpected '{}' in the array header", key));
+      }
+    }
+    if (!have_items) fail("the array header has no 'items N'");
+    if (!data_follows) fail("the array header must end in 'data follows' (no external data)");
+    if (expected_ != map_.grid.points())
+      fail(fmt::format("items {} differ from the grid's {} x {} x {} = {} points", expected_,
+                       map_.grid.nx(), map_.grid.ny(), map_.grid.nz(), map_.grid.points()));
+    file_order_.reserve(expected_);
+  }
+
+  void parse_values(const std::vector<std::string_view>& words) {
+    const std::string_view lead = words.front();
+    if (lead == "attribute" || lead == "object" || lead == "component")
+      fail(fmt::format("expected {} values, found only {}", expected_, file_order_.size()));
+    for (const std::string_view word : words) {
+      double value = 0.0;
+      if (!parse_double(word, value)) fail(fmt::format("'{}' is not a number", word));
+      if (file_order_.size() == expected_)
+        fail(fmt::format("more than the {} values the header announces", expected_));
+      file_order_.push_back(value);
+    }
+    if (file_order_.size() == expected_) stage_ = Stage::Trailer;
+  }
+
+  void finish() {
+    switch (stage_) {
+      case Stage::Positions:
+        fail("no 'object 1 class gridpositions counts nx ny nz' line (empty, or not OpenDX)");
+      case Stage::Origin: fail("unexpected end of file: missing 'origin'");
+      case Stage::Delta: fail("unexpected end of file: missing 'delta' lines");
+      case Stage::Connections: fail("unexpected end of file: missing 'gridconnections'");
+      case Stage::Array: fail("unexpected end of file: missing the data array header");
+      case Stage::Data:
+        fail(fmt::format("unexpected end of file: expected {} values, found {}", expected_,
+                         file_order_.size()));
+      case Stage::Trailer: break;
+    }
+    // File order is z fastest: n = (i*ny + j)*nz + k. Store x fastest.
+    const auto nx = static_cast<std::size_t>(map_.grid.nx());
+    const auto ny = static_cast<std::size_t>(map_.grid.ny());
+    const auto nz = static_cast<std::size_t>(map_.grid.nz());
+    map_.values.resize(expected_);
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < nx; ++i)
+      for (std::size_t j = 0; j < ny; ++j)
+        for (std::size_t k = 0; k < nz; ++k) map_.values[(k * ny + j) * nx + i] = file_order_[n++];
+  }
+
+  std::string path_;
+  std::string_view text_;
+  std::uint64_t line_ = 0;
+  Stage stage_ = Stage::Positions;
+  std::size_t delta_row_ = 0;
+  std::size_t expected_ = 0;
+  std::vector<double> file_order_;
+  OpenDxMap map_;
+};
+
+}  // namespace
+
+OpenDxMap read_opendx(const std::string& path) {
+  const std::string content = read_all(path);
+  return DxParser(path, content).parse();
+}
+
+}  // namespace dcs

@@ -1,0 +1,63 @@
+// OpenDX scalar maps in the dialect APBS writes (Vgrid_writeDX in apbs src/mg/vgrid.c), so that
+// APBS, PyMOL, VMD and GridDataFormats read them unchanged:
+//
+//   # Data from dcs 0.1.0 (git ...)          <- APBS: "# Data from APBS x.y.z"
+//   #                                        (APBS writes "# " lines with a trailing space)
+//   # POTENTIAL (kT/e)
+//   #
+//   # ... more "# " lines: physics, units, factor, input, command, provenance (<= 79 columns,
+//   #     VMD's reader chokes on longer lines)
+//   object 1 class gridpositions counts nx ny nz
+//   origin %12.6e %12.6e %12.6e
+//   delta %12.6e %12.6e %12.6e                (hx 0 0), (0 hy 0), (0 0 hz)
+//   object 2 class gridconnections counts nx ny nz
+//   object 3 class array type double rank 0 items N data follows
+//   v v v                                     "%12.6e " each (note the trailing space), three
+//   ...                                       per line, z fastest: x outer, then y, then z
+//   v                                         a final partial line when N % 3 != 0
+//   attribute "dep" string "positions"
+//   object "regular positions regular connections" class field
+//   component "positions" value 1
+//   component "connections" value 2
+//   component "data" value 3
+//
+// Our maps are stored x fastest (index (k*ny + j)*nx + i); the writer transposes on the fly.
+// Positions are in Å; values are in the map's unit (meta.physics.unit). `%12.6e` keeps 7
+// significant digits, so a DX round trip is exact to a relative 5e-7 of each value.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dcs/grid.hpp"
+#include "dcs/map.hpp"
+
+namespace dcs {
+
+struct OpenDxOptions {
+  bool force = false;  ///< replace an existing file
+  bool gzip = false;   ///< gzip the stream (also implied by a path ending in ".gz")
+};
+
+/// Writes the map `values` (meta.grid.points() floats, x fastest) to `path` through an
+/// AtomicFile: the file appears complete under `path` or not at all. Blocks until the data is
+/// fsync()ed. Throws IoError for I/O failures, an existing file without `force`, and for a
+/// non-finite value (maps never hold NaN or inf; the message names the grid point).
+void write_opendx(const std::string& path, const float* values, const MapMetadata& meta,
+                  const OpenDxOptions& opts);
+
+/// A map read back from an OpenDX file.
+struct OpenDxMap {
+  GridSpec grid;                      ///< counts, origin (Å) and the diagonal of the deltas
+  std::vector<double> values;         ///< x fastest, like every map in dcs
+  std::vector<std::string> comments;  ///< "#" lines without the leading "#" and one space
+};
+
+/// Reads a regular-grid OpenDX scalar file (plain or gzip-compressed, detected from the bytes).
+/// Accepts what APBS and GridDataFormats write: comments anywhere before the data, "type double"
+/// or "type float", any number of values per line. Throws InputError("<path>:<line>: <reason>")
+/// for a missing or malformed file: unknown or missing header lines, non-positive counts,
+/// mismatched counts, off-diagonal deltas, a non-numeric value, too few or too many values.
+OpenDxMap read_opendx(const std::string& path);
+
+}  // namespace dcs
