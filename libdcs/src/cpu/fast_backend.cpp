@@ -10,13 +10,13 @@
 // and near an atom (r close to min_distance) that is a relative error of ~1e-4 in q/r, above
 // the 1e-5 * max|V| specification. So distances are formed without large float operands:
 // - dy^2 + dz^2 is staged per row in float64 and rounded once;
+// - lengths inside the kernels are in units of hx (grid units), so grid point i sits at x = i;
 // - x: each atom is staged as ia = its nearest grid index (an integer, exact in float) and
-//   fx = x_atom - ia*hx (|fx| <= hx/2, float64 rounded once), and dx = (i - ia) - fx: i - ia
+//   fx = x_atom/hx - ia (|fx| <= 1/2, float64 rounded once), and dx = (i - ia) - fx: i - ia
 //   is exact, so the rounding of dx is relative to |dx| itself.
-// Lengths inside the kernels are in units of hx (grid units): dx then needs two additions
-// (which run on the FP add ports) instead of a multiply-add (on the FMA ports, the busy ones),
-// and 1/r = (1/hx) * 1/r_grid is folded into the staged charge q/hx. The clamp is the same:
-// r2/hx^2 against min_distance^2/hx^2.
+// Grid units also make dx two additions (on the FP add ports) instead of a multiply-add (on
+// the FMA ports, the busy ones); 1/r = (1/hx) * 1/r_grid is folded into the staged charge
+// q/hx, and the clamp compares r2/hx^2 with min_distance^2/hx^2, the same condition.
 // Charges come from dcs::pack_atoms (factor-scaled float); its float positions are not used
 // for the reason above.
 #include <algorithm>
@@ -68,20 +68,27 @@ struct RowArgs {
   float* out_row = nullptr;
 };
 
-/// Stages yz2[a] = ((y - ay[a])^2 + (z - az[a])^2) * inv_h2 (float64, rounded once).
+/// Stages yz2[a] = (y - ay[a])^2 + (z - az[a])^2 (grid units, float64, rounded once).
 using StageFn = void (*)(const double* ay, const double* az, std::size_t n, double y, double z,
                          float* yz2);
 using RowFn = void (*)(const RowArgs& args);
 
 // --- Portable kernel: the shared dcs::coulomb_term, whatever the compiler makes of it -------
 
-void stage_portable(const double* ay, const double* az, std::size_t n, double y, double z,
-                    float* yz2) {
+// The staging loop, written once and inlined into one function per ISA (each vectorised
+// for its target by the compiler).
+[[gnu::always_inline]] inline void stage_body(const double* ay, const double* az, std::size_t n,
+                                              double y, double z, float* yz2) {
   for (std::size_t a = 0; a < n; ++a) {
     const double dy = y - ay[a];
     const double dz = z - az[a];
     yz2[a] = static_cast<float>(dy * dy + dz * dz);
   }
+}
+
+void stage_portable(const double* ay, const double* az, std::size_t n, double y, double z,
+                    float* yz2) {
+  stage_body(ay, az, n, y, z, yz2);
 }
 
 template <int Width>
@@ -117,11 +124,7 @@ void row_portable(const RowArgs& args) {
 
 DCS_TARGET_AVX2 void stage_avx2(const double* ay, const double* az, std::size_t n, double y,
                                 double z, float* yz2) {
-  for (std::size_t a = 0; a < n; ++a) {
-    const double dy = y - ay[a];
-    const double dz = z - az[a];
-    yz2[a] = static_cast<float>(dy * dy + dz * dz);
-  }
+  stage_body(ay, az, n, y, z, yz2);
 }
 
 template <int Vectors>
@@ -187,11 +190,7 @@ DCS_TARGET_AVX2 void row_avx2(const RowArgs& args) {
 
 DCS_TARGET_AVX512 void stage_avx512(const double* ay, const double* az, std::size_t n, double y,
                                     double z, float* yz2) {
-  for (std::size_t a = 0; a < n; ++a) {
-    const double dy = y - ay[a];
-    const double dz = z - az[a];
-    yz2[a] = static_cast<float>(dy * dy + dz * dz);
-  }
+  stage_body(ay, az, n, y, z, yz2);
 }
 
 // GCC 12's unmasked _mm512_max_ps/_mm512_rsqrt14_ps merge into _mm512_undefined_ps(), which
