@@ -1,8 +1,9 @@
 // dcs_reduce_bench: the reduction benchmark and the seed measurements without the `dcs` app.
 //   dcs_reduce_bench --bench [--edges 256,512] [--reps 20] [--variants a,b] [--out FILE.md]
 //   dcs_reduce_bench --ladder [--reps 20] [--out FILE.md]
-//   dcs_reduce_bench --textbook NAME --n N     one launch of the book's kernel (for ncu)
-//   dcs_reduce_bench --stats NAME --n N        one statistics reduction (for ncu)
+//   dcs_reduce_bench --textbook A,B --n N1,N2  one launch of each book's kernel at each size, in
+//                                              that order (what scripts/seed_claims.sh profiles)
+//   dcs_reduce_bench --stats A,B --n N1,N2     one statistics reduction each (for ncu)
 // Prints Markdown; exit status 0 on success, 1 on a dcs error (message on stderr), 2 on usage.
 #include <cstdio>
 #include <cstdlib>
@@ -48,16 +49,17 @@ std::string markdown(const dcs::BenchTable& table) {
   std::fprintf(stderr,
                "dcs_reduce_bench: %s\nusage: dcs_reduce_bench --bench [--edges E1,E2] [--reps R] "
                "[--variants A,B] [--out FILE]\n       dcs_reduce_bench --ladder [--reps R] [--out "
-               "FILE]\n       dcs_reduce_bench --textbook NAME --n N | --stats NAME --n N\n",
+               "FILE]\n       dcs_reduce_bench --textbook A,B --n N1,N2 | --stats A,B --n N1,N2\n",
                why.c_str());
   std::exit(2);
 }
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  std::string mode, name, out_path;
-  std::size_t n = 0;
+int main(int argc, char** argv) try {
+  std::string mode, out_path;
+  std::vector<std::string> names;
+  std::vector<std::size_t> sizes;
   dcs::BenchOptions options;
   options.repetitions = 20;
   for (int i = 1; i < argc; ++i) {
@@ -67,8 +69,8 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     if (arg == "--bench" || arg == "--ladder") mode = arg.substr(2);
-    else if (arg == "--textbook" || arg == "--stats") { mode = arg.substr(2); name = value(); }
-    else if (arg == "--n") n = std::stoull(value());
+    else if (arg == "--textbook" || arg == "--stats") { mode = arg.substr(2); names = split(value()); }
+    else if (arg == "--n") for (const auto& v : split(value())) sizes.push_back(std::stoull(v));
     else if (arg == "--reps") options.repetitions = std::stoi(value());
     else if (arg == "--edges") for (const auto& e : split(value())) options.grid_sizes.push_back(std::stoll(e));
     else if (arg == "--variants") options.kernels = split(value());
@@ -77,20 +79,22 @@ int main(int argc, char** argv) {
     else usage("unknown argument " + arg);
   }
   if (mode.empty()) usage("choose --bench, --ladder, --textbook or --stats");
-  try {
+  {
     std::string report;
     if (mode == "bench") {
       for (const auto& table : dcs::cuda::benchmark_reductions(options)) report += markdown(table);
     } else if (mode == "ladder") {
       report = markdown(dcs::cuda::detail::seed003_ladder(options.device, options.repetitions));
-    } else if (mode == "textbook") {
-      if (n == 0) usage("--textbook needs --n");
-      report = name + " n=" + std::to_string(n) + " sum=" +
-               std::to_string(dcs::cuda::detail::run_textbook_once(name, n, options.device)) + "\n";
     } else {
-      if (n == 0) usage("--stats needs --n");
-      report = name + " n=" + std::to_string(n) + " mean=" +
-               std::to_string(dcs::cuda::detail::run_statistics_once(name, n, options.device)) + "\n";
+      if (names.empty() || sizes.empty()) usage("--" + mode + " needs names and --n sizes");
+      for (const std::string& name : names)
+        for (const std::size_t n : sizes) {
+          const double value =
+              mode == "textbook" ? dcs::cuda::detail::run_textbook_once(name, n, options.device)
+                                 : dcs::cuda::detail::run_statistics_once(name, n, options.device);
+          report += name + " n=" + std::to_string(n) +
+                    (mode == "textbook" ? " sum=" : " mean=") + std::to_string(value) + "\n";
+        }
     }
     std::fputs(report.c_str(), stdout);
     if (!out_path.empty()) {
@@ -98,9 +102,9 @@ int main(int argc, char** argv) {
       file << report;
       if (!file) throw dcs::IoError("cannot write " + out_path);
     }
-  } catch (const dcs::Error& error) {
-    std::fprintf(stderr, "dcs_reduce_bench: %s\n", error.what());
-    return 1;
   }
   return 0;
+} catch (const std::exception& error) {
+  std::fprintf(stderr, "dcs_reduce_bench: %s\n", error.what());
+  return 1;
 }
