@@ -24,6 +24,20 @@ namespace {
 constexpr std::int64_t kFormatVersion = 1;
 constexpr hsize_t kChunkTargetFloats = (hsize_t{1} << 20) / sizeof(float);  // ~1 MiB chunks
 
+// --- Library set-up ----------------------------------------------------------------------------
+
+/// Asks HDF5 not to run H5close() from atexit(). HDF5 1.10 leaves a file whose H5Fclose failed
+/// (a full disk while flushing) half-closed, and closing it again, as H5close() does at exit,
+/// crashes the process. Our files are always closed explicitly, so skipping it loses nothing.
+/// Must precede every other HDF5 call; if the application used HDF5 first it has no effect.
+void prepare_library() {
+  static const bool done = [] {
+    (void)H5dont_atexit();
+    return true;
+  }();
+  (void)done;
+}
+
 // --- Errors ------------------------------------------------------------------------------------
 
 /// Silences HDF5's automatic printing of error stacks (libraries never print) for the lifetime
@@ -49,7 +63,14 @@ herr_t collect_error(unsigned /*index*/, const H5E_error2_t* error, void* client
   char minor[160] = {};
   if (H5Eget_msg(error->min_num, nullptr, minor, sizeof minor) > 0 && minor[0] != '\0')
     entry += entry.empty() ? minor : std::string(" (") + minor + ")";
-  if (!entry.empty()) entries->push_back(std::move(entry));
+  // HDF5's messages may hold newlines (a ctime() string); keep the report on one line.
+  std::string line;
+  for (const char c : entry) {
+    const char clean = static_cast<unsigned char>(c) < 0x20 ? ' ' : c;
+    if (clean != ' ' || (!line.empty() && line.back() != ' ')) line += clean;
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  if (!line.empty()) entries->push_back(std::move(line));
   return 0;
 }
 
@@ -501,6 +522,7 @@ bool hdf5_available() noexcept { return true; }
 
 void write_hdf5(const std::string& path, const float* values, const MapMetadata& meta,
                 const System& system, const Hdf5Options& opts) {
+  prepare_library();
   if (opts.gzip_level < 0 || opts.gzip_level > 9)
     throw UsageError(fmt::format("HDF5 gzip level must be 0-9, got {}", opts.gzip_level));
   const Failure failure(path, /*reading=*/false);
@@ -574,14 +596,15 @@ std::string read_string_attribute(hid_t object, const char* name, const Failure&
 }  // namespace
 
 Hdf5Potential read_hdf5_potential(const std::string& path) {
+  prepare_library();
   const Failure failure(path, /*reading=*/true);
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0)
     throw InputError(path, 0, fmt::format("cannot open: {}", std::strerror(errno)));
 
   const QuietErrors quiet;
-  const Handle fapl = file_access_plist(failure);
-  const Handle file(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()),
+  // Default file access (and locking): a file opened twice in one process needs equal flags.
+  const Handle file(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
                                "H5Fopen (is it an HDF5 file?)"),
                     H5Fclose);
   const Handle set(failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT),

@@ -1,0 +1,148 @@
+// Helpers shared by the map-writer tests: a scratch directory and a small, fully described map.
+#pragma once
+
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "dcs/grid.hpp"
+#include "dcs/map.hpp"
+#include "dcs/physics.hpp"
+#include "dcs/stats.hpp"
+#include "dcs/types.hpp"
+
+namespace dcs::test {
+
+/// A fresh directory under the system temp dir, removed with everything in it.
+class ScratchDir {
+ public:
+  ScratchDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "dcs-io-test-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = pattern;
+  }
+  ~ScratchDir() {
+    std::error_code ec;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
+                                 std::filesystem::perm_options::add, ec);
+    std::filesystem::remove_all(path_, ec);
+  }
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+  /// Names of every entry, hidden ones included (temporaries start with '.'), sorted.
+  std::vector<std::string> entries() const {
+    std::vector<std::string> names;
+    for (const auto& entry : std::filesystem::directory_iterator(path_))
+      names.push_back(entry.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+}
+
+/// A map whose value encodes its indices, so that any transposition shows:
+/// f(i, j, k) = 100 i + 10 j + k + 0.25, with the sign flipped on odd k.
+inline float index_value(std::int64_t i, std::int64_t j, std::int64_t k) {
+  const float magnitude = static_cast<float>(100 * i + 10 * j + k) + 0.25f;
+  return (k % 2 == 0) ? magnitude : -magnitude;
+}
+
+inline std::vector<float> index_map(const GridSpec& grid) {
+  std::vector<float> values(grid.points());
+  for (std::int64_t k = 0; k < grid.nz(); ++k)
+    for (std::int64_t j = 0; j < grid.ny(); ++j)
+      for (std::int64_t i = 0; i < grid.nx(); ++i) values[grid.index(i, j, k)] = index_value(i, j, k);
+  return values;
+}
+
+inline GridSpec asymmetric_grid(std::int64_t nx = 3, std::int64_t ny = 4, std::int64_t nz = 5) {
+  GridSpec grid;
+  grid.counts = {nx, ny, nz};
+  grid.origin = {-12.5, 3.25, 101.875};
+  grid.spacing = {0.5, 0.75, 1.25};
+  return grid;
+}
+
+/// Metadata as a real run fills it, with statistics computed from `values`.
+inline MapMetadata sample_metadata(const GridSpec& grid, const std::vector<float>& values) {
+  MapMetadata meta;
+  meta.grid = grid;
+  meta.physics = Physics{};
+  meta.coulomb_factor = coulomb_factor(meta.physics);
+  meta.stats = finalize(cpu_statistics(values.data(), values.size()));
+  meta.validation.performed = true;
+  meta.validation.points = 60;
+  meta.validation.all_points = true;
+  meta.validation.max_abs_error = 1.5e-6;
+  meta.validation.rms_error = 2.5e-7;
+  meta.validation.max_abs_reference = 437.25;
+  meta.validation.max_rel_error = 3.4e-9;
+  meta.validation.tolerance = 1e-5;
+  meta.validation.passed = true;
+  Provenance& prov = meta.provenance;
+  prov.version = "0.1.0 (git 0123456789ab)";
+  prov.command_line = "dcs --atoms 'my mol.pqr' --grid 3 4 5 --dx out.dx";
+  prov.input_path = "data/my mol.pqr";
+  prov.input_sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  prov.backend = "cpu-reference";
+  prov.kernel = "reference";
+  prov.reduction = "cpu";
+  prov.device = "CPU (test)";
+  prov.hostname = "testhost";
+  prov.created = "2025-01-02T03:04:05Z";
+  prov.timings = {{"read", 0.125}, {"compute", 1.5}, {"write", 0.25}};
+  return meta;
+}
+
+inline System sample_system() {
+  System system;
+  system.source_path = "data/my mol.pqr";
+  system.source_format = "pqr";
+  system.source_sha256 = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+  Atom a;
+  a.position = {1.0, -2.5, 3.25};
+  a.charge = -0.5;
+  a.radius = 1.7;
+  a.serial = 1;
+  a.name = "N";
+  a.res_name = "ALA";
+  a.chain = "A";
+  a.res_seq = 7;
+  Atom b = a;
+  b.position = {-4.125, 0.0, 12.5};
+  b.charge = 1.0;
+  b.radius = 0.0;
+  b.serial = 100001;
+  b.name = "ZN";
+  b.res_name = "ZN2+";  // 4-letter residue name
+  b.chain = "";
+  b.res_seq = 1001;
+  b.hetatm = true;
+  system.atoms = {a, b};
+  return system;
+}
+
+}  // namespace dcs::test
