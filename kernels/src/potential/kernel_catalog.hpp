@@ -18,8 +18,8 @@ struct KernelDescription {
 /// Registry order; the first entry is the default on the GPU.
 inline constexpr std::array<KernelDescription, 7> kKernelCatalog{{
     {"production",
-     "3-D launch per 4000-atom chunk, shared-memory atom tiles, 8 z-points per thread, "
-     "1 of 8 rsqrt in software on the FMA pipe; MUFU-bound (can pass the rsqrt ceiling)"},
+     "3-D launch per 4000-atom chunk, shared-memory atom tiles, 8 z-points per thread, clamp "
+     "only where needed, 1 of 8 rsqrt on the FMA pipe; MUFU-bound (can pass the rsqrt ceiling)"},
     {"production-mufu",
      "the production kernel with every rsqrt on MUFU; bound by the rsqrt ceiling"},
     {"production-16",

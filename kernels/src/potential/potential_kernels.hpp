@@ -67,16 +67,19 @@ extern template void launch_gather<GatherCoalesced>(const PotentialLaunch&, Stre
 /// tails cost at most one block per plane group) and PointsPerThread consecutive planes; atoms
 /// are staged in shared-memory tiles of kTileAtoms. With SoftwareEvery = s > 0, every s-th of a
 /// thread's points takes its rsqrt from an FMA-pipe Newton iteration instead of MUFU.
-template <int PointsPerThread, int SoftwareEvery>
+/// MinBlocksPerSm caps registers (__launch_bounds__) so that many blocks fit on an SM.
+template <int PointsPerThread, int SoftwareEvery, int MinBlocksPerSm>
 struct ProductionPolicy {
   static constexpr int kThreads = 256;
   static constexpr int kTileAtoms = 500;
   static constexpr int kPointsPerThread = PointsPerThread;
   static constexpr int kSoftwareEvery = SoftwareEvery;
+  static constexpr int kMinBlocksPerSm = MinBlocksPerSm;
 };
-using ProductionSoftware = ProductionPolicy<8, 8>;
-using ProductionMufu = ProductionPolicy<8, 0>;
-using ProductionSoftware16 = ProductionPolicy<16, 8>;
+using ProductionSoftware = ProductionPolicy<8, 8, 6>;
+using ProductionMufu = ProductionPolicy<8, 0, 6>;
+using ProductionSoftware16 = ProductionPolicy<16, 8, 4>;
+
 
 /// Overwrites the slab on a chunk with accumulate == false, adds otherwise. Launched with
 /// programmatic dependent launch: the next chunk's blocks start on SMs this launch frees and

@@ -36,11 +36,17 @@ nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=c
 smi_pid=$!
 step bench 300 bench.md "$build/bin/dcs_potential_bench" "$@"
 kill "$smi_pid" 2>/dev/null
+# Nsight Compute on the first launch of each kernel named in NCU_KERNELS (default: production):
+# speed of light, occupancy, issue activity, the MUFU (XU) pipe and why warps stall.
+metrics="smsp__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"
+metrics+=",sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active"
+metrics+=",regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
 if command -v ncu >/dev/null; then
-  step "ncu production" 180 ncu.txt ncu --clock-control none --section SpeedOfLight --section Occupancy \
-    --section WarpStateStats --section ComputeWorkloadAnalysis --section InstructionStats \
-    -k regex:production_kernel -c 1 "$build/bin/dcs_potential_bench" --grid 256 --atoms 16000 \
-    --kernel production --reps 1
+  for kernel in ${NCU_KERNELS:-production}; do
+    step "ncu $kernel" 120 ncu.txt ncu --clock-control none --section SpeedOfLight --section Occupancy \
+      --section WarpStateStats --metrics "$metrics" -k regex:production_kernel -c 1 \
+      "$build/bin/dcs_potential_bench" --grid 256 --atoms 16000 --kernel "$kernel" --reps 1
+  done
 fi
 cat "$out/bench.md"
 printf '%s\n' "${summary[@]}"
