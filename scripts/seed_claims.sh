@@ -100,6 +100,7 @@ profile pmpp "$pmpp_metrics" "SimpleSumReductionKernel|ConvergentSumReductionKer
 ladder_metrics=smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct,\
 smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct,smsp__inst_executed.sum,\
 smsp__warps_launched.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,\
+smsp__average_warp_latency_per_inst_issued.ratio,\
 gpu__time_duration.sum
 profile ladder_ncu "$ladder_metrics" "^reduce" -- \
   "$reduce_bench" --textbook neighbored,neighbored-less,interleaved,unroll2,unroll4,unroll8,unroll8-warp,unroll8-complete,unroll8-template \
