@@ -43,14 +43,15 @@ void append_e12_6(std::string& out, double value) {
 /// its descriptor.
 class DxSink {
  public:
-  DxSink(AtomicFile& file, bool gzip) : file_(file) {
+  DxSink(AtomicFile& file, bool gzip, int gzip_level) : file_(file) {
     buffer_.reserve(kFlushBytes + 4096);
     if (!gzip) return;
     const int fd = ::dup(file.fd());
     if (fd < 0)
       throw IoError(fmt::format("error writing {}: dup failed: {}", file.final_path(),
                                 std::strerror(errno)));
-    gz_ = ::gzdopen(fd, "wb6");
+    const std::string mode = fmt::format("wb{}", gzip_level);
+    gz_ = ::gzdopen(fd, mode.c_str());
     if (gz_ == nullptr) {
       ::close(fd);
       throw IoError(fmt::format("error writing {}: cannot start gzip compression",
@@ -204,9 +205,11 @@ void write_opendx(const std::string& path, const float* values, const MapMetadat
   validate_grid(grid, path);
   if (values == nullptr) throw IoError(fmt::format("cannot write {}: no map values", path));
   const bool gzip = opts.gzip || ends_with(path, ".gz");
+  if (gzip && (opts.gzip_level < 1 || opts.gzip_level > 9))
+    throw UsageError(fmt::format("OpenDX gzip level must be 1-9, got {}", opts.gzip_level));
 
   AtomicFile file(path, opts.force);
-  DxSink sink(file, gzip);
+  DxSink sink(file, gzip, opts.gzip_level);
   std::string& out = sink.buffer();
 
   out += header_comments(meta);

@@ -224,6 +224,14 @@ TEST(OpenDx, GzipByExtensionAndByOption) {
     EXPECT_EQ(map.values, read_opendx(dir.file("plain.dx")).values) << name;
   }
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"map.dx.gz", "option.dx", "plain.dx"}));
+
+  OpenDxOptions smallest;
+  smallest.gzip_level = 9;
+  write_opendx(dir.file("nine.dx.gz"), values.data(), meta, smallest);
+  EXPECT_EQ(read_opendx(dir.file("nine.dx.gz")).values, read_opendx(dir.file("plain.dx")).values);
+  smallest.gzip_level = 0;
+  EXPECT_THROW(write_opendx(dir.file("zero.dx.gz"), values.data(), meta, smallest), UsageError);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("zero.dx.gz")));
 }
 
 TEST(OpenDx, RefusesToOverwriteWithoutForce) {

@@ -37,12 +37,16 @@ namespace dcs {
 struct OpenDxOptions {
   bool force = false;  ///< replace an existing file
   bool gzip = false;   ///< gzip the stream (also implied by a path ending in ".gz")
+  /// zlib level when gzipping, 1-9. The default 1 is ~4x faster than zlib's usual 6 on DX text
+  /// (256^3 map: 3 s instead of 14 s) for a file ~15% larger.
+  int gzip_level = 1;
 };
 
 /// Writes the map `values` (meta.grid.points() floats, x fastest) to `path` through an
 /// AtomicFile: the file appears complete under `path` or not at all. Blocks until the data is
 /// fsync()ed. Throws IoError for I/O failures, an existing file without `force`, and for a
-/// non-finite value (maps never hold NaN or inf; the message names the grid point).
+/// non-finite value (maps never hold NaN or inf; the message names the grid point); UsageError
+/// for a gzip level outside 1-9.
 void write_opendx(const std::string& path, const float* values, const MapMetadata& meta,
                   const OpenDxOptions& opts);
 
