@@ -16,15 +16,17 @@ struct KernelDescription {
 };
 
 /// Registry order; the first entry is the default on the GPU.
-inline constexpr std::array<KernelDescription, 7> kKernelCatalog{{
+inline constexpr std::array<KernelDescription, 8> kKernelCatalog{{
     {"production",
-     "3-D launch per 4000-atom chunk, shared-memory atom tiles, 8 z-points per thread, clamp "
-     "only where needed, 1 of 8 rsqrt on the FMA pipe; MUFU-bound (can pass the rsqrt ceiling)"},
+     "3-D launch per 4000-atom chunk, shared-memory atom tiles, 16 z-points per thread, clamp "
+     "only where needed, 2 of 16 rsqrt on the FMA pipe; MUFU-bound (passes the rsqrt ceiling)"},
     {"production-mufu",
      "the production kernel with every rsqrt on MUFU; bound by the rsqrt ceiling"},
-    {"production-16",
-     "the production kernel with 16 z-points per thread (fewer atom loads per pair, more "
-     "registers, lower occupancy), 1 of 8 rsqrt in software"},
+    {"production-8",
+     "the production kernel with 8 z-points per thread (1 of 8 rsqrt in software): more warps, "
+     "but the atom loads and dx^2+dy^2 are shared by half as many pairs"},
+    {"production-sw3",
+     "the production kernel with 3 of 16 rsqrt in software: more FMA-pipe work, less MUFU"},
     {"scatter",
      "PMPP Fig. 18.5: one thread per atom, atomicAdd into one z-plane per launch; atomics"},
     {"gather",

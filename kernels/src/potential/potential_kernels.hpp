@@ -65,29 +65,30 @@ extern template void launch_gather<GatherCoalesced>(const PotentialLaunch&, Stre
 
 /// Threads of a block cover kThreads consecutive points of a plane (x fastest, rows wrap, so
 /// tails cost at most one block per plane group) and PointsPerThread consecutive planes; atoms
-/// are staged in shared-memory tiles of kTileAtoms. With SoftwareEvery = s > 0, every s-th of a
-/// thread's points takes its rsqrt from an FMA-pipe Newton iteration instead of MUFU.
-/// MinBlocksPerSm caps registers (__launch_bounds__) so that many blocks fit on an SM.
-template <int PointsPerThread, int SoftwareEvery, int MinBlocksPerSm>
+/// are staged in shared-memory tiles of kTileAtoms. SoftwarePoints of a thread's points take
+/// their rsqrt from an FMA-pipe Newton iteration instead of MUFU. MinBlocksPerSm caps the
+/// registers (__launch_bounds__) so that this many blocks fit on an SM.
+template <int PointsPerThread, int SoftwarePoints, int MinBlocksPerSm>
 struct ProductionPolicy {
   static constexpr int kThreads = 256;
   static constexpr int kTileAtoms = 500;
   static constexpr int kPointsPerThread = PointsPerThread;
-  static constexpr int kSoftwareEvery = SoftwareEvery;
+  static constexpr int kSoftwarePoints = SoftwarePoints;
   static constexpr int kMinBlocksPerSm = MinBlocksPerSm;
 };
-using ProductionSoftware = ProductionPolicy<8, 8, 6>;
-using ProductionMufu = ProductionPolicy<8, 0, 6>;
-using ProductionSoftware16 = ProductionPolicy<16, 8, 4>;
-
+using ProductionDefault = ProductionPolicy<16, 2, 4>;    // "production"
+using ProductionMufu = ProductionPolicy<16, 0, 4>;       // "production-mufu"
+using Production8 = ProductionPolicy<8, 1, 6>;           // "production-8"
+using ProductionSoftware3 = ProductionPolicy<16, 3, 4>;  // "production-sw3"
 
 /// Overwrites the slab on a chunk with accumulate == false, adds otherwise. Launched with
 /// programmatic dependent launch: the next chunk's blocks start on SMs this launch frees and
 /// wait (griddepcontrol.wait) only before touching the slab.
 template <class Policy>
 void launch_production(const PotentialLaunch& launch, StreamView stream);
-extern template void launch_production<ProductionSoftware>(const PotentialLaunch&, StreamView);
+extern template void launch_production<ProductionDefault>(const PotentialLaunch&, StreamView);
 extern template void launch_production<ProductionMufu>(const PotentialLaunch&, StreamView);
-extern template void launch_production<ProductionSoftware16>(const PotentialLaunch&, StreamView);
+extern template void launch_production<Production8>(const PotentialLaunch&, StreamView);
+extern template void launch_production<ProductionSoftware3>(const PotentialLaunch&, StreamView);
 
 }  // namespace dcs::cuda::detail

@@ -10,8 +10,9 @@
 //  - Atoms are staged by the block in shared-memory tiles (broadcast LDS), not constant
 //    memory: constant-cache misses stalled the same loop by 40-80% in measurements (GPU-NOTES).
 //    The tile stores dz at the middle plane of the block's 8, computed once per block.
-//  - With SoftwareEvery = 8, every 8th pair uses an FMA-pipe rsqrt (potential_common.cuh):
-//    MUFU then does 7 of 8 rsqrts while the issue slots it left idle do the 8th.
+//  - Some of a thread's points (2 of 16 in the default) take their rsqrt from an FMA-pipe
+//    Newton iteration (potential_common.cuh): MUFU does the other 14 while the issue slots it
+//    leaves idle do those 2.
 //  - Programmatic dependent launch: a chunk's blocks start as the previous chunk's last wave
 //    drains and wait only before reading and writing the slab, hiding the tail of each wave.
 // Accuracy: displacements come from the split atoms (grid_atoms.hpp); float accumulation runs
@@ -45,13 +46,11 @@ __device__ __forceinline__ void wait_for_previous_grid() {
 }
 
 
-/// Whether point m of a thread takes the FMA-pipe rsqrt (every Every-th point; never for 0).
-template <int Every>
+/// Whether point m of a thread's Planes points takes the FMA-pipe rsqrt: Software of them,
+/// spread evenly (for 2 of 16: points 7 and 15).
+template <int Planes, int Software>
 __device__ __forceinline__ constexpr bool takes_software_rsqrt(int m) {
-  if constexpr (Every > 0)
-    return m % Every == Every - 1;
-  else
-    return false;
+  return (m + 1) * Software / Planes > m * Software / Planes;
 }
 
 constexpr int kUnroll = 4;  // atoms per step of the inner loop (and tile padding)
@@ -78,7 +77,7 @@ __device__ __forceinline__ ThreadPoints locate_points(int point_blocks) {
 /// [FMNMX clamp], MUFU.RSQ (or the FMA-pipe rsqrt), FFMA accumulate.
 /// (dz at the reference plane, charge) of the atoms are read from shared memory here rather
 /// than held across the warp vote, which keeps the kernel within 40 registers.
-template <bool Clamp, int Planes, int SoftwareEvery>
+template <bool Clamp, int Planes, int SoftwarePoints>
 __device__ __forceinline__ void accumulate_group(float (&energy)[Planes], const float (&dxy2)[kUnroll],
                                                  const float2* sm_zq, float hz, float min_r2) {
   constexpr int kRef = (Planes - 1) / 2;
@@ -92,7 +91,7 @@ __device__ __forceinline__ void accumulate_group(float (&energy)[Planes], const 
       // max(r2, min_r2) as one FMNMX: dcs::coulomb_term's ternary compiles to FSETP + FSEL (it
       // keeps a NaN r2), an issue slot per pair this loop cannot spare.
       if constexpr (Clamp) r2 = fmaxf(r2, min_r2);
-      if (takes_software_rsqrt<SoftwareEvery>(m))
+      if (takes_software_rsqrt<Planes, SoftwarePoints>(m))
         energy[m] = fmaf(zq.y, rsqrt_fma_pipe(r2), energy[m]);
       else
         energy[m] = fmaf(zq.y, rsqrtf(r2), energy[m]);
@@ -102,7 +101,7 @@ __device__ __forceinline__ void accumulate_group(float (&energy)[Planes], const 
 
 /// Every pair of the staged tile's `count` atoms (a multiple of kUnroll) with the thread's
 /// points. Every thread computes, one past the plane's end a dummy point, so whole warps vote.
-template <int Planes, int SoftwareEvery>
+template <int Planes, int SoftwarePoints>
 __device__ __forceinline__ void tile_pairs(float (&energy)[Planes], int count, float px, float py,
                                            float hx, float hy, float hz, float min_r2,
                                            const float4* sm_xy, const float2* sm_zq) {
@@ -121,9 +120,9 @@ __device__ __forceinline__ void tile_pairs(float (&energy)[Planes], int count, f
     // lies within min_distance of this thread's z-column. The warp votes once per kUnroll
     // atoms and takes the clamped path only then (rare), sparing one FMNMX per pair.
     if (__any_sync(0xffffffffu, near))
-      accumulate_group<true, Planes, SoftwareEvery>(energy, dxy2, sm_zq + a, hz, min_r2);
+      accumulate_group<true, Planes, SoftwarePoints>(energy, dxy2, sm_zq + a, hz, min_r2);
     else
-      accumulate_group<false, Planes, SoftwareEvery>(energy, dxy2, sm_zq + a, hz, min_r2);
+      accumulate_group<false, Planes, SoftwarePoints>(energy, dxy2, sm_zq + a, hz, min_r2);
   }
 }
 
@@ -157,7 +156,7 @@ __device__ __forceinline__ void stage_tile(const PotentialLaunch& launch, int po
   __syncthreads();
 }
 
-template <class Policy, int Planes, int SoftwareEvery>
+template <class Policy, int Planes, int SoftwarePoints>
 __device__ __forceinline__ void production_body(const PotentialLaunch& launch, int point_blocks,
                                                 float4* sm_xy, float2* sm_zq) {
   constexpr int kThreads = Policy::kThreads;
@@ -178,9 +177,9 @@ __device__ __forceinline__ void production_body(const PotentialLaunch& launch, i
     // padded count. Both are recomputed from the uniform tile_begin, so that no per-thread
     // register has to survive the pair loop for them.
     if (tile_begin + kTile <= launch.atom_count)
-      tile_pairs<Planes, SoftwareEvery>(energy, kTile, px, py, hx, hy, hz, min_r2, sm_xy, sm_zq);
+      tile_pairs<Planes, SoftwarePoints>(energy, kTile, px, py, hx, hy, hz, min_r2, sm_xy, sm_zq);
     else
-      tile_pairs<Planes, SoftwareEvery>(energy, padded_count(launch.atom_count - tile_begin), px, py,
+      tile_pairs<Planes, SoftwarePoints>(energy, padded_count(launch.atom_count - tile_begin), px, py,
                                         hx, hy, hz, min_r2, sm_xy, sm_zq);
   }
 
@@ -219,7 +218,7 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSm)
   const int first_plane = static_cast<int>(blockIdx.x / static_cast<unsigned>(point_blocks)) * kPlanes;
   const int planes = min(kPlanes, launch.z_count - first_plane);
   if (planes == kPlanes)
-    production_body<Policy, kPlanes, Policy::kSoftwareEvery>(launch, point_blocks, sm_xy, sm_zq);
+    production_body<Policy, kPlanes, Policy::kSoftwarePoints>(launch, point_blocks, sm_xy, sm_zq);
   else
     production_tail<Policy, kPlanes - 1>(launch, planes, point_blocks, sm_xy, sm_zq);
 }
@@ -257,8 +256,9 @@ void launch_production(const PotentialLaunch& launch, StreamView stream) {
   DCS_CUDA_CHECK_LAUNCH("production", stream.get());
 }
 
-template void launch_production<ProductionSoftware>(const PotentialLaunch&, StreamView);
+template void launch_production<ProductionDefault>(const PotentialLaunch&, StreamView);
 template void launch_production<ProductionMufu>(const PotentialLaunch&, StreamView);
-template void launch_production<ProductionSoftware16>(const PotentialLaunch&, StreamView);
+template void launch_production<Production8>(const PotentialLaunch&, StreamView);
+template void launch_production<ProductionSoftware3>(const PotentialLaunch&, StreamView);
 
 }  // namespace dcs::cuda::detail

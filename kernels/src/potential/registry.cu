@@ -22,9 +22,10 @@ constexpr KernelRequirements kScatterNeeds{kConstantChunkAtoms, true, true};
 constexpr KernelRequirements kGatherNeeds{kConstantChunkAtoms, true, true};
 
 constexpr std::array kRegistry{
-    row("production", &launch_production<ProductionSoftware>, kProductionNeeds),
+    row("production", &launch_production<ProductionDefault>, kProductionNeeds),
     row("production-mufu", &launch_production<ProductionMufu>, kProductionNeeds),
-    row("production-16", &launch_production<ProductionSoftware16>, kProductionNeeds),
+    row("production-8", &launch_production<Production8>, kProductionNeeds),
+    row("production-sw3", &launch_production<ProductionSoftware3>, kProductionNeeds),
     row("scatter", &launch_scatter, kScatterNeeds),
     row("gather", &launch_gather<GatherPlain>, kGatherNeeds),
     row("coarsened", &launch_gather<GatherCoarsened>, kGatherNeeds),
