@@ -514,6 +514,11 @@ void write_vtkhdf(hid_t file, const GridSpec& grid, const Writer& w, const Failu
   failure.status(H5Lcreate_hard(file, "/potential", point_data.get(), "potential", H5P_DEFAULT,
                                 H5P_DEFAULT),
                  "H5Lcreate_hard(/VTKHDF/PointData/potential)");
+  // VTKHDF >= 2.6 marks the active array on the dataset itself (VTK 9.7 honours this one; the
+  // group attribute above is the 1.0 form).
+  const Handle set(failure.id(H5Dopen2(file, "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
+                   H5Dclose);
+  w.fixed_text(set.get(), "Attribute", "Scalars");
 }
 
 }  // namespace

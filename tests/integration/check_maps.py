@@ -13,7 +13,8 @@ Checks, each failure printed as "check_maps: FAIL: <what>" with exit status 1:
     and the values there agree; with scipy, gridData's own interpolation at a few interior
     nodes reproduces the HDF5 value;
   * the /VTKHDF ImageData group (if present) describes the same grid and its
-    PointData/potential is the very same dataset as /potential.
+    PointData/potential is the very same dataset as /potential; where VTK's Python module is
+    installed, vtkHDFReader (what ParaView uses) reads the same grid and values.
 
 Use Debian's /usr/bin/python3 (python3-h5py, python3-griddataformats, python3-numpy).
 """
@@ -101,6 +102,34 @@ def check_vtkhdf(f, pot, origin, spacing):
     return "VTKHDF ImageData consistent (hard link to /potential)"
 
 
+def check_with_vtk(h5_path, h5_xyz, origin, spacing):
+    """Reads the file as ParaView does (VTK's vtkHDFReader), when VTK's Python module exists."""
+    try:
+        from vtkmodules.vtkIOHDF import vtkHDFReader
+        from vtkmodules.util.numpy_support import vtk_to_numpy
+    except ImportError:
+        return "VTK's Python module not available: vtkHDFReader check skipped"
+    reader = vtkHDFReader()
+    reader.SetFileName(h5_path)
+    reader.Update()
+    image = reader.GetOutput()
+    nx, ny, nz = h5_xyz.shape
+    require(tuple(image.GetDimensions()) == (nx, ny, nz),
+            f"vtkHDFReader dimensions {image.GetDimensions()} differ from {(nx, ny, nz)}")
+    require(np.allclose(image.GetOrigin(), origin, rtol=0, atol=0),
+            f"vtkHDFReader origin {image.GetOrigin()} differs from {origin}")
+    require(np.allclose(image.GetSpacing(), spacing, rtol=0, atol=0),
+            f"vtkHDFReader spacing {image.GetSpacing()} differs from {spacing}")
+    array = image.GetPointData().GetArray("potential")
+    require(array is not None, "vtkHDFReader finds no point array 'potential'")
+    # VTK point ids run x fastest, like the HDF5 dataset.
+    values = vtk_to_numpy(array).reshape(nz, ny, nx)
+    require(np.array_equal(values, np.transpose(h5_xyz, (2, 1, 0)).astype(values.dtype)),
+            "vtkHDFReader values differ from /potential")
+    return "vtkHDFReader (VTK {}) reads the same image".format(
+        __import__("vtkmodules.vtkCommonCore", fromlist=["vtkVersion"]).vtkVersion.GetVTKVersion())
+
+
 def sample_indices(shape_xyz, count, seed):
     nx, ny, nz = shape_xyz
     points = {(i, j, k) for i in (0, nx - 1) for j in (0, ny - 1) for k in (0, nz - 1)}
@@ -175,6 +204,7 @@ def check(h5_path, dx_path, samples, seed):
     except ImportError:
         pass
 
+    notes.append(check_with_vtk(h5_path, h5_xyz, origin, spacing))
     notes.insert(0, f"{nx} x {ny} x {nz} points, {units}, origin {origin}, spacing {spacing}")
     notes.append(f"all {h5_xyz.size} values agree within {DX_RTOL:g} relative; "
                  f"{checked} sampled nodes agree in position and value")

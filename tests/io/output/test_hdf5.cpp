@@ -338,6 +338,7 @@ TEST(Hdf5, VtkHdfImageDataGroup) {
   EXPECT_EQ(f.doubles("/VTKHDF", "Direction"),
             (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1}));
   EXPECT_EQ(f.text("/VTKHDF/PointData", "Scalars"), "potential");
+  EXPECT_EQ(f.text("/potential", "Attribute"), "Scalars");
   {
     // VTK's reader checks Type is an ASCII string; the examples in its docs are fixed-length.
     const Id attr{H5Aopen_by_name(f.id(), "/VTKHDF", "Type", H5P_DEFAULT, H5P_DEFAULT), H5Aclose};

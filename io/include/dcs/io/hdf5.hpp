@@ -38,7 +38,11 @@
 //                          Spacing float64[3], Direction float64[9] (identity).
 //   /VTKHDF/PointData      attr Scalars = "potential"; "potential" is a hard link to /potential
 //                          (the same data, stored once; VTKHDF expects image point arrays with
-//                          shape [nz][ny][nx], which is exactly ours).
+//                          shape [nz][ny][nx], which is exactly ours). /potential also carries
+//                          Attribute = "Scalars" (VTKHDF 2.6's way to mark the active array).
+//                          Checked with vtkHDFReader of VTK 9.2.6 (ParaView 5.11) and 9.7.2:
+//                          dimensions, origin, spacing and every value match (9.7 also makes
+//                          potential the active scalar; 9.2 lists it without activating it).
 //
 // Booleans are HDF5 enums {FALSE = 0, TRUE = 1} over int8, which h5py reads as numpy bool.
 // Our own string attributes are variable-length UTF-8 (h5py returns str); VTKHDF's are
