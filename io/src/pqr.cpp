@@ -1,1 +1,636 @@
-// placeholder: being written
+#include "dcs/io/pqr.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <zlib.h>
+
+#include "dcs/error.hpp"
+#include "dcs/io/checksum.hpp"
+#include "dcs/log.hpp"
+
+namespace dcs::io {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Line sources: the parsers see lines, whether they come from a stream or from zlib.
+
+class LineSource {
+ public:
+  virtual ~LineSource() = default;
+  /// Next line without its '\n'; false at the end of input. Throws InputError on read errors.
+  bool next(std::string& line) {
+    if (!read_line(line)) return false;
+    ++line_number_;
+    return true;
+  }
+  std::uint64_t line_number() const noexcept { return line_number_; }
+
+ protected:
+  virtual bool read_line(std::string& line) = 0;
+
+ private:
+  std::uint64_t line_number_ = 0;
+};
+
+class StreamLineSource final : public LineSource {
+ public:
+  StreamLineSource(std::istream& in, const std::string& name) : in_(in), name_(name) {}
+
+ protected:
+  bool read_line(std::string& line) override {
+    if (std::getline(in_, line)) return true;
+    if (in_.bad()) {
+      throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
+    }
+    return false;
+  }
+
+ private:
+  std::istream& in_;
+  const std::string& name_;
+};
+
+// Streams a .gz file through zlib in blocks, so large inputs never sit in memory twice.
+class GzLineSource final : public LineSource {
+ public:
+  explicit GzLineSource(const std::string& path) : path_(path), buffer_(kBlockSize) {
+    errno = 0;
+    file_.reset(gzopen(path.c_str(), "rb"));
+    if (!file_) {
+      throw InputError(path, 0,
+                       std::string("cannot open: ") +
+                           (errno != 0 ? std::strerror(errno) : "zlib could not allocate"));
+    }
+    gzbuffer(file_.get(), kBlockSize);
+    // zlib would pass a file without a gzip header through unchanged; a .gz name that does not
+    // hold gzip data is more likely a mistake than a convenience, so say so.
+    if (gzdirect(file_.get()) != 0) {
+      throw InputError(path, 0, "not gzip-compressed data, although the name ends in '.gz'");
+    }
+  }
+
+ protected:
+  bool read_line(std::string& line) override {
+    line.clear();
+    for (;;) {
+      if (pos_ == end_ && !fill()) return !line.empty();
+      const char* begin = buffer_.data() + pos_;
+      const std::size_t available = end_ - pos_;
+      const void* newline = std::memchr(begin, '\n', available);
+      if (newline != nullptr) {
+        const auto length = static_cast<std::size_t>(static_cast<const char*>(newline) - begin);
+        line.append(begin, length);
+        pos_ += length + 1;
+        return true;
+      }
+      line.append(begin, available);
+      pos_ = end_;
+    }
+  }
+
+ private:
+  static constexpr unsigned kBlockSize = 1u << 17;
+
+  bool fill() {
+    const int got = gzread(file_.get(), buffer_.data(), kBlockSize);
+    int code = Z_OK;
+    const char* message = gzerror(file_.get(), &code);
+    if (got < 0 || (code != Z_OK && code != Z_BUF_ERROR)) {
+      throw InputError(path_, 0,
+                       "corrupt gzip data after line " + std::to_string(line_number()) + ": " +
+                           (message != nullptr ? message : "unknown zlib error"));
+    }
+    if (got == 0) {
+      // Z_BUF_ERROR at the end means the compressed stream stopped in the middle.
+      if (code == Z_BUF_ERROR) {
+        throw InputError(path_, 0,
+                         "truncated gzip data: the compressed stream ends after line " +
+                             std::to_string(line_number()));
+      }
+      return false;
+    }
+    pos_ = 0;
+    end_ = static_cast<std::size_t>(got);
+    return true;
+  }
+
+  struct GzCloser {
+    void operator()(gzFile file) const noexcept { gzclose_r(file); }
+  };
+
+  const std::string& path_;
+  std::unique_ptr<gzFile_s, GzCloser> file_;
+  std::vector<char> buffer_;
+  std::size_t pos_ = 0;
+  std::size_t end_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Small text helpers.
+
+bool is_blank(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+bool is_alpha(char c) noexcept { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+
+std::string_view trim(std::string_view text) noexcept {
+  while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);
+  return text;
+}
+
+bool all_blank(std::string_view text) noexcept {
+  return std::all_of(text.begin(), text.end(), is_blank);
+}
+
+bool has_blank(std::string_view text) noexcept {
+  return std::any_of(text.begin(), text.end(), is_blank);
+}
+
+// A field for an error message: quoted, control bytes replaced, long fields shortened.
+std::string quote(std::string_view field) {
+  constexpr std::size_t kMaxShown = 40;
+  std::string out = "'";
+  for (std::size_t i = 0; i < field.size() && i < kMaxShown; ++i) {
+    const auto byte = static_cast<unsigned char>(field[i]);
+    out.push_back(byte >= 0x20 && byte < 0x7f ? field[i] : '?');
+  }
+  if (field.size() > kMaxShown) out += "...";
+  out += "'";
+  return out;
+}
+
+std::string upper(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+enum class NumberStatus { kOk, kNotNumber, kNotFinite };
+
+NumberStatus parse_double(std::string_view text, double& value) {
+  if (text.size() > 1 && text[0] == '+' && text[1] != '-' && text[1] != '+') text.remove_prefix(1);
+  if (text.empty()) return NumberStatus::kNotNumber;
+  const char* first = text.data();
+  const char* last = first + text.size();
+  const auto [ptr, ec] = std::from_chars(first, last, value, std::chars_format::general);
+  if (ptr != last || ec == std::errc::invalid_argument) return NumberStatus::kNotNumber;
+  if (ec == std::errc::result_out_of_range) {
+    // from_chars leaves the value unset for overflow and underflow alike; strtod tells them
+    // apart (an underflow to ~0 is a harmless value, an overflow is not finite).
+    const std::string copy(text);
+    value = std::strtod(copy.c_str(), nullptr);
+  }
+  return std::isfinite(value) ? NumberStatus::kOk : NumberStatus::kNotFinite;
+}
+
+bool parse_integer(std::string_view text, long long& value) {
+  if (text.size() > 1 && text[0] == '+') text.remove_prefix(1);
+  if (text.empty()) return false;
+  const char* last = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), last, value);
+  return ec == std::errc() && ptr == last;
+}
+
+// A residue number, optionally followed by a one-letter insertion code ("52A").
+bool parse_residue_number(std::string_view text, long long& value) {
+  if (text.size() > 1 && is_alpha(text.back()) && is_digit(text[text.size() - 2])) {
+    text.remove_suffix(1);
+  }
+  return parse_integer(text, value);
+}
+
+// ---------------------------------------------------------------------------------------------
+// PQR records.
+
+struct Field {
+  std::string_view text;
+  std::size_t pos = 0;  // offset of text in the line
+};
+
+void split_fields(std::string_view line, std::size_t begin, std::size_t end,
+                  std::vector<Field>& out) {
+  out.clear();
+  std::size_t i = begin;
+  while (i < end) {
+    while (i < end && is_blank(line[i])) ++i;
+    const std::size_t start = i;
+    while (i < end && !is_blank(line[i])) ++i;
+    if (i > start) out.push_back({line.substr(start, i - start), start});
+  }
+}
+
+// "0.500010.0000" -> "0.5000", "10.0000": numbers written with one %.Nf format and no room for
+// a blank between them (pdb2pqr: radius >= 10 Å; %8.3f coordinates >= 1000 Å). Every number
+// then has as many decimals as the last one. Returns false when the field has no such shape.
+bool split_equal_decimals(const Field& field, std::vector<Field>& out) {
+  const std::string_view text = field.text;
+  const std::size_t last_dot = text.rfind('.');
+  if (last_dot == std::string_view::npos || text.find('.') == last_dot) return false;
+  const std::size_t decimals = text.size() - last_dot - 1;
+  if (decimals == 0) return false;
+  for (const char c : text.substr(1)) {
+    if (!is_digit(c) && c != '.') return false;
+  }
+  const std::size_t first_out = out.size();
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t dot = text.find('.', start);
+    const std::size_t cut = dot + 1 + decimals;
+    if (dot == last_dot) {
+      out.push_back({text.substr(start), field.pos + start});
+      return true;
+    }
+    // The next number needs at least one integer digit before its own '.'.
+    if (cut >= text.find('.', dot + 1)) {
+      out.resize(first_out);
+      return false;
+    }
+    out.push_back({text.substr(start, cut - start), field.pos + start});
+    start = cut;
+  }
+}
+
+// Splits a field into the numbers fused in it: at every '-' that follows a digit or '.'
+// (so "1e-5" stays whole), then by the equal-decimals rule. A plain field yields itself.
+void split_fused(const Field& field, std::vector<Field>& out) {
+  out.clear();
+  const std::string_view text = field.text;
+  const auto emit = [&](std::size_t begin, std::size_t end) {
+    const Field piece{text.substr(begin, end - begin), field.pos + begin};
+    if (!split_equal_decimals(piece, out)) out.push_back(piece);
+  };
+  std::size_t start = 0;
+  for (std::size_t i = 1; i < text.size(); ++i) {
+    if (text[i] == '-' && (is_digit(text[i - 1]) || text[i - 1] == '.')) {
+      emit(start, i);
+      start = i;
+    }
+  }
+  emit(start, text.size());
+}
+
+constexpr std::array<const char*, 5> kTailNames = {"x coordinate", "y coordinate",
+                                                   "z coordinate", "charge", "radius"};
+constexpr const char* kPqrFields = "serial name resName [chainID] resSeq x y z charge radius";
+constexpr const char* kIdFields = "serial name resName [chainID] resSeq";
+constexpr std::size_t kMinPqrFields = 9;  // without the optional chain ID
+
+class PqrLineParser {
+ public:
+  explicit PqrLineParser(const std::string& file) : file_(file) {}
+
+  // `line` holds one ATOM/HETATM record whose name occupies [record_begin, record_end).
+  Atom parse(std::string_view line, std::size_t record_begin, std::size_t record_end,
+             std::uint64_t line_number, bool hetatm) {
+    line_number_ = line_number;
+    Atom atom;
+    atom.hetatm = hetatm;
+    const std::string_view record = line.substr(record_begin, record_end - record_begin);
+    split_fields(line, record_end, line.size(), fields_);
+
+    // The numeric tail, taken from the end: radius, charge, z, y, x.
+    std::array<double, 5> values{};
+    std::size_t needed = values.size();
+    std::size_t id_end = record_end;
+    bool tail_done = false;
+    for (std::size_t f = fields_.size(); f-- > 0 && !tail_done;) {
+      split_fused(fields_[f], pieces_);
+      for (std::size_t p = pieces_.size(); p-- > 0;) {
+        const std::size_t slot = needed - 1;
+        double value = 0.0;
+        switch (parse_double(pieces_[p].text, value)) {
+          case NumberStatus::kOk:
+            break;
+          case NumberStatus::kNotFinite:
+            fail(std::string(kTailNames[slot]) + " " + quote(pieces_[p].text) +
+                 " is not a finite number");
+          case NumberStatus::kNotNumber:
+            if (count_fields() < kMinPqrFields) fail_too_few(record);
+            fail(std::string(kTailNames[slot]) + " " + quote(fields_[f].text) +
+                 " is not a number (expected " + kPqrFields + ")");
+        }
+        values[slot] = value;
+        --needed;
+        if (needed == 0) {
+          id_end = pieces_[p].pos;
+          tail_done = true;
+          break;
+        }
+      }
+    }
+    if (!tail_done) fail_too_few(record);
+    if (values[4] < 0.0) fail("negative radius " + format_value(values[4]));
+    atom.position = {values[0], values[1], values[2]};
+    atom.charge = values[3];
+    atom.radius = values[4];
+
+    if (!parse_columns(line, record_begin, record_end, id_end, atom)) {
+      parse_id_fields(line, record, record_end, id_end, atom);
+    }
+    return atom;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& reason) const {
+    throw InputError(file_, line_number_, reason);
+  }
+
+  [[noreturn]] void fail_too_few(std::string_view record) {
+    fail("too few fields: found " + std::to_string(count_fields()) + " after " + upper(record) +
+         ", expected " + kPqrFields);
+  }
+
+  static std::string format_value(double value) {
+    char buffer[32];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, value);
+    return quote(std::string_view(buffer, static_cast<std::size_t>(result.ptr - buffer)));
+  }
+
+  // Fields after the record name, counting the numbers of a fused field separately.
+  std::size_t count_fields() {
+    std::size_t count = 0;
+    std::vector<Field> pieces;
+    for (const Field& field : fields_) {
+      split_fused(field, pieces);
+      bool numeric = pieces.size() > 1;
+      for (const Field& piece : pieces) {
+        double value = 0.0;
+        if (parse_double(piece.text, value) == NumberStatus::kNotNumber) numeric = false;
+      }
+      count += numeric ? pieces.size() : 1;
+    }
+    return count;
+  }
+
+  // pdb2pqr's fixed columns (0-based): serial [6,11), name [12,16), resName [16,20), chain 21,
+  // resSeq [22,26), insertion code 26. Used only when the line visibly has that layout, because
+  // only columns can separate what fixed-width writing fuses ("OH2TIP3", "A1000").
+  static bool parse_columns(std::string_view line, std::size_t record_begin,
+                            std::size_t record_end, std::size_t id_end, Atom& atom) {
+    if (record_begin != 0 || record_end > 6 || id_end < 27) return false;
+    if (line.substr(0, id_end).find('\t') != std::string_view::npos) return false;
+    if (!all_blank(line.substr(record_end, 6 - record_end))) return false;
+    if (line[11] != ' ' || line[20] != ' ' || !all_blank(line.substr(27, id_end - 27))) {
+      return false;
+    }
+    long long serial = 0;
+    long long res_seq = 0;
+    if (!parse_integer(trim(line.substr(6, 5)), serial)) return false;
+    if (!parse_integer(trim(line.substr(22, 4)), res_seq)) return false;
+    const std::string_view name = trim(line.substr(12, 4));
+    const std::string_view res_name = trim(line.substr(16, 4));
+    if (name.empty() || res_name.empty() || has_blank(name) || has_blank(res_name)) return false;
+    const char insertion = line[26];
+    if (insertion != ' ' && !is_alpha(insertion) && !is_digit(insertion)) return false;
+    atom.serial = serial;
+    atom.name = name;
+    atom.res_name = res_name;
+    atom.chain = line[21] == ' ' ? std::string() : std::string(1, line[21]);
+    atom.res_seq = res_seq;
+    return true;
+  }
+
+  void parse_id_fields(std::string_view line, std::string_view record, std::size_t record_end,
+                       std::size_t id_end, Atom& atom) {
+    split_fields(line, record_end, id_end, id_fields_);
+    const std::size_t count = id_fields_.size();
+    if (count < 4) fail_too_few(record);  // the tail took 5 numbers, so fewer than 9 in all
+    if (count > 5) {
+      fail("too many fields before the coordinates: found " + std::to_string(count) +
+           " after " + upper(record) + ", expected " + kIdFields + " (first extra field " +
+           quote(id_fields_[5].text) + ")");
+    }
+    if (!parse_integer(id_fields_[0].text, atom.serial)) {
+      fail("serial number " + quote(id_fields_[0].text) + " is not an integer");
+    }
+    atom.name = id_fields_[1].text;
+    atom.res_name = id_fields_[2].text;
+    std::string_view res_seq = id_fields_[count - 1].text;
+    if (count == 5) {
+      atom.chain = id_fields_[3].text;
+    } else if (res_seq.size() > 1 && is_alpha(res_seq[0]) &&
+               (is_digit(res_seq[1]) || res_seq[1] == '-')) {
+      // A one-letter chain ID fused with the residue number ("A1000").
+      atom.chain = res_seq.substr(0, 1);
+      res_seq.remove_prefix(1);
+    }
+    if (!parse_residue_number(res_seq, atom.res_seq)) {
+      fail("residue number " + quote(id_fields_[count - 1].text) +
+           " is not an integer (expected " + kPqrFields + ")");
+    }
+  }
+
+  const std::string& file_;
+  std::uint64_t line_number_ = 0;
+  std::vector<Field> fields_;
+  std::vector<Field> pieces_;
+  std::vector<Field> id_fields_;
+};
+
+System parse_pqr_lines(LineSource& source, const std::string& name) {
+  System system;
+  system.source_path = name;
+  system.source_format = "pqr";
+  PqrLineParser parser(name);
+  std::string line;
+  bool any_content = false;
+  bool first_model_closed = false;
+  std::uint64_t ignored_records = 0;
+  std::uint64_t ignored_models = 0;
+
+  while (source.next(line)) {
+    const std::string_view text = line;
+    std::size_t begin = 0;
+    while (begin < text.size() && is_blank(text[begin])) ++begin;
+    if (begin == text.size()) continue;
+    any_content = true;
+    std::size_t end = begin;
+    while (end < text.size() && is_alpha(text[end])) ++end;
+    if (end == begin) {
+      std::size_t word_end = begin;
+      while (word_end < text.size() && !is_blank(text[word_end])) ++word_end;
+      throw InputError(name, source.line_number(),
+                       "not a PDB record: the line starts with " +
+                           quote(text.substr(begin, word_end - begin)) +
+                           " instead of a record name such as ATOM, HETATM or REMARK");
+    }
+    const std::string record = upper(text.substr(begin, end - begin));
+    if (record == "ATOM" || record == "HETATM") {
+      Atom atom = parser.parse(text, begin, end, source.line_number(), record == "HETATM");
+      if (first_model_closed) {
+        ++ignored_records;
+      } else {
+        system.atoms.push_back(std::move(atom));
+      }
+    } else if (record == "MODEL") {
+      if (!system.atoms.empty()) {
+        first_model_closed = true;
+        ++ignored_models;
+      }
+    } else if (record == "ENDMDL") {
+      if (!system.atoms.empty()) first_model_closed = true;
+    }
+  }
+
+  if (!any_content) throw InputError(name, 0, "empty file");
+  if (system.atoms.empty()) throw InputError(name, 0, "no ATOM or HETATM records");
+  if (ignored_records > 0 || ignored_models > 0) {
+    log().warn("{}: read only the first model ({} atoms); ignored {} ATOM/HETATM record(s) in {} "
+               "later model(s)",
+               name, system.atoms.size(), ignored_records,
+               std::max<std::uint64_t>(ignored_models, 1));
+  }
+  return system;
+}
+
+// ---------------------------------------------------------------------------------------------
+// xyzq.
+
+System parse_xyzq_lines(LineSource& source, const std::string& name) {
+  static constexpr std::array<const char*, 4> kNames = {"x coordinate", "y coordinate",
+                                                        "z coordinate", "charge"};
+  System system;
+  system.source_path = name;
+  system.source_format = "xyzq";
+  std::string line;
+  std::vector<Field> fields;
+  bool any_content = false;
+  while (source.next(line)) {
+    std::string_view text = line;
+    if (trim(text).empty()) continue;
+    any_content = true;
+    text = text.substr(0, text.find('#'));
+    split_fields(text, 0, text.size(), fields);
+    if (fields.empty()) continue;
+    if (fields.size() != 4) {
+      throw InputError(name, source.line_number(),
+                       std::string(fields.size() < 4 ? "too few" : "too many") +
+                           " fields: found " + std::to_string(fields.size()) +
+                           ", expected 4 (x y z q)");
+    }
+    std::array<double, 4> values{};
+    for (std::size_t i = 0; i < 4; ++i) {
+      switch (parse_double(fields[i].text, values[i])) {
+        case NumberStatus::kOk:
+          break;
+        case NumberStatus::kNotFinite:
+          throw InputError(name, source.line_number(),
+                           std::string(kNames[i]) + " " + quote(fields[i].text) +
+                               " is not a finite number");
+        case NumberStatus::kNotNumber:
+          throw InputError(name, source.line_number(),
+                           std::string(kNames[i]) + " " + quote(fields[i].text) +
+                               " is not a number (expected x y z q)");
+      }
+    }
+    Atom atom;
+    atom.position = {values[0], values[1], values[2]};
+    atom.charge = values[3];
+    atom.serial = static_cast<long long>(system.atoms.size()) + 1;
+    system.atoms.push_back(std::move(atom));
+  }
+  if (!any_content) throw InputError(name, 0, "empty file");
+  if (system.atoms.empty()) throw InputError(name, 0, "no atoms: only comments");
+  return system;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Files.
+
+enum class Format { kPqr, kXyzq };
+
+struct FileKind {
+  Format format;
+  bool gzip;
+};
+
+std::optional<FileKind> file_kind(const std::string& path) {
+  const std::string name = upper(std::filesystem::path(path).filename().string());
+  const auto ends_with = [&](std::string_view suffix) {
+    return name.size() > suffix.size() && std::string_view(name).ends_with(suffix);
+  };
+  if (ends_with(".PQR")) return FileKind{Format::kPqr, false};
+  if (ends_with(".PQR.GZ")) return FileKind{Format::kPqr, true};
+  if (ends_with(".XYZQ")) return FileKind{Format::kXyzq, false};
+  if (ends_with(".XYZQ.GZ")) return FileKind{Format::kXyzq, true};
+  return std::nullopt;
+}
+
+System parse_lines(Format format, LineSource& source, const std::string& name) {
+  return format == Format::kPqr ? parse_pqr_lines(source, name)
+                                : parse_xyzq_lines(source, name);
+}
+
+}  // namespace
+
+System parse_pqr(std::istream& in, const std::string& name) {
+  StreamLineSource source(in, name);
+  return parse_pqr_lines(source, name);
+}
+
+System parse_xyzq(std::istream& in, const std::string& name) {
+  StreamLineSource source(in, name);
+  return parse_xyzq_lines(source, name);
+}
+
+System read_atoms(const std::string& path) {
+  const std::optional<FileKind> kind = file_kind(path);
+  if (!kind) {
+    std::string supported;
+    for (std::string_view extension : kAtomFileExtensions) {
+      supported += supported.empty() ? "" : ", ";
+      supported += extension;
+    }
+    throw InputError(path, 0, "unknown atom file type; the name must end in one of " + supported);
+  }
+
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (!fs::exists(status)) {
+    throw InputError(path, 0,
+                     error && error != std::errc::no_such_file_or_directory
+                         ? "cannot access the file: " + error.message()
+                         : "no such file");
+  }
+  if (fs::is_directory(status)) throw InputError(path, 0, "is a directory, not an atom file");
+  const std::uintmax_t size = fs::file_size(path, error);
+  if (!error && size == 0) throw InputError(path, 0, "empty file");
+
+  System system;
+  if (kind->gzip) {
+    GzLineSource source(path);
+    system = parse_lines(kind->format, source, path);
+  } else {
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      throw InputError(path, 0,
+                       std::string("cannot open: ") +
+                           (errno != 0 ? std::strerror(errno) : "unknown error"));
+    }
+    StreamLineSource source(in, path);
+    system = parse_lines(kind->format, source, path);
+  }
+  system.source_sha256 = sha256_file(path);
+  log().debug("read {} atoms ({}) from {}", system.size(), system.source_format, path);
+  return system;
+}
+
+}  // namespace dcs::io

@@ -1,0 +1,76 @@
+// Readers for the atom files dcs takes as input: PQR (written by pdb2pqr and read by APBS) and a
+// plain "x y z q" text format, each optionally gzip-compressed. Units as read: positions and
+// radii in Å, charges in e (dcs::Atom). All calls read the whole input synchronously on the
+// calling thread; they share no state, so different files may be read from different threads.
+//
+// PQR records
+//   Only ATOM and HETATM records carry atoms:
+//     ATOM|HETATM serial name resName [chainID] resSeq x y z charge radius
+//   Every other record (REMARK, HEADER, CRYST1, TER, END, MODEL, ENDMDL, ...) and blank lines are
+//   ignored. Accepted variations, all seen in real files:
+//   - whitespace-delimited fields (any mix of spaces and tabs) and pdb2pqr's fixed columns
+//     (serial 7-11, name 13-16, resName 17-20, chain 22, resSeq 23-26, insertion code 27);
+//   - no chain ID; insertion codes ("52A"); 4-letter residue names, also when fixed columns
+//     fuse them with the atom name ("OH2TIP3"); a chain ID fused with the residue number
+//     ("A1000");
+//   - serial numbers of any size, also fused with the record name ("HETATM10000",
+//     "ATOM100000") or shifted into the record's padding ("ATOM 100000  N");
+//   - CRLF line endings, lower-case record names ("atom");
+//   - numbers fused by a minus sign ("-45.751-100.406": pdb2pqr's %8.3f leaves no blank for
+//     values <= -100 Å; likewise charge and radius). "1e-5" is one number. A field of two
+//     numbers fused without a sign ("0.500010.0000", a radius >= 10 Å in pdb2pqr's 7-column
+//     field) is split so that both parts have the same number of decimals, since every known
+//     writer prints adjacent fields of one kind with one format.
+//   Charge and radius are the last two numbers of a record and x y z the three before them;
+//   the identification fields before them are read from fixed columns when the line has
+//   pdb2pqr's layout, otherwise as whitespace-delimited fields.
+//
+// Models
+//   A PQR file normally holds one structure. When it holds several MODELs, only the first is
+//   read: it ends at the first ENDMDL, or at the first MODEL record, that follows an atom.
+//   ATOM/HETATM records after that are still checked (a malformed one is an error) but not
+//   kept, and one warning through dcs::log() says how many models and records were ignored.
+//   Summing the charges of all models would silently multiply the molecule.
+//
+// xyzq
+//   One atom per line: "x y z q" (Å, Å, Å, e), whitespace-delimited. '#' starts a comment that
+//   runs to the end of the line; blank lines are allowed. Radius is 0 and serial is the 1-based
+//   atom index; the identification fields stay empty.
+//
+// Errors
+//   Every problem throws dcs::InputError(file, line, reason); line is 1-based, or 0 when the
+//   problem concerns the whole file (missing, unreadable, empty, no atoms, unknown extension,
+//   corrupt gzip data). The reason quotes the offending field. Errors: a field that is not a
+//   number where one is expected, NaN or infinite values, too few (or, before the coordinates,
+//   too many) fields, a negative radius, a line that is not a PDB record, an empty file, a
+//   file without ATOM/HETATM records. A malformed ATOM line is never skipped.
+#pragma once
+
+#include <array>
+#include <istream>
+#include <string>
+#include <string_view>
+
+#include "dcs/types.hpp"
+
+namespace dcs::io {
+
+/// File-name endings read_atoms() understands (compared case-insensitively).
+inline constexpr std::array<std::string_view, 4> kAtomFileExtensions = {".pqr", ".pqr.gz",
+                                                                       ".xyzq", ".xyzq.gz"};
+
+/// Reads a molecule from `path`, choosing the format from the file name (kAtomFileExtensions;
+/// ".gz" files are decompressed while streaming). Fills System::source_path (as given),
+/// source_format ("pqr" or "xyzq") and source_sha256 (of the bytes as stored, see checksum.hpp).
+/// Throws InputError (line 0) for an unknown extension, a missing, unreadable or empty file and
+/// corrupt gzip data, and the format's errors described above.
+System read_atoms(const std::string& path);
+
+/// Parses PQR text from a stream; `name` is used in error messages and as source_path.
+/// source_sha256 stays empty.
+System parse_pqr(std::istream& in, const std::string& name);
+
+/// Parses "x y z q" text from a stream; `name` as for parse_pqr().
+System parse_xyzq(std::istream& in, const std::string& name);
+
+}  // namespace dcs::io
