@@ -93,9 +93,10 @@ void check_output_path(const std::string& path, bool force) {
   if (::stat(dir.c_str(), &dir_info) != 0) {
     const int error = errno;
     if (error == ENOENT)
-      throw IoError(fmt::format("cannot write {}: directory {} does not exist", path, dir.string()));
-    throw IoError(fmt::format("cannot write {}: cannot access directory {}: {}", path,
-                              dir.string(), errno_text(error)));
+      throw IoError(
+          fmt::format("cannot write {}: directory {} does not exist", path, dir.string()));
+    throw IoError(fmt::format("cannot write {}: cannot access directory {}: {}", path, dir.string(),
+                              errno_text(error)));
   }
   if (!S_ISDIR(dir_info.st_mode))
     throw IoError(fmt::format("cannot write {}: {} is not a directory", path, dir.string()));
@@ -105,7 +106,8 @@ void check_output_path(const std::string& path, bool force) {
 
   struct stat info {};
   if (::lstat(path.c_str(), &info) == 0) {
-    if (S_ISDIR(info.st_mode)) throw IoError(fmt::format("cannot write {}: it is a directory", path));
+    if (S_ISDIR(info.st_mode))
+      throw IoError(fmt::format("cannot write {}: it is a directory", path));
     if (!force) throw IoError(fmt::format("{} exists; use --force to overwrite", path));
   } else if (errno != ENOENT) {
     throw IoError(fmt::format("cannot write {}: {}", path, errno_text(errno)));
@@ -133,9 +135,10 @@ AtomicFile::AtomicFile(std::string final_path, bool force)
     // Register before creating, so that an interrupt between the two cannot leak the file.
     const int slot = register_temporary(candidate);
     if (slot < 0)
-      throw IoError(fmt::format("cannot write {}: too many pending output files, or the path is "
-                                "longer than {} bytes",
-                                final_path_, kMaxPathBytes - 1));
+      throw IoError(
+          fmt::format("cannot write {}: too many pending output files, or the path is "
+                      "longer than {} bytes",
+                      final_path_, kMaxPathBytes - 1));
     const int fd = ::open(candidate.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd >= 0) {
       fd_ = fd;
@@ -149,14 +152,15 @@ AtomicFile::AtomicFile(std::string final_path, bool force)
       throw IoError(fmt::format("cannot write {}: cannot create a temporary file in {}: {}",
                                 final_path_, dir.string(), errno_text(error)));
   }
-  throw IoError(fmt::format("cannot write {}: no free temporary name in {}", final_path_,
-                            dir.string()));
+  throw IoError(
+      fmt::format("cannot write {}: no free temporary name in {}", final_path_, dir.string()));
 }
 
 AtomicFile::~AtomicFile() { discard(); }
 
 void AtomicFile::write(const void* data, std::size_t bytes) {
-  if (fd_ < 0) throw IoError(fmt::format("cannot write {}: the file is already closed", final_path_));
+  if (fd_ < 0)
+    throw IoError(fmt::format("cannot write {}: the file is already closed", final_path_));
   const char* cursor = static_cast<const char*>(data);
   while (bytes > 0) {
     const ::ssize_t written = ::write(fd_, cursor, bytes);
@@ -174,13 +178,13 @@ void AtomicFile::commit() {
     throw IoError(fmt::format("cannot commit {}: already committed or discarded", final_path_));
   try {
     if (::fsync(fd_) != 0)
-      throw IoError(fmt::format("error writing {}: fsync failed: {}", final_path_,
-                                errno_text(errno)));
+      throw IoError(
+          fmt::format("error writing {}: fsync failed: {}", final_path_, errno_text(errno)));
     const int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0)
-      throw IoError(fmt::format("error writing {}: close failed: {}", final_path_,
-                                errno_text(errno)));
+      throw IoError(
+          fmt::format("error writing {}: close failed: {}", final_path_, errno_text(errno)));
 
     int rc = 0;
     if (force_) {

@@ -82,8 +82,10 @@ std::string error_stack_text() {
   H5Eclear2(H5E_DEFAULT);
   if (entries.empty()) return "no HDF5 error message";
   std::string text = entries.front();
-  const std::size_t first_inner = std::max<std::size_t>(1, entries.size() >= 3 ? entries.size() - 2 : 1);
-  for (std::size_t index = first_inner; index < entries.size(); ++index) text += ": " + entries[index];
+  // The outermost entry names the API call; the two innermost say what really went wrong.
+  const std::size_t first_inner = entries.size() > 3 ? entries.size() - 2 : 1;
+  for (std::size_t index = first_inner; index < entries.size(); ++index)
+    text += ": " + entries[index];
   return text;
 }
 
@@ -122,7 +124,8 @@ class Handle {
   Handle() = default;
   Handle(hid_t id, Closer closer) noexcept : id_(id), closer_(closer) {}
   ~Handle() { reset(); }
-  Handle(Handle&& other) noexcept : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
+  Handle(Handle&& other) noexcept
+      : id_(std::exchange(other.id_, H5I_INVALID_HID)), closer_(other.closer_) {}
   Handle& operator=(Handle&& other) noexcept {
     if (this != &other) {
       reset();
@@ -158,8 +161,11 @@ std::string valid_utf8(std::string_view text) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     const auto lead = static_cast<unsigned char>(text[pos]);
-    std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3
-                                         : (lead >> 3) == 0x1e ? 4 : 0;
+    std::size_t length = lead < 0x80           ? 1
+                         : (lead >> 5) == 0x6  ? 2
+                         : (lead >> 4) == 0xe  ? 3
+                         : (lead >> 3) == 0x1e ? 4
+                                               : 0;
     bool ok = length > 0 && pos + length <= text.size();
     for (std::size_t k = 1; ok && k < length; ++k)
       ok = (static_cast<unsigned char>(text[pos + k]) & 0xc0) == 0x80;
@@ -188,9 +194,9 @@ class Writer {
   Handle group(hid_t parent, const char* name, bool track_order = false) const {
     Handle plist(failure_.id(H5Pcreate(H5P_GROUP_CREATE), "H5Pcreate"), H5Pclose);
     if (track_order)
-      failure_.status(H5Pset_attr_creation_order(plist.get(), H5P_CRT_ORDER_TRACKED |
-                                                                  H5P_CRT_ORDER_INDEXED),
-                      "H5Pset_attr_creation_order");
+      failure_.status(
+          H5Pset_attr_creation_order(plist.get(), H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED),
+          "H5Pset_attr_creation_order");
     return {failure_.id(H5Gcreate2(parent, name, H5P_DEFAULT, plist.get(), H5P_DEFAULT),
                         fmt::format("H5Gcreate2({})", name)),
             H5Gclose};
@@ -238,8 +244,7 @@ class Writer {
   /// Fixed-length ASCII string attribute, as VTK's own VTKHDF files store Type and Scalars.
   void fixed_text(hid_t object, const std::string& name, std::string_view value) const {
     const Handle type(failure_.id(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
-    failure_.status(H5Tset_size(type.get(), std::max<std::size_t>(1, value.size())),
-                    "H5Tset_size");
+    failure_.status(H5Tset_size(type.get(), std::max<std::size_t>(1, value.size())), "H5Tset_size");
     failure_.status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
     std::string buffer(value);
     buffer.resize(std::max<std::size_t>(1, value.size()), '\0');
@@ -281,8 +286,7 @@ class Writer {
     const Handle type(failure_.id(H5Tcopy(H5T_C_S1), "H5Tcopy"), H5Tclose);
     failure_.status(H5Tset_size(type.get(), width), "H5Tset_size");
     failure_.status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
-    failure_.status(H5Tset_cset(type.get(), ascii ? H5T_CSET_ASCII : H5T_CSET_UTF8),
-                    "H5Tset_cset");
+    failure_.status(H5Tset_cset(type.get(), ascii ? H5T_CSET_ASCII : H5T_CSET_UTF8), "H5Tset_cset");
     std::vector<char> buffer(values.size() * width, '\0');
     for (std::size_t row = 0; row < values.size(); ++row)
       std::memcpy(buffer.data() + row * width, values[row].data(), values[row].size());
@@ -305,12 +309,12 @@ std::array<hsize_t, 3> chunk_shape(hsize_t nx, hsize_t ny, hsize_t nz) {
 void check_grid(const GridSpec& grid, const Failure& failure) {
   for (std::size_t axis = 0; axis < 3; ++axis) {
     if (grid.counts[axis] < 1)
-      failure.invalid(fmt::format("grid count {} along axis {} is not positive",
-                                  grid.counts[axis], axis));
+      failure.invalid(
+          fmt::format("grid count {} along axis {} is not positive", grid.counts[axis], axis));
     if (!(std::isfinite(grid.spacing[axis]) && grid.spacing[axis] > 0.0) ||
         !std::isfinite(grid.origin[axis]))
-      failure.invalid(fmt::format("grid origin/spacing along axis {} is not finite and positive",
-                                  axis));
+      failure.invalid(
+          fmt::format("grid origin/spacing along axis {} is not finite and positive", axis));
   }
 }
 
@@ -343,8 +347,8 @@ void write_potential(hid_t file, const float* values, const MapMetadata& meta, i
   }
   const Handle file_space(failure.id(H5Screate_simple(3, dims.data(), nullptr), "H5Screate_simple"),
                           H5Sclose);
-  Handle set(failure.id(H5Dcreate2(file, "potential", H5T_IEEE_F32LE, file_space.get(),
-                                   H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+  Handle set(failure.id(H5Dcreate2(file, "potential", H5T_IEEE_F32LE, file_space.get(), H5P_DEFAULT,
+                                   dcpl.get(), H5P_DEFAULT),
                         "H5Dcreate2(potential)"),
              H5Dclose);
 
@@ -358,16 +362,16 @@ void write_potential(hid_t file, const float* values, const MapMetadata& meta, i
     for (std::size_t index = 0; index < count; ++index) {
       if (!std::isfinite(slab[index])) {
         const std::size_t flat = static_cast<std::size_t>(z0) * plane + index;
-        failure.invalid(fmt::format("refusing to write a non-finite value ({}) at grid point "
-                                    "({}, {}, {}); maps must be finite",
-                                    slab[index], flat % nx, (flat / nx) % ny, flat / plane));
+        failure.invalid(
+            fmt::format("refusing to write a non-finite value ({}) at grid point "
+                        "({}, {}, {}); maps must be finite",
+                        slab[index], flat % nx, (flat / nx) % ny, flat / plane));
       }
     }
     const std::array<hsize_t, 3> start{z0, 0, 0};
     const std::array<hsize_t, 3> extent{depth, ny, nx};
-    const Handle memory_space(failure.id(H5Screate_simple(3, extent.data(), nullptr),
-                                         "H5Screate_simple"),
-                              H5Sclose);
+    const Handle memory_space(
+        failure.id(H5Screate_simple(3, extent.data(), nullptr), "H5Screate_simple"), H5Sclose);
     failure.status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
                                        extent.data(), nullptr),
                    "H5Sselect_hyperslab");
@@ -436,7 +440,8 @@ void write_atoms(hid_t file, const System& system, const Writer& w) {
   std::vector<std::string> chain(n);
   for (std::size_t index = 0; index < n; ++index) {
     const Atom& atom = system.atoms[index];
-    std::copy(atom.position.begin(), atom.position.end(), position.begin() + 3 * static_cast<std::ptrdiff_t>(index));
+    std::copy(atom.position.begin(), atom.position.end(),
+              position.begin() + 3 * static_cast<std::ptrdiff_t>(index));
     charge[index] = atom.charge;
     radius[index] = atom.radius;
     serial[index] = static_cast<std::int64_t>(atom.serial);
@@ -465,8 +470,7 @@ void write_atoms(hid_t file, const System& system, const Writer& w) {
   w.text(id, "units", "position: angstrom, charge: e, radius: angstrom");
 }
 
-void write_provenance(hid_t file, const Provenance& prov, const Writer& w,
-                      const Failure& failure) {
+void write_provenance(hid_t file, const Provenance& prov, const Writer& w, const Failure& failure) {
   const Handle group = w.group(file, "provenance");
   const hid_t id = group.get();
   w.text(id, "program", prov.program);
@@ -511,9 +515,9 @@ void write_vtkhdf(hid_t file, const GridSpec& grid, const Writer& w, const Failu
   w.fixed_text(point_data.get(), "Scalars", "potential");
   // The same dataset under the name VTKHDF looks for: a hard link stores nothing twice and
   // cannot dangle.
-  failure.status(H5Lcreate_hard(file, "/potential", point_data.get(), "potential", H5P_DEFAULT,
-                                H5P_DEFAULT),
-                 "H5Lcreate_hard(/VTKHDF/PointData/potential)");
+  failure.status(
+      H5Lcreate_hard(file, "/potential", point_data.get(), "potential", H5P_DEFAULT, H5P_DEFAULT),
+      "H5Lcreate_hard(/VTKHDF/PointData/potential)");
   // VTKHDF >= 2.6 marks the active array on the dataset itself (VTK 9.7 honours this one; the
   // group attribute above is the 1.0 form).
   const Handle set(failure.id(H5Dopen2(file, "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
@@ -539,10 +543,10 @@ void write_hdf5(const std::string& path, const float* values, const MapMetadata&
     const QuietErrors quiet;
     const Writer w(failure);
     const Handle fapl = file_access_plist(failure);
-    Handle file(failure.id(H5Fcreate(output.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT,
-                                     fapl.get()),
-                           "H5Fcreate"),
-                H5Fclose);
+    Handle file(
+        failure.id(H5Fcreate(output.temp_path().c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                   "H5Fcreate"),
+        H5Fclose);
     const hid_t root = file.get();
     w.text(root, "format", "dcs potential map");
     w.int64s(root, "format_version", &kFormatVersion, 1);
@@ -564,8 +568,8 @@ namespace {
 
 std::vector<double> read_double_attribute(hid_t object, const char* name, std::size_t n,
                                           const Failure& failure) {
-  const Handle attr(failure.id(H5Aopen(object, name, H5P_DEFAULT), fmt::format("H5Aopen({})", name)),
-                    H5Aclose);
+  const Handle attr(
+      failure.id(H5Aopen(object, name, H5P_DEFAULT), fmt::format("H5Aopen({})", name)), H5Aclose);
   const Handle space(failure.id(H5Aget_space(attr.get()), "H5Aget_space"), H5Sclose);
   const hssize_t points = H5Sget_simple_extent_npoints(space.get());
   if (points != static_cast<hssize_t>(n))
@@ -577,8 +581,8 @@ std::vector<double> read_double_attribute(hid_t object, const char* name, std::s
 }
 
 std::string read_string_attribute(hid_t object, const char* name, const Failure& failure) {
-  const Handle attr(failure.id(H5Aopen(object, name, H5P_DEFAULT), fmt::format("H5Aopen({})", name)),
-                    H5Aclose);
+  const Handle attr(
+      failure.id(H5Aopen(object, name, H5P_DEFAULT), fmt::format("H5Aopen({})", name)), H5Aclose);
   const Handle type(failure.id(H5Aget_type(attr.get()), "H5Aget_type"), H5Tclose);
   if (H5Tget_class(type.get()) != H5T_STRING)
     failure.invalid(fmt::format("attribute '{}' is not a string", name));
@@ -612,9 +616,9 @@ Hdf5Potential read_hdf5_potential(const std::string& path) {
   const Handle file(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT),
                                "H5Fopen (is it an HDF5 file?)"),
                     H5Fclose);
-  const Handle set(failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT),
-                              "H5Dopen2(/potential)"),
-                   H5Dclose);
+  const Handle set(
+      failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
+      H5Dclose);
   const Handle space(failure.id(H5Dget_space(set.get()), "H5Dget_space"), H5Sclose);
   if (H5Sget_simple_extent_ndims(space.get()) != 3)
     failure.invalid("/potential is not a 3-D dataset");
@@ -629,9 +633,10 @@ Hdf5Potential read_hdf5_potential(const std::string& path) {
   for (std::size_t axis = 0; axis < 3; ++axis) {
     const hsize_t along = shape[2 - axis];  // dataset shape is [nz][ny][nx]
     if (dims[axis] != static_cast<double>(along))
-      failure.invalid(fmt::format("/potential attribute dims ({}, {}, {}) does not match the "
-                                  "dataset shape [{}][{}][{}] (expected [nz][ny][nx])",
-                                  dims[0], dims[1], dims[2], shape[0], shape[1], shape[2]));
+      failure.invalid(
+          fmt::format("/potential attribute dims ({}, {}, {}) does not match the "
+                      "dataset shape [{}][{}][{}] (expected [nz][ny][nx])",
+                      dims[0], dims[1], dims[2], shape[0], shape[1], shape[2]));
     result.grid.counts[axis] = static_cast<std::int64_t>(along);
     result.grid.origin[axis] = origin[axis];
     result.grid.spacing[axis] = spacing[axis];
@@ -639,9 +644,9 @@ Hdf5Potential read_hdf5_potential(const std::string& path) {
   result.units = read_string_attribute(set.get(), "units", failure);
   result.coulomb_factor = read_double_attribute(set.get(), "coulomb_factor", 1, failure)[0];
   result.values.resize(result.grid.points());
-  failure.status(H5Dread(set.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT,
-                         result.values.data()),
-                 "H5Dread(/potential)");
+  failure.status(
+      H5Dread(set.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, result.values.data()),
+      "H5Dread(/potential)");
   return result;
 }
 

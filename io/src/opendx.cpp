@@ -32,8 +32,8 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 /// printf does, so the bytes equal APBS's.
 void append_e12_6(std::string& out, double value) {
   char digits[32];
-  const auto result = std::to_chars(digits, digits + sizeof digits, value,
-                                    std::chars_format::scientific, 6);
+  const auto result =
+      std::to_chars(digits, digits + sizeof digits, value, std::chars_format::scientific, 6);
   const auto length = static_cast<std::size_t>(result.ptr - digits);
   if (length < 12) out.append(12 - length, ' ');
   out.append(digits, length);
@@ -48,14 +48,14 @@ class DxSink {
     if (!gzip) return;
     const int fd = ::dup(file.fd());
     if (fd < 0)
-      throw IoError(fmt::format("error writing {}: dup failed: {}", file.final_path(),
-                                std::strerror(errno)));
+      throw IoError(
+          fmt::format("error writing {}: dup failed: {}", file.final_path(), std::strerror(errno)));
     const std::string mode = fmt::format("wb{}", gzip_level);
     gz_ = ::gzdopen(fd, mode.c_str());
     if (gz_ == nullptr) {
       ::close(fd);
-      throw IoError(fmt::format("error writing {}: cannot start gzip compression",
-                                file.final_path()));
+      throw IoError(
+          fmt::format("error writing {}: cannot start gzip compression", file.final_path()));
     }
     ::gzbuffer(gz_, 256 * 1024);
   }
@@ -87,9 +87,10 @@ class DxSink {
       gz_ = nullptr;
       const int status = ::gzclose(gz);
       if (status != Z_OK)
-        throw IoError(fmt::format("error writing {}: the gzip stream could not be completed "
-                                  "(zlib status {}; {})",
-                                  file_.final_path(), status, std::strerror(errno)));
+        throw IoError(
+            fmt::format("error writing {}: the gzip stream could not be completed "
+                        "(zlib status {}; {})",
+                        file_.final_path(), status, std::strerror(errno)));
     }
   }
 
@@ -149,9 +150,9 @@ std::string header_comments(const MapMetadata& meta) {
   append_comment(out, "Direct Coulomb summation: V(p) = C * sum_i q_i / max(|p - r_i|, r_min)");
   append_comment(out, fmt::format("units: {} (temperature {:.6g} K, dielectric {:.6g})", unit,
                                   physics.temperature, physics.dielectric));
-  append_comment(out, fmt::format("C = {:.10g} {}; distances clamped at r_min = {:.6g} A",
-                                  meta.coulomb_factor, factor_unit(physics.unit),
-                                  physics.min_distance));
+  append_comment(
+      out, fmt::format("C = {:.10g} {}; distances clamped at r_min = {:.6g} A", meta.coulomb_factor,
+                       factor_unit(physics.unit), physics.min_distance));
   append_comment(out, fmt::format("grid: {} x {} x {} points, node-centred, origin and deltas in "
                                   "Angstrom; values listed z fastest",
                                   meta.grid.nx(), meta.grid.ny(), meta.grid.nz()));
@@ -176,11 +177,11 @@ std::string header_comments(const MapMetadata& meta) {
                                     stats.min, stats.max, stats.mean, stats.rms, unit));
   const Validation& validation = meta.validation;
   if (validation.performed)
-    append_comment(out, fmt::format("validation against the float64 reference: {} ({} points): "
-                                    "max abs error {:.3g}, max rel error {:.3g}, tolerance {:.3g}",
-                                    validation.passed ? "passed" : "FAILED", validation.points,
-                                    validation.max_abs_error, validation.max_rel_error,
-                                    validation.tolerance));
+    append_comment(
+        out, fmt::format("validation against the float64 reference: {} ({} points): "
+                         "max abs error {:.3g}, max rel error {:.3g}, tolerance {:.3g}",
+                         validation.passed ? "passed" : "FAILED", validation.points,
+                         validation.max_abs_error, validation.max_rel_error, validation.tolerance));
   return out;
 }
 
@@ -191,9 +192,10 @@ void validate_grid(const GridSpec& grid, const std::string& path) {
                                 path, grid.counts[axis], axis));
     if (!(std::isfinite(grid.spacing[axis]) && grid.spacing[axis] > 0.0) ||
         !std::isfinite(grid.origin[axis]))
-      throw IoError(fmt::format("cannot write {}: grid origin/spacing along axis {} is not "
-                                "finite and positive",
-                                path, axis));
+      throw IoError(
+          fmt::format("cannot write {}: grid origin/spacing along axis {} is not "
+                      "finite and positive",
+                      path, axis));
   }
 }
 
@@ -231,8 +233,8 @@ void write_opendx(const std::string& path, const float* values, const MapMetadat
   }
   out += fmt::format("object 2 class gridconnections counts {} {} {}\n", grid.nx(), grid.ny(),
                      grid.nz());
-  out += fmt::format("object 3 class array type double rank 0 items {} data follows\n",
-                     grid.points());
+  out +=
+      fmt::format("object 3 class array type double rank 0 items {} data follows\n", grid.points());
 
   // DX lists z fastest, our map is x fastest: reading it in DX order strides by nx*ny floats.
   // Copy a block of up to 16 x-columns at a time into [i][j][k] order (reads of consecutive
@@ -257,9 +259,10 @@ void write_opendx(const std::string& path, const float* values, const MapMetadat
         for (std::size_t k = 0; k < nz; ++k) {
           const float value = columns[(di * ny + j) * nz + k];
           if (!std::isfinite(value))
-            throw IoError(fmt::format("refusing to write {}: the value at grid point ({}, {}, {}) "
-                                      "is {}; maps must be finite",
-                                      path, i0 + di, j, k, value));
+            throw IoError(
+                fmt::format("refusing to write {}: the value at grid point ({}, {}, {}) "
+                            "is {}; maps must be finite",
+                            path, i0 + di, j, k, value));
           append_e12_6(out, static_cast<double>(value));
           out += ' ';  // APBS's "%12.6e " leaves a space after every value
           if (++on_line == 3) {
@@ -287,8 +290,9 @@ std::string read_all(const std::string& path) {
   errno = 0;
   gzFile gz = ::gzopen(path.c_str(), "rb");
   if (gz == nullptr) {
-    throw InputError(path, 0, fmt::format("cannot open: {}",
-                                          errno != 0 ? std::strerror(errno) : "out of memory"));
+    throw InputError(
+        path, 0,
+        fmt::format("cannot open: {}", errno != 0 ? std::strerror(errno) : "out of memory"));
   }
   std::string content;
   std::vector<char> chunk(std::size_t{1} << 20);
@@ -443,8 +447,7 @@ class DxParser {
         return;
       case Stage::Trailer: {
         const std::string_view lead = words.front();
-        if (lead == "attribute" || lead == "object" || lead == "component" || lead == "end")
-          return;
+        if (lead == "attribute" || lead == "object" || lead == "component" || lead == "end") return;
         double ignored = 0.0;
         if (parse_double(lead, ignored))
           fail(fmt::format("more than the {} values the header announces", expected_));
@@ -509,14 +512,19 @@ class DxParser {
     switch (stage_) {
       case Stage::Positions:
         fail("no 'object 1 class gridpositions counts nx ny nz' line (empty, or not OpenDX)");
-      case Stage::Origin: fail("unexpected end of file: missing 'origin'");
-      case Stage::Delta: fail("unexpected end of file: missing 'delta' lines");
-      case Stage::Connections: fail("unexpected end of file: missing 'gridconnections'");
-      case Stage::Array: fail("unexpected end of file: missing the data array header");
+      case Stage::Origin:
+        fail("unexpected end of file: missing 'origin'");
+      case Stage::Delta:
+        fail("unexpected end of file: missing 'delta' lines");
+      case Stage::Connections:
+        fail("unexpected end of file: missing 'gridconnections'");
+      case Stage::Array:
+        fail("unexpected end of file: missing the data array header");
       case Stage::Data:
         fail(fmt::format("unexpected end of file: expected {} values, found {}", expected_,
                          file_order_.size()));
-      case Stage::Trailer: break;
+      case Stage::Trailer:
+        break;
     }
     // File order is z fastest: n = (i*ny + j)*nz + k. Store x fastest.
     const auto nx = static_cast<std::size_t>(map_.grid.nx());

@@ -74,7 +74,8 @@ inline std::vector<float> index_map(const GridSpec& grid) {
   std::vector<float> values(grid.points());
   for (std::int64_t k = 0; k < grid.nz(); ++k)
     for (std::int64_t j = 0; j < grid.ny(); ++j)
-      for (std::int64_t i = 0; i < grid.nx(); ++i) values[grid.index(i, j, k)] = index_value(i, j, k);
+      for (std::int64_t i = 0; i < grid.nx(); ++i)
+        values[grid.index(i, j, k)] = index_value(i, j, k);
   return values;
 }
 

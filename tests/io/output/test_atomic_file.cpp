@@ -2,12 +2,12 @@
 // failure, --force semantics, and the signal-handler cleanup.
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <functional>
 #include <string>
 #include <vector>
@@ -117,9 +117,9 @@ TEST(AtomicFile, ChecksTheTargetDirectoryUpFront) {
   std::filesystem::create_directory(dir.file("sub"));
   EXPECT_NE(error_text([&] { AtomicFile file(dir.file("sub"), true); }).find("is a directory"),
             std::string::npos);
-  EXPECT_NE(error_text([&] { check_output_path(dir.file("sub") + "/", true); })
-                .find("names a directory"),
-            std::string::npos);
+  EXPECT_NE(
+      error_text([&] { check_output_path(dir.file("sub") + "/", true); }).find("names a directory"),
+      std::string::npos);
   EXPECT_NE(error_text([&] { check_output_path("", false); }).find("empty"), std::string::npos);
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"plain", "sub"}));
 }
@@ -128,8 +128,8 @@ TEST(AtomicFile, UnwritableDirectoryIsReported) {
   if (::geteuid() == 0) GTEST_SKIP() << "running as root: directory permissions do not apply";
   ScratchDir dir;
   std::filesystem::create_directory(dir.file("ro"));
-  std::filesystem::permissions(dir.file("ro"), std::filesystem::perms::owner_read |
-                                                   std::filesystem::perms::owner_exec);
+  std::filesystem::permissions(
+      dir.file("ro"), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   const std::string text = error_text([&] { AtomicFile file(dir.file("ro/map.dx"), false); });
   EXPECT_NE(text.find("is not writable"), std::string::npos) << text;
   EXPECT_NE(text.find(dir.file("ro")), std::string::npos) << text;

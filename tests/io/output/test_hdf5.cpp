@@ -4,12 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <hdf5.h>
-#include <csignal>
 #include <signal.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <array>
+#include <csignal>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -50,8 +50,7 @@ class H5File {
   }
 
   std::vector<double> doubles(const std::string& object, const std::string& name) const {
-    const Id attr{H5Aopen_by_name(file_.id, object.c_str(), name.c_str(), H5P_DEFAULT,
-                                  H5P_DEFAULT),
+    const Id attr{H5Aopen_by_name(file_.id, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                   H5Aclose};
     if (attr.id < 0) throw std::runtime_error("no attribute " + object + "@" + name);
     const Id space{H5Aget_space(attr), H5Sclose};
@@ -65,8 +64,7 @@ class H5File {
     return values.at(0);
   }
   std::vector<long long> integers(const std::string& object, const std::string& name) const {
-    const Id attr{H5Aopen_by_name(file_.id, object.c_str(), name.c_str(), H5P_DEFAULT,
-                                  H5P_DEFAULT),
+    const Id attr{H5Aopen_by_name(file_.id, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                   H5Aclose};
     if (attr.id < 0) throw std::runtime_error("no attribute " + object + "@" + name);
     const Id space{H5Aget_space(attr), H5Sclose};
@@ -76,8 +74,7 @@ class H5File {
   }
   /// Reads an enum {FALSE, TRUE} attribute through its own type and checks the member names.
   bool flag(const std::string& object, const std::string& name) const {
-    const Id attr{H5Aopen_by_name(file_.id, object.c_str(), name.c_str(), H5P_DEFAULT,
-                                  H5P_DEFAULT),
+    const Id attr{H5Aopen_by_name(file_.id, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                   H5Aclose};
     if (attr.id < 0) throw std::runtime_error("no attribute " + object + "@" + name);
     const Id type{H5Aget_type(attr), H5Tclose};
@@ -90,8 +87,7 @@ class H5File {
     return value != 0;
   }
   std::string text(const std::string& object, const std::string& name) const {
-    const Id attr{H5Aopen_by_name(file_.id, object.c_str(), name.c_str(), H5P_DEFAULT,
-                                  H5P_DEFAULT),
+    const Id attr{H5Aopen_by_name(file_.id, object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT),
                   H5Aclose};
     if (attr.id < 0) throw std::runtime_error("no attribute " + object + "@" + name);
     const Id type{H5Aget_type(attr), H5Tclose};
@@ -114,13 +110,15 @@ class H5File {
     return dims;
   }
   template <class T>
-  std::vector<T> data(const std::string& dataset, hid_t memory_type, std::size_t per_row = 1) const {
+  std::vector<T> data(const std::string& dataset, hid_t memory_type,
+                      std::size_t per_row = 1) const {
     const Id set{H5Dopen2(file_.id, dataset.c_str(), H5P_DEFAULT), H5Dclose};
     const std::vector<hsize_t> dims = shape(dataset);
     std::size_t n = per_row;
     for (const hsize_t d : dims) n *= static_cast<std::size_t>(d);
     std::vector<T> values(n / per_row * per_row);
-    if (!values.empty() && H5Dread(set, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
+    if (!values.empty() &&
+        H5Dread(set, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, values.data()) < 0)
       throw std::runtime_error("cannot read " + dataset);
     return values;
   }
@@ -301,7 +299,7 @@ TEST(Hdf5, Provenance) {
   ScratchDir dir;
   Sample s = sample();
   s.meta.provenance.timings.emplace_back("write", 0.5);  // a repeated stage name
-  s.meta.provenance.device = "caf\xc3\xa9 \xff";          // valid UTF-8, then an invalid byte
+  s.meta.provenance.device = "caf\xc3\xa9 \xff";         // valid UTF-8, then an invalid byte
   const std::string path = dir.file("prov.h5");
   write_hdf5(path, s.values.data(), s.meta, s.system, {});
   const H5File f(path);
@@ -335,8 +333,7 @@ TEST(Hdf5, VtkHdfImageDataGroup) {
   EXPECT_EQ(f.integers("/VTKHDF", "WholeExtent"), (std::vector<long long>{0, 2, 0, 3, 0, 4}));
   EXPECT_EQ(f.doubles("/VTKHDF", "Origin"), f.doubles("/potential", "origin"));
   EXPECT_EQ(f.doubles("/VTKHDF", "Spacing"), f.doubles("/potential", "spacing"));
-  EXPECT_EQ(f.doubles("/VTKHDF", "Direction"),
-            (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(f.doubles("/VTKHDF", "Direction"), (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1}));
   EXPECT_EQ(f.text("/VTKHDF/PointData", "Scalars"), "potential");
   EXPECT_EQ(f.text("/potential", "Attribute"), "Scalars");
   {
@@ -518,9 +515,10 @@ TEST(Hdf5, H5dumpParsesTheFile) {
   const int status = ::pclose(pipe.release());
   EXPECT_EQ(status, 0) << output;
   for (const char* expected :
-       {"DATASET \"potential\"", "H5T_IEEE_F32LE", "DATASPACE  SIMPLE { ( 5, 4, 3 ) / ( 5, 4, 3 ) }",
-        "GROUP \"VTKHDF\"", "\"ImageData\"", "HARDLINK", "GROUP \"statistics\"",
-        "GROUP \"atoms\"", "\"ZN2+\"", "GROUP \"provenance\"", "\"kT/e\""})
+       {"DATASET \"potential\"", "H5T_IEEE_F32LE",
+        "DATASPACE  SIMPLE { ( 5, 4, 3 ) / ( 5, 4, 3 ) }", "GROUP \"VTKHDF\"", "\"ImageData\"",
+        "HARDLINK", "GROUP \"statistics\"", "GROUP \"atoms\"", "\"ZN2+\"", "GROUP \"provenance\"",
+        "\"kT/e\""})
     EXPECT_NE(output.find(expected), std::string::npos) << "missing " << expected;
 }
 

@@ -314,13 +314,18 @@ struct MalformedCase {
 
 std::string header(const std::string& counts = "2 1 1", const std::string& items = "2") {
   return "# comment\n"
-         "object 1 class gridpositions counts " + counts + "\n"
+         "object 1 class gridpositions counts " +
+         counts +
+         "\n"
          "origin 0 0 0\n"
          "delta 1 0 0\n"
          "delta 0 1 0\n"
          "delta 0 0 1\n"
-         "object 2 class gridconnections counts " + counts + "\n"
-         "object 3 class array type double rank 0 items " + items + " data follows\n";
+         "object 2 class gridconnections counts " +
+         counts +
+         "\n"
+         "object 3 class array type double rank 0 items " +
+         items + " data follows\n";
 }
 
 class OpenDxMalformed : public ::testing::TestWithParam<MalformedCase> {};
@@ -349,20 +354,18 @@ INSTANTIATE_TEST_SUITE_P(
                       "'x' is not a positive integer"},
         MalformedCase{"zero_count", "object 1 class gridpositions counts 2 0 1\n", 1,
                       "'0' is not a positive integer"},
-        MalformedCase{"huge_count", "object 1 class gridpositions counts 100000 100000 100000\n",
-                      1, "more values than the file can hold"},
-        MalformedCase{"missing_origin",
-                      "object 1 class gridpositions counts 2 1 1\ndelta 1 0 0\n", 2,
-                      "expected 'origin x y z'"},
-        MalformedCase{"nan_origin",
-                      "object 1 class gridpositions counts 2 1 1\norigin 0 nan 0\n", 2,
-                      "'nan' is not a finite number"},
+        MalformedCase{"huge_count", "object 1 class gridpositions counts 100000 100000 100000\n", 1,
+                      "more values than the file can hold"},
+        MalformedCase{"missing_origin", "object 1 class gridpositions counts 2 1 1\ndelta 1 0 0\n",
+                      2, "expected 'origin x y z'"},
+        MalformedCase{"nan_origin", "object 1 class gridpositions counts 2 1 1\norigin 0 nan 0\n",
+                      2, "'nan' is not a finite number"},
         MalformedCase{"oblique_delta",
-                      "object 1 class gridpositions counts 2 1 1\norigin 0 0 0\ndelta 1 0.5 0\n",
-                      3, "only axis-aligned"},
+                      "object 1 class gridpositions counts 2 1 1\norigin 0 0 0\ndelta 1 0.5 0\n", 3,
+                      "only axis-aligned"},
         MalformedCase{"negative_delta",
-                      "object 1 class gridpositions counts 2 1 1\norigin 0 0 0\ndelta -1 0 0\n",
-                      3, "not positive"},
+                      "object 1 class gridpositions counts 2 1 1\norigin 0 0 0\ndelta -1 0 0\n", 3,
+                      "not positive"},
         MalformedCase{"connections_differ",
                       "object 1 class gridpositions counts 2 1 1\norigin 0 0 0\ndelta 1 0 0\n"
                       "delta 0 1 0\ndelta 0 0 1\nobject 2 class gridconnections counts 2 1 2\n",
@@ -375,14 +378,17 @@ INSTANTIATE_TEST_SUITE_P(
                       "object 3 class array type double rank 0 items 2 data file x.bin\n",
                       7, "unexpected 'data'"},
         MalformedCase{"not_a_number", header() + "1.0 abc\n", 9, "'abc' is not a number"},
-        MalformedCase{"too_few", header("2 1 1", "2") + "1.0\nattribute \"dep\" string \"positions\"\n",
-                      10, "expected 2 values, found only 1"},
+        MalformedCase{"too_few",
+                      header("2 1 1", "2") + "1.0\nattribute \"dep\" string \"positions\"\n", 10,
+                      "expected 2 values, found only 1"},
         MalformedCase{"too_many_same_line", header() + "1 2 3\n", 9, "more than the 2 values"},
         MalformedCase{"too_many_next_line", header() + "1 2\n3\n", 10, "more than the 2 values"},
         MalformedCase{"truncated", header("3 1 1", "3") + "1 2\n", 9,
                       "unexpected end of file: expected 3 values, found 2"},
         MalformedCase{"garbage_after", header() + "1 2\nhello\n", 10, "unexpected text"}),
-    [](const ::testing::TestParamInfo<MalformedCase>& param_info) { return std::string(param_info.param.name); });
+    [](const ::testing::TestParamInfo<MalformedCase>& param_info) {
+      return std::string(param_info.param.name);
+    });
 
 TEST(OpenDx, MissingFileIsAnInputError) {
   ScratchDir dir;

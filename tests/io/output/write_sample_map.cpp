@@ -28,7 +28,8 @@ dcs::System sample_atoms() {
     dcs::Vec3 position;
     double charge;
     const char* name;
-  } atoms[] = {{{0.3, 1.1, 12.7}, 1.0, "NA"}, {{2.9, -0.4, 14.2}, -1.0, "CL"},
+  } atoms[] = {{{0.3, 1.1, 12.7}, 1.0, "NA"},
+               {{2.9, -0.4, 14.2}, -1.0, "CL"},
                {{-1.6, 2.2, 11.4}, 0.5, "X"}};
   long long serial = 1;
   for (const auto& entry : atoms) {

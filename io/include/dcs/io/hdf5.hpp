@@ -44,6 +44,9 @@
 //                          dimensions, origin, spacing and every value match (9.7 also makes
 //                          potential the active scalar; 9.2 lists it without activating it).
 //
+// Thread safety: Debian's HDF5 is built without its thread-safe option, so call these functions
+// from one thread at a time.
+//
 // Booleans are HDF5 enums {FALSE = 0, TRUE = 1} over int8, which h5py reads as numpy bool.
 // Our own string attributes are variable-length UTF-8 (h5py returns str); VTKHDF's are
 // fixed-length ASCII like the files VTK writes.
@@ -77,10 +80,10 @@ void write_hdf5(const std::string& path, const float* values, const MapMetadata&
 
 /// The map and its grid as read back from a dcs HDF5 file.
 struct Hdf5Potential {
-  GridSpec grid;               ///< from /potential's dims, origin and spacing
-  std::vector<float> values;   ///< x fastest
-  std::string units;           ///< /potential's "units"
-  double coulomb_factor = 0.0; ///< /potential's "coulomb_factor"
+  GridSpec grid;                ///< from /potential's dims, origin and spacing
+  std::vector<float> values;    ///< x fastest
+  std::string units;            ///< /potential's "units"
+  double coulomb_factor = 0.0;  ///< /potential's "coulomb_factor"
 };
 
 /// Reads /potential and its grid attributes, checking that dims matches the dataset's shape.
