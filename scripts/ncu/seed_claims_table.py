@@ -333,18 +333,21 @@ def ladder_findings(ladder):
         f"Findings. The ladder keeps the book's order but not its proportions: cumulative "
         f"{g('unroll8-template', 2):.2f}x against the book's {g('unroll8-template', 4):.2f}x. "
         f"Removing divergence is worth more here ({g('neighbored-less', 1):.2f}x against "
-        f"{g('neighbored-less', 3):.2f}x): on this GPU the neighbored kernels are bound by "
-        "instruction issue (the instruction counts per warp below match the book's within a few "
-        "percent, while memory is far from busy), so halving the instructions nearly halves the "
-        f"time. Interleaving gains less ({g('interleaved', 1):.2f}x against "
+        f"{g('neighbored-less', 3):.2f}x): the neighbored kernel executes about 2.5 times the "
+        "instructions of neighbored-less (the counts per warp below match the book's within a "
+        "few percent) while memory is far from busy "
+        f"({16 * 2**20 * 4 / (g('neighbored', 0) * 1e6):.0f} GB/s), so on this GPU the "
+        "instruction count shows in the time far more than on the M2070. "
+        f"Interleaving gains less ({g('interleaved', 1):.2f}x against "
         f"{g('interleaved', 3):.2f}x) because a strided warp access wastes 32-byte sectors here, "
         "not 128-byte lines. Unrolling 2/4/8 gives "
         f"{g('unroll2', 1):.2f}x/{g('unroll4', 1):.2f}x/{g('unroll8', 1):.2f}x (book "
         f"{g('unroll2', 3):.2f}/{g('unroll4', 3):.2f}/{g('unroll8', 3):.2f}): independent loads in "
         "flight remain the big lever. The warp-level steps (last warp, complete unrolling, "
         f"template) add {g('unroll8-warp', 1):.2f}x, {g('unroll8-complete', 1):.2f}x and "
-        f"{g('unroll8-template', 1):.2f}x, within the run-to-run spread of a few percent: once "
-        "8 loads are in flight the tree is a small part of the time. The best of the ladder "
+        f"{g('unroll8-template', 1):.2f}x: a few percent at most, the size of the run-to-run "
+        "spread (three ladders on the H200 of 2026-11-21 differed by up to 3% in a row), because once 8 loads are in flight the tree is a small "
+        "part of the time. The best of the ladder "
         "reads at "
         f"{16 * 2**20 * 4 / (g('unroll8-template', 0) * 1e6):.0f} GB/s; the warp-shuffle kernel "
         "of dcs reaches the copy rate (bench/results/gpu_reduce_*.md).\n")
@@ -511,6 +514,12 @@ def main():
     out += [f"| {' | '.join(row)} |" for row in SUMMARY]
     out.append("")
     out += sections
+    out.append("## Reproducing\n")
+    out.append("On the GPU machine: `scripts/seed_claims.sh OUTDIR BUILD_DIR` (after building "
+               "`dcs_reduce_bench` and `dcs_potential_bench`) writes OUTDIR/seed-claims.md and "
+               "keeps the raw `ncu --csv --page raw` exports in OUTDIR/claims; "
+               "`scripts/ncu/seed_claims_table.py OUTDIR/claims` rebuilds this page from them "
+               "anywhere. The PMPP model is in that script (`model_accesses`).\n")
     dropped = claims / "metrics_dropped.txt"
     if dropped.exists() and dropped.read_text().strip():
         out.append("## Counters this Nsight Compute did not offer\n")
