@@ -12,6 +12,7 @@
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
+#include "dcs/parallel.hpp"
 #include "dcs/run.hpp"
 #include "dcs/version.hpp"
 
@@ -74,6 +75,8 @@ BenchTable end_to_end(const BenchCommand& command) {
   for (const auto& [stage, seconds] : r.metadata.provenance.timings)
     table.rows.push_back({stage, fmt::format("{:.4f}", seconds),
                           fmt::format("{:.1f}%", 100.0 * seconds / r.total_seconds)});
+  table.rows.push_back({"write", fmt::format("{:.4f}", r.write_seconds),
+                        fmt::format("{:.1f}%", 100.0 * r.write_seconds / r.total_seconds)});
   table.rows.push_back({"total (wall)", fmt::format("{:.4f}", r.total_seconds), "100%"});
   table.notes.push_back("compute = upload + kernels + statistics + download (+ host overhead); "
                         "the stages are measured inside the backend with events or clocks.");

@@ -18,6 +18,7 @@
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
 #include "dcs/log.hpp"
+#include "dcs/parallel.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/run.hpp"
 #include "dcs/version.hpp"
@@ -26,16 +27,17 @@
 namespace dcs::app {
 namespace {
 
-volatile std::sig_atomic_t g_signals = 0;
+volatile std::sig_atomic_t g_signal_count = 0;
 
 extern "C" void on_signal(int signal_number) {
   // First signal: ask the pipeline to stop at the next slab (temporaries are removed as the
   // stack unwinds). Second: remove temporaries now and leave at once.
-  if (g_signals++ == 0) {
+  if (g_signal_count == 0) {
+    g_signal_count = 1;
     request_interrupt();
     return;
   }
-  io::remove_pending_temporaries();
+  remove_pending_temporaries();
   std::_Exit(128 + signal_number);
 }
 
@@ -93,8 +95,8 @@ void print_summary(const RunResult& result) {
   fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,
              meta.provenance.device);
   const double rate = result.compute_seconds > 0 ? result.evaluations / result.compute_seconds : 0.0;
-  fmt::print("  time      {:.3f} s total, {:.3f} s compute: {:.3g} atom-evaluations/s\n",
-             result.total_seconds, result.compute_seconds, rate);
+  fmt::print("  time      {:.3f} s total, {:.3f} s compute ({:.3g} atom-evaluations/s), {:.3f} s write\n",
+             result.total_seconds, result.compute_seconds, rate, result.write_seconds);
 }
 
 int list_kernels() {

@@ -74,6 +74,7 @@ struct RunResult {
   std::size_t atoms = 0;
   MapMetadata metadata;              ///< grid, physics, stats, validation, provenance
   double compute_seconds = 0.0;      ///< compute + statistics
+  double write_seconds = 0.0;        ///< all output files
   double total_seconds = 0.0;        ///< read to last byte written
   double evaluations = 0.0;          ///< atoms * grid points
   std::string error;                 ///< non-empty when this input failed (keep_going)

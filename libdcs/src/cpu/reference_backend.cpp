@@ -12,13 +12,28 @@
 namespace dcs {
 namespace {
 
-double potential_at(const System& system, double min_r2, double factor, const Vec3& point) {
+/// Position and charge only: the loops below stream 32 bytes per atom instead of a whole Atom
+/// with its name strings.
+struct PointCharge {
+  double x, y, z, q;
+};
+
+std::vector<PointCharge> point_charges(const System& system) {
+  std::vector<PointCharge> charges;
+  charges.reserve(system.atoms.size());
+  for (const Atom& atom : system.atoms)
+    charges.push_back({atom.position[0], atom.position[1], atom.position[2], atom.charge});
+  return charges;
+}
+
+double potential_at(const std::vector<PointCharge>& charges, double min_r2, double factor,
+                    const Vec3& point) {
   double sum = 0.0;
-  for (const Atom& atom : system.atoms) {
-    const double dx = point[0] - atom.position[0];
-    const double dy = point[1] - atom.position[1];
-    const double dz = point[2] - atom.position[2];
-    sum += coulomb_term(atom.charge, dx * dx + dy * dy + dz * dz, min_r2);
+  for (const PointCharge& atom : charges) {
+    const double dx = point[0] - atom.x;
+    const double dy = point[1] - atom.y;
+    const double dz = point[2] - atom.z;
+    sum += coulomb_term(atom.q, dx * dx + dy * dy + dz * dz, min_r2);
   }
   return factor * sum;
 }
@@ -41,7 +56,7 @@ class ReferenceBackend final : public PotentialBackend {
 
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     if (system.atoms.empty()) throw UsageError("no atoms to compute");
-    system_ = &system;
+    charges_ = point_charges(system);
     grid_ = grid;
     physics_ = physics;
     factor_ = coulomb_factor(physics);
@@ -57,7 +72,7 @@ class ReferenceBackend final : public PotentialBackend {
         const auto j = static_cast<std::int64_t>(row) % grid_.ny();
         float* out_row = out + row * static_cast<std::size_t>(grid_.nx());
         for (std::int64_t i = 0; i < grid_.nx(); ++i)
-          out_row[i] = static_cast<float>(potential_at(*system_, min_r2, factor_, grid_.point(i, j, k)));
+          out_row[i] = static_cast<float>(potential_at(charges_, min_r2, factor_, grid_.point(i, j, k)));
       }
     });
     timings_.kernels += seconds_since(start);
@@ -83,7 +98,7 @@ class ReferenceBackend final : public PotentialBackend {
   }
 
   BackendOptions options_;
-  const System* system_ = nullptr;
+  std::vector<PointCharge> charges_;
   GridSpec grid_;
   Physics physics_;
   double factor_ = 0.0;
@@ -100,9 +115,10 @@ void reference_potential(const System& system, const Physics& physics, const Vec
                          std::size_t n_points, double* out, unsigned threads) {
   const double factor = coulomb_factor(physics);
   const double min_r2 = physics.min_distance * physics.min_distance;
+  const std::vector<PointCharge> charges = point_charges(system);
   parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t index = begin; index < end; ++index)
-      out[index] = potential_at(system, min_r2, factor, points[index]);
+      out[index] = potential_at(charges, min_r2, factor, points[index]);
   });
 }
 
