@@ -3,18 +3,22 @@
 // 16 per SM per clock). What it does and why:
 //  - A block's 256 threads take 256 consecutive points of a plane (x fastest, rows wrap), so a
 //    warp's stores are 128 contiguous bytes and a plane wastes at most one partial block,
-//    whatever nx is; each thread takes 8 consecutive planes (coarsening along z), so the atom's
-//    loads and dx^2+dy^2 are shared by 8 pairs and a pair costs FFMA dz, FFMA r2, MUFU, FFMA
-//    accumulate (the min-distance clamp, an FMNMX, runs only for the rare groups of atoms that
-//    come within min_distance of a thread's z-column: r^2 >= dx^2+dy^2 tells which).
+//    whatever nx is; each thread takes 16 consecutive planes (coarsening along z; 8 in the
+//    production-8 variant), so the atom's loads and dx^2+dy^2 are shared by 16 pairs and a pair
+//    costs FFMA dz, FFMA r2, MUFU, FFMA accumulate (the min-distance clamp, an FMNMX, runs only
+//    for the rare groups of atoms that come within min_distance of a thread's z-column:
+//    r^2 >= dx^2+dy^2 tells which). 64 registers, 4 blocks of 256 threads per SM.
 //  - Atoms are staged by the block in shared-memory tiles (broadcast LDS), not constant
 //    memory: constant-cache misses stalled the same loop by 40-80% in measurements (GPU-NOTES).
-//    The tile stores dz at the middle plane of the block's 8, computed once per block.
+//    The tile stores dz at the middle plane of the block's group, computed once per block.
 //  - Some of a thread's points (2 of 16 in the default) take their rsqrt from an FMA-pipe
 //    Newton iteration (potential_common.cuh): MUFU does the other 14 while the issue slots it
 //    leaves idle do those 2.
-//  - Programmatic dependent launch: a chunk's blocks start as the previous chunk's last wave
-//    drains and wait only before reading and writing the slab, hiding the tail of each wave.
+//  - Programmatic dependent launch: a chunk's blocks may start as the previous chunk's last
+//    wave drains and wait only before reading and writing the slab (measured: a chunk in a
+//    stream of launches takes 3% less time than the same launch alone).
+// Measured on an H200 (bench/results/gpu_potential_2026-11-21.md): 99-102% of the MUFU rsqrt
+// ceiling at 256^3, 97-100% at 129^3; all-MUFU 92-93%.
 // Accuracy: displacements come from the split atoms (grid_atoms.hpp); float accumulation runs
 // over one chunk in registers and is added to the slab once per chunk.
 #include <climits>
@@ -44,7 +48,6 @@ __device__ __forceinline__ void wait_for_previous_grid() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
-
 
 /// Whether point m of a thread's Planes points takes the FMA-pipe rsqrt: Software of them,
 /// spread evenly (for 2 of 16: points 7 and 15).
