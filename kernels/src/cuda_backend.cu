@@ -162,6 +162,10 @@ class CudaBackend final : public PotentialBackend {
 
   BackendTimings timings() const override { return timings_; }
 
+  // 4 Mi points keep all SMs busy for several waves; 16 planes is the production kernel's
+  // z-coarsening, so no thread column is cut short between slabs.
+  SlabHint slab_hint() const override { return {std::size_t{1} << 22, 16}; }
+
  private:
   struct Events {
     Event start, kernels, statistics, download;

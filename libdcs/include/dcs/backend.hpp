@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,14 @@ struct BackendTimings {
   double statistics = 0.0; ///< reductions
 };
 
+/// How a caller should cut a grid into slabs for one backend: at least `min_points` per
+/// compute() call (a GPU launch must fill the device) and plane counts in multiples of
+/// `plane_multiple` (a kernel's z-coarsening), except for the last slab.
+struct SlabHint {
+  std::size_t min_points = 0;
+  std::int64_t plane_multiple = 1;
+};
+
 class PotentialBackend {
  public:
   virtual ~PotentialBackend() = default;
@@ -65,6 +74,8 @@ class PotentialBackend {
   virtual DiffAccum difference(const float* values, const double* reference, std::size_t n) = 0;
 
   virtual BackendTimings timings() const { return {}; }
+
+  virtual SlabHint slab_hint() const { return {}; }
 };
 
 /// The float64 oracle: plain loops over points and atoms, never tuned.

@@ -49,13 +49,15 @@ std::string host_name() {
   return buffer;
 }
 
-/// z-planes per compute() call: about 1/64 of the grid for regular progress, but at least
-/// 4 Mi points so a GPU launch fills the device.
-std::int64_t planes_per_slab(const GridSpec& grid) {
-  const std::int64_t by_progress = std::max<std::int64_t>(1, grid.nz() / 64);
+/// z-planes per compute() call: about 1/64 of the grid, for regular progress and a prompt
+/// answer to an interrupt, but as large as the backend's hint asks.
+std::int64_t planes_per_slab(const GridSpec& grid, const SlabHint& hint) {
   const auto plane = static_cast<std::int64_t>(grid.plane_points());
-  const std::int64_t by_occupancy = std::max<std::int64_t>(1, ((std::int64_t{1} << 22) + plane - 1) / plane);
-  return std::min(grid.nz(), std::max(by_progress, by_occupancy));
+  const auto min_points = static_cast<std::int64_t>(hint.min_points);
+  std::int64_t planes = std::max<std::int64_t>(grid.nz() / 64, (min_points + plane - 1) / plane);
+  const std::int64_t multiple = std::max<std::int64_t>(1, hint.plane_multiple);
+  planes = std::max<std::int64_t>(1, (planes + multiple - 1) / multiple) * multiple;
+  return std::min(grid.nz(), planes);
 }
 
 class OutputSet {
@@ -164,7 +166,7 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
   if (progress) progress->begin(input, result.evaluations);
   const auto compute_start = Clock::now();
   StatsAccum accum;
-  const std::int64_t step = planes_per_slab(grid);
+  const std::int64_t step = planes_per_slab(grid, backend.slab_hint());
   for (std::int64_t z = 0; z < grid.nz(); z += step) {
     if (interrupt_requested()) throw InterruptedError("interrupted; no output was written");
     const Slab slab{z, std::min(step, grid.nz() - z)};
