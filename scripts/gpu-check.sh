@@ -21,12 +21,19 @@ step() {  # step NAME LOG COMMAND...: runs, records pass/fail and seconds
   else summary+=("FAIL  $name ($((SECONDS - t0)) s, see $log)"); tail -n 40 "$out/$log"; fi
 }
 
+# The GPU machine has no Debian apbs-data and no GridDataFormats: the caller may carry them in
+# .carry-gpu/ (apbs/ = /usr/share/apbs, pylib/ = gridData and mrcfile from Debian).
+if [[ ! -d /usr/share/apbs && -d .carry-gpu/apbs ]]; then cp -r .carry-gpu/apbs /usr/share/apbs; fi
+if [[ -d .carry-gpu/pylib ]]; then export PYTHONPATH="$PWD/.carry-gpu/pylib${PYTHONPATH:+:$PYTHONPATH}"; fi
+python=$(command -v python3)
+
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv >"$out/device.txt" 2>&1
 git rev-parse HEAD >>"$out/device.txt" 2>/dev/null || true
 
 if want build; then
   step configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-       -DCMAKE_CUDA_ARCHITECTURES=90 -DDCS_ENABLE_CUDA=ON -DDCS_BUILD_TESTS=ON -DDCS_WARNINGS_AS_ERRORS=ON
+       -DCMAKE_CUDA_ARCHITECTURES=90 -DDCS_ENABLE_CUDA=ON -DDCS_BUILD_TESTS=ON -DDCS_WARNINGS_AS_ERRORS=ON \
+       -DDCS_SYSTEM_PYTHON="$python"
   step build build.log cmake --build "$build" -j "$jobs"
 fi
 if want test; then

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Runs the real `dcs` binary: success paths, every failure path (exit code, message with
 file and line, no file left behind), batch mode, interruption, and all apbs-data molecules.
 
@@ -77,7 +77,7 @@ def default_run_h5_and_dx_agree(tmp):
     assert_in("atom-evaluations/s", proc.stdout)
     h5, dx = os.path.join(tmp, stem + ".h5"), os.path.join(tmp, stem + ".dx")
     check = os.path.join(SOURCE, "tests", "integration", "check_maps.py")
-    subprocess.run(["/usr/bin/python3", check, h5, dx], check=True)
+    subprocess.run([sys.executable, check, h5, dx], check=True)
 
 
 @case

@@ -14,6 +14,7 @@
 
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/error.hpp"
+#include "dcs/io/atomic_file.hpp"
 #include "dcs/io/hdf5.hpp"
 #include "dcs/io/opendx.hpp"
 #include "dcs/io/pqr.hpp"
@@ -79,11 +80,6 @@ class OutputSet {
   bool committed_ = false;
 };
 
-void refuse_existing(const std::string& path, bool force) {
-  if (!force && std::filesystem::exists(path))
-    throw IoError(path + " exists; use --force to overwrite");
-}
-
 Validation validate_map(const RunConfig& config, PotentialBackend& backend, const System& system,
                         const GridSpec& grid, const std::vector<float>& map,
                         const GridStats& stats) {
@@ -145,13 +141,13 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
   if (config.write_hdf5) {
     h5_path = single && !config.output.empty() ? config.output
                                                : default_output_path(input, config.output_dir, ".h5");
-    refuse_existing(h5_path, config.force);
+    check_output_path(h5_path, config.force);
   }
   if (config.write_dx) {
     dx_path = single && !config.dx_path.empty()
                   ? config.dx_path
                   : default_output_path(input, config.output_dir, config.dx_gzip ? ".dx.gz" : ".dx");
-    refuse_existing(dx_path, config.force);
+    check_output_path(dx_path, config.force);
   }
 
   MapMetadata& meta = result.metadata;
