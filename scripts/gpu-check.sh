@@ -2,6 +2,7 @@
 # On the GPU machine, in one call: build for sm_90, run the whole test suite (GPU tests included),
 # compute-sanitizer memcheck and racecheck, the benchmarks and the seed-claims measurements.
 # Usage: scripts/gpu-check.sh OUTDIR [steps...]   steps: build test sanitize bench claims (default all)
+# DCS_GIT_REVISION=<hash> names the commit where the copy of the tree has no .git.
 # Logs and results go to OUTDIR; a summary is printed last.
 set -uo pipefail
 out="${1:?usage: scripts/gpu-check.sh OUTDIR [steps...]}"
@@ -28,12 +29,12 @@ if [[ -d .carry-gpu/pylib ]]; then export PYTHONPATH="$PWD/.carry-gpu/pylib${PYT
 python=$(command -v python3)
 
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv >"$out/device.txt" 2>&1
-git rev-parse HEAD >>"$out/device.txt" 2>/dev/null || true
+echo "revision: ${DCS_GIT_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" >>"$out/device.txt"
 
 if want build; then
   step configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_CUDA_ARCHITECTURES=90 -DDCS_ENABLE_CUDA=ON -DDCS_BUILD_TESTS=ON -DDCS_WARNINGS_AS_ERRORS=ON \
-       -DDCS_SYSTEM_PYTHON="$python"
+       -DDCS_SYSTEM_PYTHON="$python" -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
   step build build.log cmake --build "$build" -j "$jobs"
 fi
 if want test; then

@@ -30,7 +30,7 @@ struct BackendOptions {
   bool debug_sync = false;///< synchronise and check after every kernel launch
 };
 
-/// Seconds spent inside the backend since prepare(), by stage.
+/// Seconds spent inside the backend since the last prepare() (which restarts them), by stage.
 struct BackendTimings {
   double upload = 0.0;     ///< host to device (atoms)
   double kernels = 0.0;    ///< potential kernels

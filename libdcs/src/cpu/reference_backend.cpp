@@ -56,6 +56,7 @@ class ReferenceBackend final : public PotentialBackend {
 
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     if (system.atoms.empty()) throw UsageError("no atoms to compute");
+    timings_ = {};
     charges_ = point_charges(system);
     grid_ = grid;
     physics_ = physics;

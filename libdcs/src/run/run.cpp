@@ -155,8 +155,7 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
   meta.physics = config.physics;
   meta.coulomb_factor = coulomb_factor(config.physics);
 
-  backend.prepare(system, grid, config.physics);
-  const BackendTimings before = backend.timings();
+  backend.prepare(system, grid, config.physics);  // restarts backend.timings()
   std::vector<float> map(grid.points());
   result.evaluations = static_cast<double>(grid.points()) * static_cast<double>(system.size());
   if (progress) progress->begin(input, result.evaluations);
@@ -194,7 +193,7 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
                                         v.max_rel_error, v.tolerance));
   }
 
-  const BackendTimings after = backend.timings();
+  const BackendTimings stages = backend.timings();
   Provenance& prov = meta.provenance;
   prov.version = fmt::format("{} (git {})", kVersion, kGitRevision);
   prov.command_line = config.command_line;
@@ -208,10 +207,10 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
   prov.created = utc_now_iso8601();
   prov.timings = {{"read", read_seconds},
                   {"compute", result.compute_seconds},
-                  {"upload", after.upload - before.upload},
-                  {"kernels", after.kernels - before.kernels},
-                  {"download", after.download - before.download},
-                  {"statistics", after.statistics - before.statistics},
+                  {"upload", stages.upload},
+                  {"kernels", stages.kernels},
+                  {"download", stages.download},
+                  {"statistics", stages.statistics},
                   {"validate", validate_seconds}};
 
   const auto write_start = Clock::now();
