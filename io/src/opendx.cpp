@@ -157,7 +157,8 @@ std::string header_comments(const MapMetadata& meta) {
                                   "Angstrom; values listed z fastest",
                                   meta.grid.nx(), meta.grid.ny(), meta.grid.nz()));
   if (!prov.input_path.empty()) append_comment(out, "input: " + prov.input_path);
-  if (!prov.input_sha256.empty()) append_comment(out, "input sha256: " + prov.input_sha256);
+  // "sha256: " + 64 hex digits fits one comment line, so the digest is never split.
+  if (!prov.input_sha256.empty()) append_comment(out, "sha256: " + prov.input_sha256);
   if (!prov.command_line.empty()) append_comment(out, "command: " + prov.command_line);
   std::string compute;
   if (!prov.backend.empty()) compute += "backend " + prov.backend;

@@ -17,7 +17,7 @@
 #include "dcs/error.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
-#include "potential/grid_atoms.hpp"
+#include "dcs/atoms.hpp"
 #include "potential/registry.hpp"
 #include "reduce/reduce.hpp"
 #include "stream.hpp"
@@ -27,12 +27,11 @@ namespace {
 
 using detail::DeviceBuffer;
 using detail::Event;
-using detail::GridAtom;
 using detail::PotentialKernel;
 using detail::ScopedDevice;
 using detail::Stream;
 
-/// Largest plane index a kernel turns into an exact float (grid_atoms.hpp).
+/// Largest plane index a kernel turns into an exact float (dcs/atoms.hpp).
 constexpr std::int64_t kMaxPlanes = std::int64_t{1} << 22;
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -63,7 +62,7 @@ class CudaBackend final : public PotentialBackend {
     validate(physics);
     if (system.atoms.empty()) throw UsageError("no atoms to compute");
     check_grid(grid);
-    const std::vector<GridAtom> atoms = detail::pack_grid_atoms(system, grid, coulomb_factor(physics));
+    const std::vector<GridAtom> atoms = pack_grid_atoms(system, grid, coulomb_factor(physics));
 
     ScopedDevice scoped(device_.ordinal);
     const auto start = std::chrono::steady_clock::now();

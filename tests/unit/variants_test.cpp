@@ -72,17 +72,32 @@ TEST(AtomChunks, SplitIntoConsecutiveChunksOfAtMost4000) {
   EXPECT_EQ(atom_chunks(10, 3).back().count, 1u);
 }
 
-TEST(PackAtoms, OriginRelativePositionsAndFactorScaledCharges) {
+TEST(PackGridAtoms, NearestPlaneResidualAndFactorScaledCharges) {
   const System system = make_system({make_atom(10.5, -2.0, 3.25, 0.5), make_atom(0, 0, 0, -1.0)});
   const GridSpec grid = make_spec({2, 2, 2}, 1.0, {10.0, -4.0, 3.0});
-  const std::vector<PackedAtom> packed = pack_atoms(system, grid, 2.0);
+  const std::vector<GridAtom> packed = pack_grid_atoms(system, grid, 2.0);
   ASSERT_EQ(packed.size(), 2u);
-  EXPECT_EQ(packed[0].x, 0.5f);
-  EXPECT_EQ(packed[0].y, 2.0f);
-  EXPECT_EQ(packed[0].z, 0.25f);
+  // x = 10.5 is 0.5 planes from the origin: nearbyint rounds to even, plane 0, residual +0.5.
+  EXPECT_EQ(packed[0].ix, 0.0f);
+  EXPECT_EQ(packed[0].rx, 0.5f);
+  EXPECT_EQ(packed[0].iy, 2.0f);
+  EXPECT_EQ(packed[0].ry, 0.0f);
+  EXPECT_EQ(packed[0].iz, 0.0f);
+  EXPECT_EQ(packed[0].rz, 0.25f);
   EXPECT_EQ(packed[0].q, 1.0f);
-  EXPECT_EQ(packed[1].x, -10.0f);
+  EXPECT_EQ(packed[1].ix, -10.0f);
+  EXPECT_EQ(packed[1].rx, 0.0f);
   EXPECT_EQ(packed[1].q, -2.0f);
+  EXPECT_EQ(packed[1].unused, 0.0f);
+}
+
+TEST(PackGridAtoms, ResidualKeepsDigitsFarFromTheOrigin) {
+  // 1e-4 Å off a plane 1000 Å from the origin: a float of the whole offset would keep ~6e-5 Å.
+  const System system = make_system({make_atom(1000.0001, 0, 0, 1.0)});
+  const GridSpec grid = make_spec({2, 2, 2}, 0.5, {0.0, 0.0, 0.0});
+  const GridAtom atom = pack_grid_atoms(system, grid, 1.0).front();
+  EXPECT_EQ(atom.ix, 2000.0f);
+  EXPECT_NEAR(atom.rx, 1e-4, 1e-10);
 }
 
 TEST(CpuBench, ProducesAFullTableForTinySizes) {

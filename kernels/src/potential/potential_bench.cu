@@ -26,7 +26,7 @@
 #include "device_buffer.hpp"
 #include "device_info.hpp"
 #include "launch.hpp"
-#include "potential/grid_atoms.hpp"
+#include "dcs/atoms.hpp"
 #include "potential/registry.hpp"
 #include "stream.hpp"
 
@@ -35,7 +35,6 @@ namespace {
 
 using detail::DeviceBuffer;
 using detail::Event;
-using detail::GridAtom;
 using detail::PotentialKernel;
 using detail::StreamView;
 
@@ -265,7 +264,7 @@ std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options)
       problem.grid.spacing = {0.5, 0.5, 0.5};
       problem.system = random_system(atoms, problem.grid, 1000 + atoms);
       const std::vector<GridAtom> packed =
-          detail::pack_grid_atoms(problem.system, problem.grid, coulomb_factor(problem.physics));
+          pack_grid_atoms(problem.system, problem.grid, coulomb_factor(problem.physics));
       problem.d_atoms = DeviceBuffer<GridAtom>(packed.size());
       problem.d_atoms.upload(packed.data(), packed.size(), stream.view());
       DeviceBuffer<float> d_slab(problem.grid.points());

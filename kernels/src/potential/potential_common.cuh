@@ -5,14 +5,14 @@
 #include <cuda_runtime.h>
 
 #include "dcs/physics.hpp"
-#include "potential/grid_atoms.hpp"
+#include "dcs/atoms.hpp"
 
 namespace dcs::cuda::detail {
 
 /// Displacement (Å) from an atom to grid point `point_index` along one axis, for an atom split
 /// as (atom_index, residual) by pack_grid_atoms: point_index - atom_index is an exact integer,
 /// its product with the spacing is exact inside the FMA, so the result is rounded once,
-/// relative to its own size (see grid_atoms.hpp).
+/// relative to its own size (see dcs/atoms.hpp).
 __device__ __forceinline__ float axis_offset(float point_index, float atom_index, float spacing,
                                              float residual) {
   return fmaf(point_index - atom_index, spacing, -residual);

@@ -6,7 +6,7 @@
 
 #include <cstddef>
 
-#include "potential/grid_atoms.hpp"
+#include "dcs/atoms.hpp"
 #include "stream.hpp"
 
 namespace dcs::cuda::detail {

@@ -19,7 +19,7 @@
 //    stream of launches takes 3% less time than the same launch alone).
 // Measured on an H200 (bench/results/gpu_potential_2026-11-21.md): 99-102% of the MUFU rsqrt
 // ceiling at 256^3, 97-100% at 129^3; all-MUFU 92-93%.
-// Accuracy: displacements come from the split atoms (grid_atoms.hpp); float accumulation runs
+// Accuracy: displacements come from the split atoms (dcs/atoms.hpp); float accumulation runs
 // over one chunk in registers and is added to the slab once per chunk.
 #include <climits>
 #include <string>

@@ -6,7 +6,6 @@ set(DCS_POTENTIAL_SOURCES
   src/cuda_check.cpp
   src/device_info.cu
   src/launch.cpp
-  src/potential/grid_atoms.cpp
   src/potential/registry.cu
   src/potential/scatter.cu
   src/potential/gather.cu

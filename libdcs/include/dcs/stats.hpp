@@ -77,7 +77,7 @@ StatsAccum cpu_statistics(const float* values, std::size_t n) noexcept;
 
 /// Running metrics of the difference between computed values and a float64 reference.
 struct DiffAccum {
-  double max_abs_diff = 0.0;  ///< max |a - ref|; +inf if any value is not finite
+  double max_abs_diff = 0.0;  ///< max |a - ref| over finite values (non-finite ones are counted)
   double sum_sq_diff = 0.0;   ///< sum (a - ref)^2
   double max_abs_ref = 0.0;   ///< max |ref|, the scale of the relative error
   std::uint64_t count = 0;

@@ -11,14 +11,12 @@
 // the 1e-5 * max|V| specification. So distances are formed without large float operands:
 // - dy^2 + dz^2 is staged per row in float64 and rounded once;
 // - lengths inside the kernels are in units of hx (grid units), so grid point i sits at x = i;
-// - x: each atom is staged as ia = its nearest grid index (an integer, exact in float) and
-//   fx = x_atom/hx - ia (|fx| <= 1/2, float64 rounded once), and dx = (i - ia) - fx: i - ia
-//   is exact, so the rounding of dx is relative to |dx| itself.
+// - x: each atom comes split by dcs::pack_grid_atoms into ia = its nearest grid index (an
+//   integer, exact in float) and a residual, staged as fx = rx/hx (|fx| <= 1/2), and
+//   dx = (i - ia) - fx: i - ia is exact, so the rounding of dx is relative to |dx| itself.
 // Grid units also make dx two additions (on the FP add ports) instead of a multiply-add (on
 // the FMA ports, the busy ones); 1/r = (1/hx) * 1/r_grid is folded into the staged charge
 // q/hx, and the clamp compares r2/hx^2 with min_distance^2/hx^2, the same condition.
-// Charges come from dcs::pack_atoms (factor-scaled float); its float positions are not used
-// for the reason above.
 #include <algorithm>
 #include <cfloat>
 #include <chrono>
@@ -344,7 +342,7 @@ class FastBackend final : public PotentialBackend {
         throw UsageError("cpu-fast: the grid needs positive counts and spacings");
     const double factor = coulomb_factor(physics);  // validates physics
     grid_ = grid;
-    const std::vector<PackedAtom> packed = pack_atoms(system, grid, factor);
+    const std::vector<GridAtom> packed = pack_grid_atoms(system, grid, factor);
 
     const std::size_t n = system.atoms.size();
     const double hx = grid.spacing[0];
@@ -355,11 +353,8 @@ class FastBackend final : public PotentialBackend {
     az_.resize(n);
     for (std::size_t a = 0; a < n; ++a) {
       const Vec3& p = system.atoms[a].position;
-      const double x = (p[0] - grid.origin[0]) / hx;  // grid units from here on
-      // The index is rounded to float first so that fx is taken from the value used in dx.
-      const float ia = static_cast<float>(std::nearbyint(x));
-      ia_[a] = ia;
-      neg_fx_[a] = static_cast<float>(static_cast<double>(ia) - x);
+      ia_[a] = packed[a].ix;  // grid units from here on
+      neg_fx_[a] = static_cast<float>(-static_cast<double>(packed[a].rx) / hx);
       q_[a] = static_cast<float>(static_cast<double>(packed[a].q) / hx);
       ay_[a] = (p[1] - grid.origin[1]) / hx;
       az_[a] = (p[2] - grid.origin[2]) / hx;

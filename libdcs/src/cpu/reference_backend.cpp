@@ -50,7 +50,8 @@ class ReferenceBackend final : public PotentialBackend {
   std::string kernel_name() const override { return "reference"; }
   std::string reduction_name() const override { return "cpu-serial"; }
   std::string device_name() const override {
-    return "CPU, " + std::to_string(resolve_threads(options_.threads)) + " threads, float64";
+    const unsigned threads = resolve_threads(options_.threads);
+    return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + ", float64";
   }
   double tolerance() const override { return 1e-12; }
 

@@ -243,7 +243,10 @@ bool interrupt_requested() noexcept { return g_interrupt.load(); }
 DeviceChoice resolve_device(const std::string& device, const BackendOptions& options) {
   if (device == "cpu") return {BackendKind::CpuFast, 0};
   if (device == "auto") {
-    if (options.kernel == "reference" || options.kernel == "simd") return {BackendKind::CpuFast, 0};
+    // A CPU kernel name selects the CPU, so --kernel simd-avx2 works without --device cpu.
+    for (const VariantInfo& variant : cpu_variants())
+      if (variant.kind == VariantKind::Potential && variant.name == options.kernel)
+        return {BackendKind::CpuFast, 0};
     if (cuda::cuda_available()) return {BackendKind::Cuda, options.device};
     log().info("no usable GPU ({}); using the CPU", cuda::cuda_unavailable_reason());
     return {BackendKind::CpuFast, 0};
