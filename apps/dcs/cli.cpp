@@ -37,7 +37,7 @@ extern "C" void on_signal(int signal_number) {
     request_interrupt();
     return;
   }
-  remove_pending_temporaries();
+  io::remove_pending_temporaries();
   std::_Exit(128 + signal_number);
 }
 

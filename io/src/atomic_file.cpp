@@ -16,7 +16,7 @@
 
 #include "dcs/error.hpp"
 
-namespace dcs {
+namespace dcs::io {
 namespace {
 
 // --- Registry of live temporaries ------------------------------------------------------------
@@ -258,4 +258,4 @@ std::size_t pending_temporary_count() noexcept {
   return count;
 }
 
-}  // namespace dcs
+}  // namespace dcs::io

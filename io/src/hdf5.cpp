@@ -18,7 +18,7 @@
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
 
-namespace dcs {
+namespace dcs::io {
 namespace {
 
 constexpr std::int64_t kFormatVersion = 1;
@@ -650,4 +650,4 @@ Hdf5Potential read_hdf5_potential(const std::string& path) {
   return result;
 }
 
-}  // namespace dcs
+}  // namespace dcs::io

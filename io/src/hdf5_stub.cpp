@@ -4,7 +4,7 @@
 
 #include "dcs/error.hpp"
 
-namespace dcs {
+namespace dcs::io {
 
 bool hdf5_available() noexcept { return false; }
 
@@ -19,4 +19,4 @@ Hdf5Potential read_hdf5_potential(const std::string& path) {
   throw IoError("cannot read " + path + ": dcs was built without HDF5 (DCS_ENABLE_HDF5=OFF)");
 }
 
-}  // namespace dcs
+}  // namespace dcs::io

@@ -16,7 +16,7 @@
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
 
-namespace dcs {
+namespace dcs::io {
 namespace {
 
 constexpr std::size_t kFlushBytes = std::size_t{1} << 20;      // write in 1 MiB blocks
@@ -555,4 +555,4 @@ OpenDxMap read_opendx(const std::string& path) {
   return DxParser(path, content).parse();
 }
 
-}  // namespace dcs
+}  // namespace dcs::io

@@ -141,13 +141,13 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
   if (config.write_hdf5) {
     h5_path = single && !config.output.empty() ? config.output
                                                : default_output_path(input, config.output_dir, ".h5");
-    check_output_path(h5_path, config.force);
+    io::check_output_path(h5_path, config.force);
   }
   if (config.write_dx) {
     dx_path = single && !config.dx_path.empty()
                   ? config.dx_path
                   : default_output_path(input, config.output_dir, config.dx_gzip ? ".dx.gz" : ".dx");
-    check_output_path(dx_path, config.force);
+    io::check_output_path(dx_path, config.force);
   }
 
   MapMetadata& meta = result.metadata;
@@ -218,13 +218,13 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
   if (interrupt_requested()) throw InterruptedError("interrupted; no output was written");
   if (config.write_hdf5) {
     // The files store the stages finished before writing; the write time is in RunResult.
-    write_hdf5(h5_path, map.data(), meta, system,
-                   Hdf5Options{.force = config.force, .gzip_level = config.compression});
+    io::write_hdf5(h5_path, map.data(), meta, system,
+                   io::Hdf5Options{.force = config.force, .gzip_level = config.compression});
     outputs.add(h5_path);
   }
   if (config.write_dx) {
     if (interrupt_requested()) throw InterruptedError("interrupted; no output was written");
-    write_opendx(dx_path, map.data(), meta, OpenDxOptions{.force = config.force, .gzip = config.dx_gzip});
+    io::write_opendx(dx_path, map.data(), meta, io::OpenDxOptions{.force = config.force, .gzip = config.dx_gzip});
     outputs.add(dx_path);
   }
   if (interrupt_requested()) throw InterruptedError("interrupted; no output was written");

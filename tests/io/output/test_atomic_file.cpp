@@ -16,7 +16,7 @@
 #include "dcs/io/atomic_file.hpp"
 #include "output_test_util.hpp"
 
-namespace dcs {
+namespace dcs::io {
 namespace {
 
 using test::ScratchDir;
@@ -222,4 +222,4 @@ TEST(AtomicFile, SigintHandlerLeavesNoFile) {
 }
 
 }  // namespace
-}  // namespace dcs
+}  // namespace dcs::io

@@ -21,7 +21,7 @@
 #include "dcs/io/hdf5.hpp"
 #include "output_test_util.hpp"
 
-namespace dcs {
+namespace dcs::io {
 namespace {
 
 using test::ScratchDir;
@@ -523,4 +523,4 @@ TEST(Hdf5, H5dumpParsesTheFile) {
 }
 
 }  // namespace
-}  // namespace dcs
+}  // namespace dcs::io

@@ -8,7 +8,7 @@
 #include "dcs/io/hdf5.hpp"
 #include "output_test_util.hpp"
 
-namespace dcs {
+namespace dcs::io {
 namespace {
 
 TEST(Hdf5Stub, WriteAndReadFailWithAClearMessage) {
@@ -29,4 +29,4 @@ TEST(Hdf5Stub, WriteAndReadFailWithAClearMessage) {
 }
 
 }  // namespace
-}  // namespace dcs
+}  // namespace dcs::io

@@ -14,7 +14,7 @@
 #include "dcs/io/opendx.hpp"
 #include "output_test_util.hpp"
 
-namespace dcs {
+namespace dcs::io {
 namespace {
 
 using test::ScratchDir;
@@ -420,4 +420,4 @@ TEST(OpenDx, ReaderAcceptsCrLfQuotesAndFreeLayout) {
 }
 
 }  // namespace
-}  // namespace dcs
+}  // namespace dcs::io

@@ -84,15 +84,15 @@ int main(int argc, char** argv) {
     meta.provenance.backend = "direct loop in write_sample_map";
     meta.provenance.timings = {{"compute", 0.0}};
 
-    dcs::Hdf5Options h5;
+    dcs::io::Hdf5Options h5;
     h5.force = true;
     h5.gzip_level = 4;
-    dcs::write_hdf5(argv[1], values.data(), meta, system, h5);
+    dcs::io::write_hdf5(argv[1], values.data(), meta, system, h5);
 
     if (argc == 4) values[meta.grid.index(5, 4, 3)] *= 1.01f;
-    dcs::OpenDxOptions dx;
+    dcs::io::OpenDxOptions dx;
     dx.force = true;
-    dcs::write_opendx(argv[2], values.data(), meta, dx);
+    dcs::io::write_opendx(argv[2], values.data(), meta, dx);
     std::printf("wrote %s and %s (%s)\n", argv[1], argv[2], meta.grid.describe().c_str());
   } catch (const std::exception& error) {
     std::fprintf(stderr, "write_sample_map: %s\n", error.what());

@@ -22,7 +22,7 @@
 #include <cstddef>
 #include <string>
 
-namespace dcs {
+namespace dcs::io {
 
 /// Checks, before any expensive work, that a map can later be written to `path`: the directory
 /// part must exist, be a directory and be writable, `path` must not be a directory, and it must
@@ -86,4 +86,4 @@ std::size_t remove_pending_temporaries() noexcept;
 /// Number of registered temporaries (for tests and diagnostics).
 std::size_t pending_temporary_count() noexcept;
 
-}  // namespace dcs
+}  // namespace dcs::io

@@ -59,7 +59,7 @@
 #include "dcs/map.hpp"
 #include "dcs/types.hpp"
 
-namespace dcs {
+namespace dcs::io {
 
 struct Hdf5Options {
   bool force = false;  ///< replace an existing file
@@ -91,4 +91,4 @@ struct Hdf5Potential {
 /// attribute (with HDF5's error text), and IoError in builds without HDF5.
 Hdf5Potential read_hdf5_potential(const std::string& path);
 
-}  // namespace dcs
+}  // namespace dcs::io

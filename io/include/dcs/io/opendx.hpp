@@ -32,7 +32,7 @@
 #include "dcs/grid.hpp"
 #include "dcs/map.hpp"
 
-namespace dcs {
+namespace dcs::io {
 
 struct OpenDxOptions {
   bool force = false;  ///< replace an existing file
@@ -64,4 +64,4 @@ struct OpenDxMap {
 /// mismatched counts, off-diagonal deltas, a non-numeric value, too few or too many values.
 OpenDxMap read_opendx(const std::string& path);
 
-}  // namespace dcs
+}  // namespace dcs::io
