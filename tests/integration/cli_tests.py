@@ -159,6 +159,17 @@ def batch_with_keep_going(tmp):
 
 
 @case
+def batch_refuses_clashing_names(tmp):
+    os.mkdir(os.path.join(tmp, "a"))
+    os.mkdir(os.path.join(tmp, "b"))
+    first = write(os.path.join(tmp, "a"), "x.pqr", GOOD)
+    second = write(os.path.join(tmp, "b"), "x.pqr", GOOD)
+    proc = run(["--atoms", first, second, "--grid", "9", "--force"], tmp, 2)
+    assert_in("same output", proc.stderr)
+    assert not os.path.exists(os.path.join(tmp, "x.h5"))
+
+
+@case
 def interrupted_run_leaves_nothing(tmp):
     atoms = "".join(f"ATOM  {n:5d}  C   ALA A   1    {n % 17:8.3f}{n % 13:8.3f}{n % 11:8.3f}  0.1000 1.0\n"
                     for n in range(1, 2001))

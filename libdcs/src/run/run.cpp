@@ -8,6 +8,7 @@
 #include <cmath>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include <fmt/format.h>
@@ -336,6 +337,17 @@ std::vector<RunResult> run(const RunConfig& config, ProgressSink* progress) {
     throw UsageError("--tolerance must be positive");
   if (!config.output_dir.empty() && !std::filesystem::is_directory(config.output_dir))
     throw IoError("--output-dir " + config.output_dir + " is not a directory");
+
+  // Batch: two inputs with one stem (a/x.pqr, b/x.pqr.gz) would write the same file.
+  std::map<std::string, std::string> claimed;  // output path -> input
+  for (const std::string& input : config.inputs) {
+    const std::string path = std::filesystem::weakly_canonical(
+        default_output_path(input, config.output_dir, "")).string();
+    const auto [where, inserted] = claimed.emplace(path, input);
+    if (!inserted)
+      throw UsageError("inputs " + where->second + " and " + input + " would write the same " +
+                       "output " + path + ".*; rename one or run them separately");
+  }
 
   const DeviceChoice choice = resolve_device(config.device, config.backend);
   BackendOptions options = config.backend;
