@@ -173,7 +173,7 @@ int main_entry(int argc, char** argv) {
   app.add_flag("--force,-f", config.force, "Overwrite existing output files")->group(g_io);
   app.add_flag("--keep-going", config.keep_going, "Batch: continue after a bad input file")->group(g_io);
 
-  app.add_option("--grid,-g", grid_counts, "Points per axis: N (cubic voxels) or NX NY NZ")
+  app.add_option("--grid,-g", grid_counts, "Points per axis: N (cubic voxels) or NX NY NZ; default 129 unless --spacing")
       ->expected(1, 3)->group(g_grid);
   app.add_option("--spacing,-s", spacing, "Grid spacing in Å (alone: counts derived from the box)")->group(g_grid);
   app.add_option("--padding", config.grid.padding, "Å added around the atoms on every side")
