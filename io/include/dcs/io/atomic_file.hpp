@@ -11,7 +11,7 @@
 // and is async-signal-safe, then re-raises or _exit()s:
 //
 //   extern "C" void on_signal(int sig) {
-//     dcs::remove_pending_temporaries();
+//     dcs::io::remove_pending_temporaries();
 //     std::signal(sig, SIG_DFL);
 //     std::raise(sig);                  // or _exit(130)
 //   }
@@ -27,7 +27,7 @@ namespace dcs::io {
 /// Checks, before any expensive work, that a map can later be written to `path`: the directory
 /// part must exist, be a directory and be writable, `path` must not be a directory, and it must
 /// not exist unless `force`. Throws IoError naming the path ("<path> exists; use --force to
-/// overwrite", "cannot write to directory <dir>: ...").
+/// overwrite", "cannot write <path>: directory <dir> does not exist", ...).
 void check_output_path(const std::string& path, bool force);
 
 /// One output file in the making. Not copyable or movable: one owner keeps the life cycle of
