@@ -17,6 +17,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
+#include "map_checks.hpp"
 
 namespace dcs::io {
 namespace {
@@ -306,18 +307,6 @@ std::array<hsize_t, 3> chunk_shape(hsize_t nx, hsize_t ny, hsize_t nz) {
   return {1, 1, kChunkTargetFloats};
 }
 
-void check_grid(const GridSpec& grid, const Failure& failure) {
-  for (std::size_t axis = 0; axis < 3; ++axis) {
-    if (grid.counts[axis] < 1)
-      failure.invalid(
-          fmt::format("grid count {} along axis {} is not positive", grid.counts[axis], axis));
-    if (!(std::isfinite(grid.spacing[axis]) && grid.spacing[axis] > 0.0) ||
-        !std::isfinite(grid.origin[axis]))
-      failure.invalid(
-          fmt::format("grid origin/spacing along axis {} is not finite and positive", axis));
-  }
-}
-
 Handle file_access_plist(const Failure& failure) {
   Handle fapl(failure.id(H5Pcreate(H5P_FILE_ACCESS), "H5Pcreate"), H5Pclose);
 #if H5_VERSION_GE(1, 10, 7)
@@ -360,13 +349,9 @@ void write_potential(hid_t file, const float* values, const MapMetadata& meta, i
     const float* slab = values + static_cast<std::size_t>(z0) * plane;
     const std::size_t count = static_cast<std::size_t>(depth) * plane;
     for (std::size_t index = 0; index < count; ++index) {
-      if (!std::isfinite(slab[index])) {
-        const std::size_t flat = static_cast<std::size_t>(z0) * plane + index;
-        failure.invalid(
-            fmt::format("refusing to write a non-finite value ({}) at grid point "
-                        "({}, {}, {}); maps must be finite",
-                        slab[index], flat % nx, (flat / nx) % ny, flat / plane));
-      }
+      if (!std::isfinite(slab[index]))
+        throw detail::nonfinite_value_error(failure.path(), slab[index], grid,
+                                            static_cast<std::size_t>(z0) * plane + index);
     }
     const std::array<hsize_t, 3> start{z0, 0, 0};
     const std::array<hsize_t, 3> extent{depth, ny, nx};
@@ -534,9 +519,8 @@ void write_hdf5(const std::string& path, const float* values, const MapMetadata&
   prepare_library();
   if (opts.gzip_level < 0 || opts.gzip_level > 9)
     throw UsageError(fmt::format("HDF5 gzip level must be 0-9, got {}", opts.gzip_level));
+  detail::check_map_input(path, values, meta.grid);
   const Failure failure(path, /*reading=*/false);
-  check_grid(meta.grid, failure);
-  if (values == nullptr) failure.invalid("no map values");
 
   AtomicFile output(path, opts.force);
   {

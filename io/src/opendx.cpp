@@ -15,6 +15,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
+#include "map_checks.hpp"
 
 namespace dcs::io {
 namespace {
@@ -22,10 +23,6 @@ namespace {
 constexpr std::size_t kFlushBytes = std::size_t{1} << 20;      // write in 1 MiB blocks
 constexpr std::size_t kTransposeBytes = std::size_t{4} << 20;  // x-block buffer, see below
 constexpr std::size_t kCommentWidth = 77;  // "# " + 77 = 79 columns; VMD dislikes > 80
-
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
 
 /// Appends `value` as printf's "%12.6e" (right-aligned in 12 columns, 6 decimals, exponent of
 /// at least two digits). std::to_chars is locale-independent and rounds correctly, as glibc's
@@ -186,28 +183,13 @@ std::string header_comments(const MapMetadata& meta) {
   return out;
 }
 
-void validate_grid(const GridSpec& grid, const std::string& path) {
-  for (std::size_t axis = 0; axis < 3; ++axis) {
-    if (grid.counts[axis] < 1)
-      throw IoError(fmt::format("cannot write {}: grid count {} along axis {} is not positive",
-                                path, grid.counts[axis], axis));
-    if (!(std::isfinite(grid.spacing[axis]) && grid.spacing[axis] > 0.0) ||
-        !std::isfinite(grid.origin[axis]))
-      throw IoError(
-          fmt::format("cannot write {}: grid origin/spacing along axis {} is not "
-                      "finite and positive",
-                      path, axis));
-  }
-}
-
 }  // namespace
 
 void write_opendx(const std::string& path, const float* values, const MapMetadata& meta,
                   const OpenDxOptions& opts) {
   const GridSpec& grid = meta.grid;
-  validate_grid(grid, path);
-  if (values == nullptr) throw IoError(fmt::format("cannot write {}: no map values", path));
-  const bool gzip = opts.gzip || ends_with(path, ".gz");
+  detail::check_map_input(path, values, grid);
+  const bool gzip = opts.gzip || std::string_view(path).ends_with(".gz");
   if (gzip && (opts.gzip_level < 1 || opts.gzip_level > 9))
     throw UsageError(fmt::format("OpenDX gzip level must be 1-9, got {}", opts.gzip_level));
 
@@ -260,10 +242,7 @@ void write_opendx(const std::string& path, const float* values, const MapMetadat
         for (std::size_t k = 0; k < nz; ++k) {
           const float value = columns[(di * ny + j) * nz + k];
           if (!std::isfinite(value))
-            throw IoError(
-                fmt::format("refusing to write {}: the value at grid point ({}, {}, {}) "
-                            "is {}; maps must be finite",
-                            path, i0 + di, j, k, value));
+            throw detail::nonfinite_value_error(path, value, grid, (k * ny + j) * nx + i0 + di);
           append_e12_6(out, static_cast<double>(value));
           out += ' ';  // APBS's "%12.6e " leaves a space after every value
           if (++on_line == 3) {
