@@ -471,21 +471,29 @@ class DxParser {
     if (expected_ != map_.grid.points())
       fail(fmt::format("items {} differ from the grid's {} x {} x {} = {} points", expected_,
                        map_.grid.nx(), map_.grid.ny(), map_.grid.nz(), map_.grid.points()));
-    file_order_.reserve(expected_);
+    map_.values.resize(expected_);
   }
 
   void parse_values(const std::vector<std::string_view>& words) {
     const std::string_view lead = words.front();
     if (lead == "attribute" || lead == "object" || lead == "component")
-      fail(fmt::format("expected {} values, found only {}", expected_, file_order_.size()));
+      fail(fmt::format("expected {} values, found only {}", expected_, read_));
+    // The file lists z fastest, n = (i*ny + j)*nz + k; store x fastest as we go.
+    const auto ny = static_cast<std::size_t>(map_.grid.ny());
+    const auto nz = static_cast<std::size_t>(map_.grid.nz());
     for (const std::string_view word : words) {
       double value = 0.0;
       if (!parse_double(word, value)) fail(fmt::format("'{}' is not a number", word));
-      if (file_order_.size() == expected_)
+      if (read_ == expected_)
         fail(fmt::format("more than the {} values the header announces", expected_));
-      file_order_.push_back(value);
+      const std::size_t k = read_ % nz;
+      const std::size_t j = (read_ / nz) % ny;
+      const std::size_t i = read_ / (nz * ny);
+      map_.values[map_.grid.index(static_cast<std::int64_t>(i), static_cast<std::int64_t>(j),
+                                  static_cast<std::int64_t>(k))] = value;
+      ++read_;
     }
-    if (file_order_.size() == expected_) stage_ = Stage::Trailer;
+    if (read_ == expected_) stage_ = Stage::Trailer;
   }
 
   void finish() {
@@ -502,19 +510,10 @@ class DxParser {
         fail("unexpected end of file: missing the data array header");
       case Stage::Data:
         fail(fmt::format("unexpected end of file: expected {} values, found {}", expected_,
-                         file_order_.size()));
+                         read_));
       case Stage::Trailer:
         break;
     }
-    // File order is z fastest: n = (i*ny + j)*nz + k. Store x fastest.
-    const auto nx = static_cast<std::size_t>(map_.grid.nx());
-    const auto ny = static_cast<std::size_t>(map_.grid.ny());
-    const auto nz = static_cast<std::size_t>(map_.grid.nz());
-    map_.values.resize(expected_);
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < nx; ++i)
-      for (std::size_t j = 0; j < ny; ++j)
-        for (std::size_t k = 0; k < nz; ++k) map_.values[(k * ny + j) * nx + i] = file_order_[n++];
   }
 
   std::string path_;
@@ -523,7 +522,7 @@ class DxParser {
   Stage stage_ = Stage::Positions;
   std::size_t delta_row_ = 0;
   std::size_t expected_ = 0;
-  std::vector<double> file_order_;
+  std::size_t read_ = 0;  // values stored so far, counted in file order
   OpenDxMap map_;
 };
 
