@@ -1,16 +1,11 @@
-// Helpers shared by the map-writer tests: a scratch directory and a small, fully described map.
+// Helpers shared by the map-writer tests: a small, fully described map (files: scratch_dir.hpp).
 #pragma once
 
-#include <stdlib.h>
-
-#include <algorithm>
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <string>
-#include <system_error>
+#include <cstdint>
 #include <vector>
+
+#include "../scratch_dir.hpp"
 
 #include "dcs/grid.hpp"
 #include "dcs/map.hpp"
@@ -19,49 +14,6 @@
 #include "dcs/types.hpp"
 
 namespace dcs::test {
-
-/// A fresh directory under the system temp dir, removed with everything in it.
-class ScratchDir {
- public:
-  ScratchDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "dcs-io-test-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::permissions(path_, std::filesystem::perms::owner_all,
-                                 std::filesystem::perm_options::add, ec);
-    std::filesystem::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-
-  const std::filesystem::path& path() const { return path_; }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
-  /// Names of every entry, hidden ones included (temporaries start with '.'), sorted.
-  std::vector<std::string> entries() const {
-    std::vector<std::string> names;
-    for (const auto& entry : std::filesystem::directory_iterator(path_))
-      names.push_back(entry.path().filename().string());
-    std::sort(names.begin(), names.end());
-    return names;
-  }
-
- private:
-  std::filesystem::path path_;
-};
-
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-inline void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-}
 
 /// A map whose value encodes its indices, so that any transposition shows:
 /// f(i, j, k) = 100 i + 10 j + k + 0.25, with the sign flipped on odd k.

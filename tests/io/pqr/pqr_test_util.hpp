@@ -1,60 +1,24 @@
-// Helpers shared by the atom-reader tests: temporary files and checks on InputError.
+// Helpers shared by the atom-reader tests: test data, parsing text and checks on InputError
+// (scratch files: scratch_dir.hpp).
 #pragma once
 
-#include <chrono>
-#include <filesystem>
-#include <fstream>
+#include <cstdint>
 #include <functional>
 #include <initializer_list>
-#include <iterator>
 #include <sstream>
 #include <string>
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+
+#include "../scratch_dir.hpp"
 
 #include "dcs/error.hpp"
 #include "dcs/io/pqr.hpp"
 
 namespace dcs::test {
 
-/// A fresh directory under the system temp dir, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = std::filesystem::temp_directory_path() /
-            ("dcs-io-pqr-" + std::to_string(::getpid()) + "-" + std::to_string(stamp));
-    std::filesystem::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
 inline std::string data_file(const std::string& name) {
   return std::string(DCS_TEST_DATA_DIR) + "/pqr/" + name;
-}
-
-inline std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-inline void write_bytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << bytes;
-  ASSERT_TRUE(out.good()) << "cannot write " << path;
 }
 
 /// Runs `call`, which must throw dcs::InputError for `file` at `line` whose reason contains

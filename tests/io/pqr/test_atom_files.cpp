@@ -4,6 +4,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "dcs/io/checksum.hpp"
@@ -15,7 +16,7 @@ namespace {
 using dcs::test::data_file;
 using dcs::test::expect_input_error;
 using dcs::test::read_bytes;
-using dcs::test::TempDir;
+using dcs::test::ScratchDir;
 using dcs::test::write_bytes;
 
 // `sha256sum tests/data/pqr/fixed_columns.pqr`, computed when the file was written.
@@ -25,7 +26,7 @@ constexpr const char* kFixedColumnsSha256 =
 constexpr const char* kSampleXyzqSha256 =
     "763f6891d09e4cb44d842d7113ba65153ec659a114e43452780b0230a1bb7f70";
 
-std::string gzip_bytes(const std::string& text, const TempDir& dir) {
+std::string gzip_bytes(const std::string& text, const ScratchDir& dir) {
   const std::string path = dir.file("scratch.gz");
   gzFile out = gzopen(path.c_str(), "wb9");
   EXPECT_NE(out, nullptr);
@@ -174,7 +175,7 @@ TEST(ReadAtoms, MissingFile) {
 }
 
 TEST(ReadAtoms, DirectoryInsteadOfFile) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("folder.pqr");
   std::filesystem::create_directory(path);
   expect_input_error([&] { (void)dcs::io::read_atoms(path); }, path, 0, {"is a directory"});
@@ -182,7 +183,7 @@ TEST(ReadAtoms, DirectoryInsteadOfFile) {
 
 TEST(ReadAtoms, UnreadableFile) {
   if (::geteuid() == 0) GTEST_SKIP() << "running as root: file permissions do not apply";
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("secret.pqr");
   write_bytes(path, "ATOM 1 N ALA 1 1 2 3 0.5 1.5\n");
   std::filesystem::permissions(path, std::filesystem::perms::none);
@@ -199,7 +200,7 @@ TEST(ReadAtoms, UnknownExtensionListsTheSupportedOnes) {
 }
 
 TEST(ReadAtoms, ExtensionsAreCaseInsensitive) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("MOL.PQR");
   write_bytes(path, "ATOM 1 N ALA 1 1 2 3 0.5 1.5\n");
   EXPECT_EQ(dcs::io::read_atoms(path).size(), 1u);
@@ -218,7 +219,7 @@ TEST(ReadAtoms, BundledDemoMolecule) {
 // gzip.
 
 TEST(ReadAtomsGzip, PqrGzGivesTheSameAtomsAsThePlainFile) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string plain_path = data_file("fixed_columns.pqr");
   const std::string gz_path = dir.file("fixed_columns.pqr.gz");
   const std::string compressed = gzip_bytes(read_bytes(plain_path), dir);
@@ -243,7 +244,7 @@ TEST(ReadAtomsGzip, LargeFileStreamsAcrossBlocks) {
             std::to_string(i) + ".5 -" + std::to_string(i) + ".25 0.125 " +
             (i % 2 == 0 ? "0.5" : "-0.5") + " 1.7\n";
   }
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("big.pqr.gz");
   write_bytes(path, gzip_bytes(text, dir));
   const dcs::System system = dcs::io::read_atoms(path);
@@ -257,7 +258,7 @@ TEST(ReadAtomsGzip, LargeFileStreamsAcrossBlocks) {
 }
 
 TEST(ReadAtomsGzip, XyzqGz) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("points.xyzq.gz");
   write_bytes(path, gzip_bytes("# two charges\n0 0 0 1\n1 2 3 -1\n", dir));
   const dcs::System system = dcs::io::read_atoms(path);
@@ -267,7 +268,7 @@ TEST(ReadAtomsGzip, XyzqGz) {
 }
 
 TEST(ReadAtomsGzip, MalformedLineInGzNamesTheLine) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("bad.pqr.gz");
   write_bytes(path, gzip_bytes("REMARK\nATOM 1 N ALA 1 1 2 3 0.5 1.5\nATOM 2 N ALA 1 1 2 3 nan 1\n",
                                dir));
@@ -285,7 +286,7 @@ std::string many_atoms_text() {
 }
 
 TEST(ReadAtomsGzip, CorruptDataIsAnInputError) {
-  TempDir dir;
+  ScratchDir dir;
   std::string compressed = gzip_bytes(many_atoms_text(), dir);
   ASSERT_GT(compressed.size(), 200u);
   for (std::size_t i = compressed.size() / 3; i < compressed.size() / 3 + 64; ++i) {
@@ -297,7 +298,7 @@ TEST(ReadAtomsGzip, CorruptDataIsAnInputError) {
 }
 
 TEST(ReadAtomsGzip, BadChecksumIsAnInputError) {
-  TempDir dir;
+  ScratchDir dir;
   std::string compressed = gzip_bytes(many_atoms_text(), dir);
   // The gzip trailer: CRC-32 then length. A wrong CRC means the data are not what was written.
   compressed[compressed.size() - 8] = static_cast<char>(compressed[compressed.size() - 8] ^ 1);
@@ -307,7 +308,7 @@ TEST(ReadAtomsGzip, BadChecksumIsAnInputError) {
 }
 
 TEST(ReadAtomsGzip, TruncatedDataIsAnInputError) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string compressed = gzip_bytes(many_atoms_text(), dir);
   const std::string path = dir.file("truncated.pqr.gz");
   write_bytes(path, compressed.substr(0, compressed.size() / 2));
@@ -315,7 +316,7 @@ TEST(ReadAtomsGzip, TruncatedDataIsAnInputError) {
 }
 
 TEST(ReadAtomsGzip, PlainTextNamedGzIsAnInputError) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("plain.pqr.gz");
   write_bytes(path, "ATOM 1 N ALA 1 1 2 3 0.5 1.5\n");
   expect_input_error([&] { (void)dcs::io::read_atoms(path); }, path, 0,
@@ -323,14 +324,14 @@ TEST(ReadAtomsGzip, PlainTextNamedGzIsAnInputError) {
 }
 
 TEST(ReadAtomsGzip, EmptyGzFileIsAnInputError) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("empty.pqr.gz");
   write_bytes(path, "");
   expect_input_error([&] { (void)dcs::io::read_atoms(path); }, path, 0, {"empty file"});
 }
 
 TEST(ReadAtomsGzip, CompressedEmptyTextIsAnEmptyFile) {
-  TempDir dir;
+  ScratchDir dir;
   const std::string path = dir.file("nothing.pqr.gz");
   write_bytes(path, gzip_bytes("", dir));
   expect_input_error([&] { (void)dcs::io::read_atoms(path); }, path, 0, {"empty file"});

@@ -29,7 +29,7 @@ TEST(Checksum, FileAndBufferAgreeAcrossBlocks) {
   // Larger than the 64 KiB read block, not a multiple of it.
   std::string bytes;
   for (int i = 0; i < 300000; ++i) bytes.push_back(static_cast<char>((i * 131) % 251));
-  dcs::test::TempDir dir;
+  dcs::test::ScratchDir dir;
   const std::string path = dir.file("blob.bin");
   dcs::test::write_bytes(path, bytes);
   EXPECT_EQ(dcs::io::sha256_file(path), dcs::io::sha256_hex(bytes));
