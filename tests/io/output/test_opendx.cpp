@@ -19,11 +19,12 @@ namespace {
 
 using test::ScratchDir;
 
-/// The data section of a DX file as raw tokens, read without our reader.
-std::vector<double> raw_data_tokens(const std::string& text) {
+/// The lines of a DX file's data section (after "data follows", before "attribute"), found
+/// without our reader.
+std::vector<std::string> data_lines(const std::string& text) {
   std::istringstream in(text);
   std::string line;
-  std::vector<double> values;
+  std::vector<std::string> lines;
   bool in_data = false;
   while (std::getline(in, line)) {
     if (line.find("data follows") != std::string::npos) {
@@ -32,6 +33,15 @@ std::vector<double> raw_data_tokens(const std::string& text) {
     }
     if (!in_data) continue;
     if (line.rfind("attribute", 0) == 0) break;
+    lines.push_back(line);
+  }
+  return lines;
+}
+
+/// The data section of a DX file as raw tokens, read without our reader.
+std::vector<double> raw_data_tokens(const std::string& text) {
+  std::vector<double> values;
+  for (const std::string& line : data_lines(text)) {
     std::istringstream words(line);
     double value = 0.0;
     while (words >> value) values.push_back(value);
@@ -136,18 +146,9 @@ TEST(OpenDx, ThreeValuesPerLineAndPartialLastLine) {
   const std::vector<float> values = test::index_map(grid);
   const std::string path = dir.file("lines.dx");
   write_opendx(path, values.data(), test::sample_metadata(grid, values), {});
-  std::istringstream in(test::read_bytes(path));
-  std::string line;
   const std::regex value_line(R"(((-?| )\d\.\d{6}e[+-]\d{2,3} ){1,3})");
   std::vector<std::size_t> per_line;
-  bool in_data = false;
-  while (std::getline(in, line)) {
-    if (line.find("data follows") != std::string::npos) {
-      in_data = true;
-      continue;
-    }
-    if (!in_data) continue;
-    if (line.rfind("attribute", 0) == 0) break;
+  for (const std::string& line : data_lines(test::read_bytes(path))) {
     EXPECT_TRUE(std::regex_match(line, value_line)) << "'" << line << "'";
     per_line.push_back(static_cast<std::size_t>(std::count(line.begin(), line.end(), 'e')));
   }
