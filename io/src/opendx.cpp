@@ -312,7 +312,8 @@ std::vector<std::string_view> split_words(std::string_view line) {
 }
 
 bool parse_double(std::string_view word, double& value) {
-  if (!word.empty() && word.front() == '+') word.remove_prefix(1);
+  // from_chars takes no '+'; drop one, but not in front of a sign ("+-5" is not a number).
+  if (word.size() > 1 && word[0] == '+' && word[1] != '-' && word[1] != '+') word.remove_prefix(1);
   const auto result = std::from_chars(word.data(), word.data() + word.size(), value);
   return result.ec == std::errc() && result.ptr == word.data() + word.size();
 }

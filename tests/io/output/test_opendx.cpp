@@ -380,6 +380,7 @@ INSTANTIATE_TEST_SUITE_P(
                       "object 3 class array type double rank 0 items 2 data file x.bin\n",
                       7, "unexpected 'data'"},
         MalformedCase{"not_a_number", header() + "1.0 abc\n", 9, "'abc' is not a number"},
+        MalformedCase{"double_sign", header() + "1.0 +-2.0\n", 9, "'+-2.0' is not a number"},
         MalformedCase{"too_few",
                       header("2 1 1", "2") + "1.0\nattribute \"dep\" string \"positions\"\n", 10,
                       "expected 2 values, found only 1"},
