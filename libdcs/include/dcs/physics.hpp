@@ -64,7 +64,7 @@ struct Physics {
 void validate(const Physics& physics);
 
 /// The factor that turns sum q/r (e/Å) into the requested unit, divided by the dielectric.
-/// kT/e at 298.15 K: about 560.47; kcal/mol/e: about 332.0637.
+/// kT/e at 298.15 K: about 560.4593; kcal/mol/e: about 332.0637.
 double coulomb_factor(const Physics& physics);
 
 /// Human-readable unit of the factor itself, e.g. "kT*A/e^2".

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "dcs/error.hpp"
 
 namespace dcs {
@@ -54,14 +56,14 @@ std::string factor_unit(Unit unit) {
 void validate(const Physics& physics) {
   auto positive = [](double v) { return std::isfinite(v) && v > 0.0; };
   if (!positive(physics.temperature))
-    throw UsageError("--temperature must be a positive number of kelvin, got " +
-                     std::to_string(physics.temperature));
+    throw UsageError(fmt::format("--temperature must be a positive number of kelvin, got {}",
+                                 physics.temperature));
   if (!positive(physics.dielectric))
-    throw UsageError("--dielectric must be a positive number, got " +
-                     std::to_string(physics.dielectric));
+    throw UsageError(fmt::format("--dielectric must be a positive number, got {}",
+                                 physics.dielectric));
   if (!positive(physics.min_distance))
-    throw UsageError("--min-distance must be a positive number of Å, got " +
-                     std::to_string(physics.min_distance));
+    throw UsageError(fmt::format("--min-distance must be a positive number of Å, got {}",
+                                 physics.min_distance));
 }
 
 double coulomb_factor(const Physics& physics) {
