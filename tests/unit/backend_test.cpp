@@ -369,5 +369,13 @@ TEST(ReferenceBackend, RejectsOtherKernels) {
   EXPECT_THROW(make_cpu_reference_backend(options), UsageError);
 }
 
+TEST(ReferenceBackend, RejectsOtherReductions) {
+  BackendOptions options;
+  options.reduction = "warp-shuffle";
+  EXPECT_THROW(make_cpu_reference_backend(options), UsageError);
+  options.reduction = "cpu-serial";
+  EXPECT_EQ(make_cpu_reference_backend(options)->reduction_name(), "cpu-serial");
+}
+
 }  // namespace
 }  // namespace dcs::test

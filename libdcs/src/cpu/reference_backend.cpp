@@ -44,6 +44,10 @@ class ReferenceBackend final : public PotentialBackend {
     if (!options.kernel.empty() && options.kernel != "reference")
       throw UsageError("unknown kernel '" + options.kernel + "' for the cpu-reference backend "
                        "(valid: reference)");
+    // Checked like the kernel: a --reduction this backend would silently ignore is a mistake.
+    if (!options.reduction.empty() && options.reduction != "cpu-serial")
+      throw UsageError("unknown reduction '" + options.reduction + "' for the cpu-reference "
+                       "backend (valid: cpu-serial)");
   }
 
   std::string name() const override { return "cpu-reference"; }
