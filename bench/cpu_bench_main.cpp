@@ -22,22 +22,6 @@ long long parse_integer(std::string_view option, const char* text) {
   return value;
 }
 
-void print_markdown(const dcs::BenchTable& table) {
-  fmt::print("### {}\n\n{}\n\n|", table.name, table.title);
-  for (const auto& column : table.columns) fmt::print(" {} |", column);
-  fmt::print("\n|");
-  for (std::size_t c = 0; c < table.columns.size(); ++c) fmt::print(" --- |");
-  fmt::print("\n");
-  for (const auto& row : table.rows) {
-    fmt::print("|");
-    for (const auto& cell : row) fmt::print(" {} |", cell);
-    fmt::print("\n");
-  }
-  fmt::print("\n");
-  for (const auto& note : table.notes) fmt::print("{}\n", note);
-  fmt::print("\n");
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -59,7 +43,7 @@ int main(int argc, char** argv) {
       else if (arg == "--threads") options.threads = static_cast<unsigned>(parse_integer(arg, value));
       else throw dcs::UsageError(fmt::format("unknown option '{}' (see --help)", arg));
     }
-    for (const auto& table : dcs::benchmark_cpu_backends(options)) print_markdown(table);
+    for (const auto& table : dcs::benchmark_cpu_backends(options)) fmt::print("{}", dcs::to_markdown(table));
     return 0;
   } catch (const dcs::Error& error) {
     std::fprintf(stderr, "dcs_cpu_bench: %s\n", error.what());

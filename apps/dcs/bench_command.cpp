@@ -38,14 +38,6 @@ std::string slug(const std::string& text) {
   return out.empty() ? "unknown" : out;
 }
 
-std::string cpu_model() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line))
-    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
-  return "unknown CPU";
-}
-
 /// The end-to-end split of one real run: read, transfer, kernels, statistics, write.
 BenchTable end_to_end(const BenchCommand& command) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() /
@@ -85,15 +77,6 @@ BenchTable end_to_end(const BenchCommand& command) {
 
 }  // namespace
 
-std::string to_markdown(const BenchTable& table) {
-  std::string out = fmt::format("### {}\n\n| {} |\n|", table.title, fmt::join(table.columns, " | "));
-  for (std::size_t c = 0; c < table.columns.size(); ++c) out += " --- |";
-  out += "\n";
-  for (const auto& row : table.rows) out += fmt::format("| {} |\n", fmt::join(row, " | "));
-  for (const auto& note : table.notes) out += fmt::format("\n{}\n", note);
-  return out + "\n";
-}
-
 int run_bench(const BenchCommand& command) {
   const bool gpu = cuda::cuda_available();
   BenchCommand c = command;
@@ -112,10 +95,10 @@ int run_bench(const BenchCommand& command) {
 
   std::string device = gpu && (c.potential || c.reductions || !c.molecule.empty())
                            ? cuda::cuda_devices().at(static_cast<std::size_t>(c.options.device)).name
-                           : cpu_model();
+                           : cpu_model_name();
   std::string report = fmt::format(
       "# dcs bench, {}\n\n- device: {}\n- cpu: {} ({} hardware threads)\n- date: {}\n- dcs: {} (git {})\n"
-      "- command: `{}`\n\n", today_utc("%Y-%m-%d"), device, cpu_model(), resolve_threads(0),
+      "- command: `{}`\n\n", today_utc("%Y-%m-%d"), device, cpu_model_name(), resolve_threads(0),
       today_utc("%Y-%m-%dT%H:%M:%SZ"), kVersion, kGitRevision, c.command_line);
   for (const BenchTable& table : tables) report += to_markdown(table);
   fmt::print("{}", report);

@@ -22,7 +22,4 @@ struct BenchCommand {
 /// device, date, commit and command. Returns an exit code.
 int run_bench(const BenchCommand& command);
 
-/// Markdown rendering of a table (also used for the README's performance table).
-std::string to_markdown(const BenchTable& table);
-
 }  // namespace dcs::app

@@ -1,5 +1,5 @@
 // Benchmark results as plain tables, so that every benchmark (CPU, CUDA potentials, CUDA
-// reductions) reports through one printer and one CSV/Markdown writer in the application.
+// reductions) reports through one Markdown writer, to_markdown().
 #pragma once
 
 #include <cstddef>
@@ -26,6 +26,9 @@ struct BenchOptions {
   int device = 0;
   unsigned threads = 0;
 };
+
+/// Markdown of a table: a "### title" heading, the table, then each note as a paragraph.
+std::string to_markdown(const BenchTable& table);
 
 }  // namespace dcs
 

@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -329,7 +328,7 @@ class FastBackend final : public PotentialBackend {
   std::string kernel_name() const override { return kernel_name_; }
   std::string reduction_name() const override { return reduction_; }
   std::string device_name() const override {
-    return fmt::format("{}, {} thread{}, {}", cpu_model_name(), threads_, threads_ == 1 ? "" : "s",
+    return fmt::format("{}, {} thread{}, {}", dcs::cpu_model_name(), threads_, threads_ == 1 ? "" : "s",
                        isa_name(isa_));
   }
   double tolerance() const override { return 1e-5; }
@@ -497,20 +496,6 @@ std::string_view isa_name(Isa isa) noexcept {
     case Isa::Portable: return "portable C++";
   }
   return "?";
-}
-
-std::string cpu_model_name() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) != 0) continue;
-    const auto colon = line.find(':');
-    if (colon == std::string::npos) break;
-    const auto first = line.find_first_not_of(" \t", colon + 1);
-    if (first == std::string::npos) break;
-    return line.substr(first);
-  }
-  return "CPU";
 }
 
 }  // namespace dcs::cpu_fast

@@ -32,7 +32,4 @@ Isa best_isa() noexcept;
 /// "AVX-512", "AVX2+FMA", "portable C++".
 std::string_view isa_name(Isa isa) noexcept;
 
-/// The CPU's model name from /proc/cpuinfo, or "CPU" when unknown.
-std::string cpu_model_name();
-
 }  // namespace dcs::cpu_fast

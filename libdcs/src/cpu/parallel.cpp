@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <fstream>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -12,6 +13,20 @@ unsigned resolve_threads(unsigned threads) noexcept {
   if (threads != 0) return threads;
   const unsigned hardware = std::thread::hardware_concurrency();
   return hardware == 0 ? 1u : hardware;
+}
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) break;
+    const auto first = line.find_first_not_of(" \t", colon + 1);
+    if (first == std::string::npos) break;
+    return line.substr(first);
+  }
+  return "CPU";
 }
 
 void parallel_for(std::size_t n, unsigned threads,
