@@ -9,7 +9,6 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "bench_command.hpp"
@@ -50,14 +49,13 @@ void install_signal_handlers() {
 }
 
 void setup_logging(int verbosity, bool quiet) {
-  auto logger = spdlog::get("dcs");
-  if (!logger) logger = spdlog::stderr_color_mt("dcs");
-  logger->set_pattern("[dcs] %^%l%$: %v");
+  spdlog::logger& logger = log();  // the library's logger (stderr, created on first use)
+  logger.set_pattern("[dcs] %^%l%$: %v");
   spdlog::level::level_enum level = spdlog::level::info;
   if (quiet) level = spdlog::level::warn;
   if (verbosity >= 1) level = spdlog::level::debug;
   if (verbosity >= 2) level = spdlog::level::trace;
-  logger->set_level(level);
+  logger.set_level(level);
 }
 
 std::string shell_quote(const std::string& arg) {
@@ -89,7 +87,7 @@ void print_summary(const RunResult& result) {
   if (meta.validation.performed) {
     const Validation& v = meta.validation;
     fmt::print("  validate  {} at {} {} points: max |error| {:.3e} {} ({:.2e} of max|V|, tolerance "
-               "{:.0e}), rms error {:.3e}\n", v.passed ? "passed" : "FAILED", v.all_points ? "all" : "",
+               "{:.0e}), rms error {:.3e}\n", v.passed ? "passed" : "FAILED", v.all_points ? "all" : "sampled",
                v.points, v.max_abs_error, unit, v.max_rel_error, v.tolerance, v.rms_error);
   }
   fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,

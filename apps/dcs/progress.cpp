@@ -12,9 +12,11 @@ namespace {
 
 std::string format_duration(double seconds) {
   if (!(seconds >= 0.0) || seconds > 1e7) return "?";
-  if (seconds < 60.0) return fmt::format("{:.0f}s", seconds);
-  if (seconds < 3600.0) return fmt::format("{:.0f}m{:02.0f}s", seconds / 60 - 0.5, std::fmod(seconds, 60.0));
-  return fmt::format("{:.0f}h{:02.0f}m", seconds / 3600 - 0.5, std::fmod(seconds / 60.0, 60.0));
+  // Rounded once to whole seconds, then split, so that 119.7 s reads 2m00s and never 1m60s.
+  const long long total = std::llround(seconds);
+  if (total < 60) return fmt::format("{}s", total);
+  if (total < 3600) return fmt::format("{}m{:02}s", total / 60, total % 60);
+  return fmt::format("{}h{:02}m", total / 3600, total % 3600 / 60);
 }
 
 }  // namespace
