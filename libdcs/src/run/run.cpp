@@ -32,6 +32,7 @@ using Clock = std::chrono::steady_clock;
 /// Atom-point evaluations --validate spends in float64 by default (a few seconds on one core):
 /// small grids are compared at every point, larger ones at a sample.
 constexpr double kValidationBudget = 5e8;
+
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -60,6 +61,12 @@ std::int64_t planes_per_slab(const GridSpec& grid, const SlabHint& hint) {
   const std::int64_t multiple = std::max<std::int64_t>(1, hint.plane_multiple);
   planes = std::max<std::int64_t>(1, (planes + multiple - 1) / multiple) * multiple;
   return std::min(grid.nz(), planes);
+}
+
+/// Called between slabs and between output files: a signal stops the run there, and the
+/// stack unwinding removes whatever this run wrote (OutputSet, atomic temporaries).
+void stop_if_interrupted() {
+  if (interrupt_requested()) throw InterruptedError("interrupted; no output was written");
 }
 
 class OutputSet {
@@ -164,7 +171,7 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
   StatsAccum accum;
   const std::int64_t step = planes_per_slab(grid, backend.slab_hint());
   for (std::int64_t z = 0; z < grid.nz(); z += step) {
-    if (interrupt_requested()) throw InterruptedError("interrupted; no output was written");
+    stop_if_interrupted();
     const Slab slab{z, std::min(step, grid.nz() - z)};
     accum = StatsAccum::combine(accum, backend.compute(slab, map.data() + static_cast<std::size_t>(z) * grid.plane_points()));
     if (progress)
@@ -216,7 +223,7 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
 
   const auto write_start = Clock::now();
   OutputSet outputs;
-  if (interrupt_requested()) throw InterruptedError("interrupted; no output was written");
+  stop_if_interrupted();
   if (config.write_hdf5) {
     // The files store the stages finished before writing; the write time is in RunResult.
     io::write_hdf5(h5_path, map.data(), meta, system,
@@ -224,11 +231,11 @@ RunResult run_one(const RunConfig& config, const std::string& input, PotentialBa
     outputs.add(h5_path);
   }
   if (config.write_dx) {
-    if (interrupt_requested()) throw InterruptedError("interrupted; no output was written");
+    stop_if_interrupted();
     io::write_opendx(dx_path, map.data(), meta, io::OpenDxOptions{.force = config.force, .gzip = config.dx_gzip});
     outputs.add(dx_path);
   }
-  if (interrupt_requested()) throw InterruptedError("interrupted; no output was written");
+  stop_if_interrupted();
   outputs.commit();
   result.write_seconds = seconds_since(write_start);
   result.outputs = outputs.paths();
