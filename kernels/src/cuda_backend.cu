@@ -17,7 +17,6 @@
 #include "dcs/error.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
-#include "dcs/atoms.hpp"
 #include "potential/registry.hpp"
 #include "reduce/reduce.hpp"
 #include "stream.hpp"
@@ -41,8 +40,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 class CudaBackend final : public PotentialBackend {
  public:
   explicit CudaBackend(const BackendOptions& options)
-      : options_(options),
-        kernel_(&detail::find_potential_kernel(options.kernel)),
+      : kernel_(&detail::find_potential_kernel(options.kernel)),
         reduction_(options.reduction.empty() ? detail::default_reduction() : options.reduction) {
     detail::check_reduction_name(reduction_);
     device_ = detail::query_device(options.device);
@@ -87,10 +85,7 @@ class CudaBackend final : public PotentialBackend {
 
     ScopedDevice scoped(device_.ordinal);
     const detail::StreamView stream = stream_->view();
-    if (d_slab_.size() < n) {
-      d_slab_ = DeviceBuffer<float>();  // free the smaller one first
-      d_slab_ = DeviceBuffer<float>(n);
-    }
+    ensure_size(d_slab_, n);
     if (kernel_->requirements.zeroed_output) {
       DCS_CUDA_CHECK(cudaMemsetAsync(d_slab_.data(), 0, n * sizeof(float), stream.get()));
     } else if (detail::debug_sync_enabled()) {
@@ -99,24 +94,8 @@ class CudaBackend final : public PotentialBackend {
     }
 
     events_->start.record(stream);
-    detail::PotentialLaunch launch;
-    launch.d_slab = d_slab_.data();
-    launch.nx = static_cast<int>(grid_.nx());
-    launch.ny = static_cast<int>(grid_.ny());
-    launch.z_begin = static_cast<int>(slab.z_begin);
-    launch.z_count = static_cast<int>(slab.z_count);
-    launch.hx = static_cast<float>(grid_.spacing[0]);
-    launch.hy = static_cast<float>(grid_.spacing[1]);
-    launch.hz = static_cast<float>(grid_.spacing[2]);
-    launch.min_r2 = min_r2_;
-    bool first = true;
-    for (const AtomChunk& chunk : atom_chunks(atom_count_, kernel_->requirements.chunk_atoms)) {
-      launch.d_atoms = d_atoms_.data() + chunk.begin;
-      launch.atom_count = static_cast<int>(chunk.count);
-      launch.accumulate = !first;
-      kernel_->launch(launch, stream);
-      first = false;
-    }
+    detail::enqueue_potential(*kernel_, grid_, slab, min_r2_, d_atoms_.data(), atom_count_,
+                              d_slab_.data(), stream);
     events_->kernels.record(stream);
 
     StatsAccum* d_stats = workspace_.result<StatsAccum>();
@@ -173,7 +152,7 @@ class CudaBackend final : public PotentialBackend {
   template <class T>
   static void ensure_size(DeviceBuffer<T>& buffer, std::size_t n) {
     if (buffer.size() >= n) return;
-    buffer = DeviceBuffer<T>();
+    buffer = DeviceBuffer<T>();  // free the smaller one first: the two need not coexist
     buffer = DeviceBuffer<T>(n);
   }
 
@@ -192,7 +171,6 @@ class CudaBackend final : public PotentialBackend {
         throw UsageError("CUDA backend: grid spacing must be positive and finite");
   }
 
-  BackendOptions options_;
   const PotentialKernel* kernel_;
   std::string reduction_;
   DeviceInfo device_;

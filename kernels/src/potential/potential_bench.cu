@@ -4,9 +4,9 @@
 // Timing: CUDA events around all launches of one evaluation (every chunk, every plane), one
 // warm-up, the median of `repetitions`. The per-plane textbook kernels would need seconds to
 // minutes per evaluation of a 256^3 grid (scatter: 3-4 minutes at 100 000 atoms on an H200), so
-// each is timed on the first planes of the grid,
-// as many as fit in about 0.15 s (scatter also on fewer atoms when one plane takes longer); the
-// rate per atom-point pair does not depend on how many planes are done. The table says what was
+// each is timed on the first planes of the grid, as many as fit in about 0.15 s, and on one plane
+// of fewer atoms (whole chunks) when one plane of all atoms would take over 0.3 s; the rate per
+// atom-point pair does not depend on how many planes are done. The table says what was
 // measured. Each result is checked against the float64 reference on sampled points.
 #include <cuda_runtime.h>
 
@@ -26,7 +26,6 @@
 #include "device_buffer.hpp"
 #include "device_info.hpp"
 #include "launch.hpp"
-#include "dcs/atoms.hpp"
 #include "potential/registry.hpp"
 #include "stream.hpp"
 
@@ -140,26 +139,11 @@ struct Problem {
 /// Runs every chunk of `atom_count` atoms of `kernel` on planes [0, planes).
 void evaluate(const PotentialKernel& kernel, const Problem& problem, std::size_t atom_count,
               int planes, float* d_slab, StreamView stream) {
-  detail::PotentialLaunch launch;
-  launch.d_slab = d_slab;
-  launch.nx = static_cast<int>(problem.grid.nx());
-  launch.ny = static_cast<int>(problem.grid.ny());
-  launch.z_begin = 0;
-  launch.z_count = planes;
-  launch.hx = static_cast<float>(problem.grid.spacing[0]);
-  launch.hy = static_cast<float>(problem.grid.spacing[1]);
-  launch.hz = static_cast<float>(problem.grid.spacing[2]);
-  launch.min_r2 = static_cast<float>(problem.physics.min_distance * problem.physics.min_distance);
   if (kernel.requirements.zeroed_output)
     DCS_CUDA_CHECK(cudaMemsetAsync(d_slab, 0, problem.grid.plane_points() * static_cast<std::size_t>(planes) * sizeof(float), stream.get()));
-  bool first = true;
-  for (const AtomChunk& chunk : atom_chunks(atom_count, kernel.requirements.chunk_atoms)) {
-    launch.d_atoms = problem.d_atoms.data() + chunk.begin;
-    launch.atom_count = static_cast<int>(chunk.count);
-    launch.accumulate = !first;
-    kernel.launch(launch, stream);
-    first = false;
-  }
+  const float min_r2 = static_cast<float>(problem.physics.min_distance * problem.physics.min_distance);
+  detail::enqueue_potential(kernel, problem.grid, Slab{0, planes}, min_r2, problem.d_atoms.data(),
+                            atom_count, d_slab, stream);
 }
 
 /// Largest |error| over sampled points of the slab, relative to max|V| of the slab.

@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "dcs/atoms.hpp"
 #include "dcs/error.hpp"
 #include "potential/kernel_catalog.hpp"
 
@@ -61,6 +62,29 @@ std::vector<VariantInfo> potential_kernel_variants() {
     variants.push_back({std::string(kernel.name), std::string(kernel.summary), "cuda",
                         VariantKind::Potential, &kernel == &kRegistry.front()});
   return variants;
+}
+
+void enqueue_potential(const PotentialKernel& kernel, const GridSpec& grid, const Slab& slab,
+                       float min_r2, const GridAtom* d_atoms, std::size_t atom_count,
+                       float* d_slab, StreamView stream) {
+  PotentialLaunch launch;
+  launch.d_slab = d_slab;
+  launch.nx = static_cast<int>(grid.nx());
+  launch.ny = static_cast<int>(grid.ny());
+  launch.z_begin = static_cast<int>(slab.z_begin);
+  launch.z_count = static_cast<int>(slab.z_count);
+  launch.hx = static_cast<float>(grid.spacing[0]);
+  launch.hy = static_cast<float>(grid.spacing[1]);
+  launch.hz = static_cast<float>(grid.spacing[2]);
+  launch.min_r2 = min_r2;
+  bool first = true;
+  for (const AtomChunk& chunk : atom_chunks(atom_count, kernel.requirements.chunk_atoms)) {
+    launch.d_atoms = d_atoms + chunk.begin;
+    launch.atom_count = static_cast<int>(chunk.count);
+    launch.accumulate = !first;
+    kernel.launch(launch, stream);
+    first = false;
+  }
 }
 
 }  // namespace dcs::cuda::detail

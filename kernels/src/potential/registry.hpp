@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dcs/grid.hpp"
 #include "dcs/variants.hpp"
 #include "potential/potential_kernels.hpp"
 
@@ -35,5 +36,14 @@ std::span<const PotentialKernel> potential_kernels();
 const PotentialKernel& find_potential_kernel(const std::string& name);
 /// Names and summaries for `dcs kernels` (backend "cuda", kind Potential, default marked).
 std::vector<VariantInfo> potential_kernel_variants();
+
+/// Enqueues `kernel` for atoms [0, atom_count) of d_atoms on the planes of `slab` of `grid`,
+/// written to d_slab (slab.z_count planes of nx*ny floats): one launch per chunk of the kernel's
+/// chunk_atoms, the first overwriting the slab and the rest adding to it. A zeroed_output kernel
+/// adds from the first chunk on, so the caller zeroes d_slab first. min_r2 in Å^2. Asynchronous
+/// on `stream`.
+void enqueue_potential(const PotentialKernel& kernel, const GridSpec& grid, const Slab& slab,
+                       float min_r2, const GridAtom* d_atoms, std::size_t atom_count,
+                       float* d_slab, StreamView stream);
 
 }  // namespace dcs::cuda::detail
