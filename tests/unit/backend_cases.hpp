@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "dcs/backend.hpp"
+#include "dcs/error.hpp"
 
 namespace dcs::test {
 
@@ -48,6 +49,22 @@ inline std::unique_ptr<PotentialBackend> create_backend(const BackendCase& c, un
   return c.kind == BackendKind::CpuReference ? make_cpu_reference_backend(options)
                                              : make_cpu_fast_backend(options);
 }
+
+/// Fixture of the tests written once against PotentialBackend&: creates the case's backend,
+/// skipping (with the reason) an ISA-specific kernel this CPU cannot run.
+class BackendCaseTest : public ::testing::TestWithParam<BackendCase> {
+ protected:
+  void SetUp() override {
+    try {
+      backend_ = create_backend(GetParam());
+    } catch (const UsageError& error) {
+      if (GetParam().may_be_unsupported) GTEST_SKIP() << error.what();
+      throw;
+    }
+  }
+
+  std::unique_ptr<PotentialBackend> backend_;
+};
 
 /// Prints a case by its label in test output (instead of its bytes).
 inline void PrintTo(const BackendCase& c, std::ostream* os) { *os << c.label; }

@@ -24,17 +24,8 @@ double sum_tolerance(const StatsAccum& accum) {
   return 1e-12 * static_cast<double>(accum.count) * std::max(std::fabs(accum.min), std::fabs(accum.max));
 }
 
-class BackendTest : public ::testing::TestWithParam<BackendCase> {
+class BackendTest : public BackendCaseTest {
  protected:
-  void SetUp() override {
-    try {
-      backend_ = create_backend(GetParam());
-    } catch (const UsageError& error) {
-      if (GetParam().may_be_unsupported) GTEST_SKIP() << error.what();
-      throw;
-    }
-  }
-
   struct Exact {
     double value = 0.0;  ///< C * sum q_i / max(r_i, r_min)
     double scale = 0.0;  ///< C * sum |q_i| / max(r_i, r_min): the size of the rounding errors
@@ -76,8 +67,6 @@ class BackendTest : public ::testing::TestWithParam<BackendCase> {
         }
     RecordProperty("worst_relative_error", std::to_string(worst));
   }
-
-  std::unique_ptr<PotentialBackend> backend_;
 };
 
 TEST_P(BackendTest, OneChargeGivesFactorQOverREverywhere) {

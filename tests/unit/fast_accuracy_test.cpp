@@ -26,23 +26,14 @@ std::vector<BackendCase> fast_cases() {
   return cases;
 }
 
-class FastAccuracyTest : public ::testing::TestWithParam<BackendCase> {
+class FastAccuracyTest : public BackendCaseTest {
  protected:
-  void SetUp() override {
-    try {
-      backend_ = create_backend(GetParam());
-    } catch (const UsageError& error) {
-      if (GetParam().may_be_unsupported) GTEST_SKIP() << error.what();
-      throw;
-    }
-  }
-
-  /// Compares the whole map with the oracle; the measured error is recorded in the XML report.
+  /// Compares the whole map with the oracle and prints the measured error ("[ measured ]").
   void expect_accurate(const System& system, const GridSpec& grid, const std::string& what) {
     const Physics physics;
     const std::vector<float> map = compute_grid(*backend_, system, grid, physics);
     const Comparison c = compare(map, reference_grid(system, grid, physics));
-        EXPECT_LE(c.relative(), kSpecification)
+    EXPECT_LE(c.relative(), kSpecification)
         << what << ": max error " << c.max_abs_error << " of max|V| " << c.max_abs_reference;
     std::printf("[ measured ] %s %s: max error %.3g of max|V| %.4g = %.3g\n", GetParam().label.c_str(),
                 what.c_str(), c.max_abs_error, c.max_abs_reference, c.relative());
@@ -60,7 +51,6 @@ class FastAccuracyTest : public ::testing::TestWithParam<BackendCase> {
     expect_accurate(system, make_grid(system, fine), name + " fine");
   }
 
-  std::unique_ptr<PotentialBackend> backend_;
 };
 
 TEST_P(FastAccuracyTest, ProteinLikeRandomSystem) {
