@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one call: build for sm_90, run the whole test suite (GPU tests included),
-# compute-sanitizer memcheck and racecheck, the benchmarks and the seed-claims measurements.
+# compute-sanitizer memcheck, racecheck and synccheck, the benchmarks and the seed-claims measurements.
 # Usage: scripts/gpu-check.sh OUTDIR [steps...]   steps: build test sanitize bench claims (default all)
 # DCS_GIT_REVISION=<hash> names the commit where the copy of the tree has no .git.
 # Logs and results go to OUTDIR; a summary is printed last.

@@ -81,7 +81,8 @@ std::size_t map_bytes(const GridSpec& grid) noexcept;
 std::size_t physical_memory_bytes() noexcept;
 
 /// Throws UsageError, saying how much is needed and available, when `bytes_needed` exceeds
-/// the memory this machine has (or the size of an address). Called before any allocation.
+/// the physical memory of this machine (no check when that is unknown). Called before any
+/// allocation.
 void check_fits_in_memory(std::size_t bytes_needed, const std::string& what);
 
 /// Human-readable byte count ("1.5 GiB").
