@@ -17,6 +17,7 @@
 #include "dcs/error.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
+#include "potential/kernel_catalog.hpp"
 #include "potential/registry.hpp"
 #include "reduce/reduce.hpp"
 #include "stream.hpp"
@@ -193,7 +194,9 @@ std::unique_ptr<PotentialBackend> make_cuda_backend(const BackendOptions& option
   return std::make_unique<CudaBackend>(options);
 }
 
-std::vector<VariantInfo> cuda_kernel_variants() { return detail::potential_kernel_variants(); }
+// The registry's rows carry the catalog's names and summaries in its order (static_assert in
+// registry.cu), so the catalog is the list.
+std::vector<VariantInfo> cuda_kernel_variants() { return detail::kernel_catalog_variants(); }
 
 std::vector<VariantInfo> cuda_reduction_variants() { return detail::reduction_variants(); }
 

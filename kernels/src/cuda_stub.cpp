@@ -25,13 +25,7 @@ std::unique_ptr<PotentialBackend> make_cuda_backend(const BackendOptions&) {
   throw CudaError(std::string("the CUDA backend is not available: ") + kReason);
 }
 
-std::vector<VariantInfo> cuda_kernel_variants() {
-  std::vector<VariantInfo> variants;
-  for (const detail::KernelDescription& kernel : detail::kKernelCatalog)
-    variants.push_back({std::string(kernel.name), std::string(kernel.summary), "cuda",
-                        VariantKind::Potential, &kernel == &detail::kKernelCatalog.front()});
-  return variants;
-}
+std::vector<VariantInfo> cuda_kernel_variants() { return detail::kernel_catalog_variants(); }
 
 std::vector<VariantInfo> cuda_reduction_variants() { return detail::reduction_variants(); }
 

@@ -1,12 +1,16 @@
-// Names and one-line summaries of the CUDA potential kernels, in plain C++ so that the registry
-// (registry.cu, which pairs each entry with its launch function) and the CPU-only stub
-// (cuda_stub.cpp, for `dcs kernels` without CUDA) print the same list. The registry checks at
-// compile time that its rows match these entries name by name and in order.
+// Names and one-line summaries of the CUDA potential kernels, in plain C++ so that the CUDA
+// build and the CPU-only stub (cuda_stub.cpp) print the same list for `dcs kernels`. The
+// registry (registry.cu, which pairs each entry with its launch function) checks at compile time
+// that its rows match these entries name by name and in order.
 #pragma once
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <string_view>
+#include <vector>
+
+#include "dcs/variants.hpp"
 
 namespace dcs::cuda::detail {
 
@@ -44,6 +48,15 @@ constexpr std::size_t catalog_index(std::string_view name) {
   for (std::size_t i = 0; i < kKernelCatalog.size(); ++i)
     if (kKernelCatalog[i].name == name) return i;
   return kKernelCatalog.size();
+}
+
+/// The catalog for `dcs kernels` (backend "cuda", kind Potential, the first marked default).
+inline std::vector<VariantInfo> kernel_catalog_variants() {
+  std::vector<VariantInfo> variants;
+  for (const KernelDescription& kernel : kKernelCatalog)
+    variants.push_back({std::string(kernel.name), std::string(kernel.summary), "cuda",
+                        VariantKind::Potential, &kernel == &kKernelCatalog.front()});
+  return variants;
 }
 
 }  // namespace dcs::cuda::detail

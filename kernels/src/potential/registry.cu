@@ -56,14 +56,6 @@ const PotentialKernel& find_potential_kernel(const std::string& name) {
   throw UsageError("unknown CUDA kernel '" + name + "' (valid: " + valid + ")");
 }
 
-std::vector<VariantInfo> potential_kernel_variants() {
-  std::vector<VariantInfo> variants;
-  for (const PotentialKernel& kernel : kRegistry)
-    variants.push_back({std::string(kernel.name), std::string(kernel.summary), "cuda",
-                        VariantKind::Potential, &kernel == &kRegistry.front()});
-  return variants;
-}
-
 void enqueue_potential(const PotentialKernel& kernel, const GridSpec& grid, const Slab& slab,
                        float min_r2, const GridAtom* d_atoms, std::size_t atom_count,
                        float* d_slab, StreamView stream) {

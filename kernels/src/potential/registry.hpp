@@ -1,16 +1,15 @@
-// The one registry of CUDA potential kernels: --kernel, `dcs kernels`, the GPU tests and the
-// benchmark all read it. Adding a variant is one catalog entry (kernel_catalog.hpp), one policy
-// instantiation and one row in registry.cu.
+// The one registry of CUDA potential kernels: --kernel, the backend and the benchmark reach the
+// kernels through it (`dcs kernels` lists kernel_catalog.hpp, which the registry is checked
+// against at compile time). Adding a variant is one catalog entry (kernel_catalog.hpp), one
+// policy instantiation and one row in registry.cu.
 #pragma once
 
 #include <cstddef>
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "dcs/grid.hpp"
-#include "dcs/variants.hpp"
 #include "potential/potential_kernels.hpp"
 
 namespace dcs::cuda::detail {
@@ -34,9 +33,6 @@ std::span<const PotentialKernel> potential_kernels();
 /// The kernel called `name`; an empty name gives the default. Throws UsageError listing the
 /// valid names otherwise.
 const PotentialKernel& find_potential_kernel(const std::string& name);
-/// Names and summaries for `dcs kernels` (backend "cuda", kind Potential, default marked).
-std::vector<VariantInfo> potential_kernel_variants();
-
 /// Enqueues `kernel` for atoms [0, atom_count) of d_atoms on the planes of `slab` of `grid`,
 /// written to d_slab (slab.z_count planes of nx*ny floats): one launch per chunk of the kernel's
 /// chunk_atoms, the first overwriting the slab and the rest adding to it. A zeroed_output kernel
