@@ -4,8 +4,8 @@
 
 #include <cuda_runtime.h>
 
-#include "dcs/physics.hpp"
 #include "dcs/atoms.hpp"
+#include "dcs/physics.hpp"  // coulomb_term, for the textbook kernels
 
 namespace dcs::cuda::detail {
 
@@ -27,12 +27,6 @@ __device__ __forceinline__ float rsqrt_fma_pipe(float x) {
   y = y * 0.703952253f * fmaf(-x * y, y, 2.38924456f);
   const float half_x = 0.5f * x;
   return y * fmaf(-half_x * y, y, 1.5f);
-}
-
-/// dcs::coulomb_term with the rsqrt above: the same clamp, the same contract.
-__device__ __forceinline__ float coulomb_term_fma_pipe(float charge, float r2, float min_r2) {
-  const float clamped = r2 < min_r2 ? min_r2 : r2;
-  return charge * rsqrt_fma_pipe(clamped);
 }
 
 }  // namespace dcs::cuda::detail

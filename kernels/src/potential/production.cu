@@ -79,7 +79,8 @@ __device__ __forceinline__ ThreadPoints locate_points(int point_blocks) {
 /// The pairs of kUnroll atoms with the thread's Planes points: per pair FFMA dz, FFMA r2,
 /// [FMNMX clamp], MUFU.RSQ (or the FMA-pipe rsqrt), FFMA accumulate.
 /// (dz at the reference plane, charge) of the atoms are read from shared memory here rather
-/// than held across the warp vote, which keeps the kernel within 40 registers.
+/// than held across the warp vote, to save registers (ptxas: 40 for production-8, 64 for the
+/// 16-plane variants, the caps their __launch_bounds__ allow).
 template <bool Clamp, int Planes, int SoftwarePoints>
 __device__ __forceinline__ void accumulate_group(float (&energy)[Planes], const float (&dxy2)[kUnroll],
                                                  const float2* sm_zq, float hz, float min_r2) {
