@@ -138,6 +138,8 @@ def bad_usage(tmp):
                          (["--units", "furlongs"], "unit"), (["--grid", "9", "--dielectric", "0"], "--dielectric"),
                          (["--grid", "9", "--min-distance", "0"], "--min-distance"),
                          (["--grid", "9", "9"], "--grid"), (["--grid", "9", "--device", "tpu"], "--device"),
+                         (["--grid", "9", "--device", "cuda:"], "--device"),
+                         (["--grid", "9", "--kernel", "reference", "--reduction", "warp-shuffle"], "warp-shuffle"),
                          (["--grid", "9", "--kernel", "nonsense", "--device", "cpu"], "nonsense"),
                          (["--grid", "9", "--origin", "0", "0", "0", "--center", "1", "1", "1"], "--origin"),
                          (["--grid", "100000", "100000", "100000"], "memory")):

@@ -261,7 +261,7 @@ DeviceChoice resolve_device(const std::string& device, const BackendOptions& opt
   }
   if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
     int ordinal = 0;
-    if (device.size() > 5) {
+    if (device != "cuda") {  // "cuda:N"; a bare "cuda:" is refused below
       const std::string digits = device.substr(5);
       if (digits.empty() || digits.size() > 4 ||
           !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
