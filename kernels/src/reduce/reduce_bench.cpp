@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "dcs/cuda/cuda_backend.hpp"
+#include "device_info.hpp"
 #include "reduce_bench.hpp"
 #include "reduction_registry.hpp"
 
@@ -54,7 +55,7 @@ std::vector<std::string> selected_variants(const BenchOptions& options) {
 }  // namespace
 
 BenchTable seed003_ladder(int device, int repetitions) {
-  const DeviceSummary summary = describe_device(device);
+  const DeviceInfo info = query_device(device);
   const std::vector<LadderTime> rows = measure_ladder(device, repetitions);
   struct Book {
     const char* label;
@@ -73,7 +74,7 @@ BenchTable seed003_ladder(int device, int repetitions) {
   table.name = "reduce_seed003_ladder";
   table.title = fmt::format(
       "PCC ch. 3 reduction ladder on {} (2^24 floats, blocks of 512; the book: Tesla M2070, ints)",
-      summary.name);
+      info.name);
   table.columns = {"variant",   "book's kernel", "ms",        "GB/s",           "step",
                    "cumulative", "book ms",      "book step", "book cumulative", "sum"};
   const double bytes = static_cast<double>(std::size_t{1} << 24) * sizeof(float);
@@ -101,7 +102,7 @@ BenchTable seed003_ladder(int device, int repetitions) {
 
 std::vector<BenchTable> benchmark_reductions(const BenchOptions& options) {
   using namespace detail;
-  const DeviceSummary device = describe_device(options.device);
+  const DeviceInfo device = query_device(options.device);
   const std::vector<std::string> variants = selected_variants(options);
   std::vector<std::size_t> sizes;
   for (std::int64_t edge : options.grid_sizes)

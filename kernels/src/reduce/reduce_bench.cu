@@ -19,6 +19,7 @@
 
 #include "cuda_check.hpp"
 #include "device_buffer.hpp"
+#include "device_info.hpp"
 #include "device_reduce.cuh"
 #include "reduce.hpp"
 #include "reduce_bench.hpp"
@@ -172,20 +173,7 @@ double download_sum(const DeviceBuffer<float>& outputs, std::size_t count, Strea
   return total;
 }
 
-std::size_t l2_bytes_of(int device) {
-  int bytes = 0;
-  DCS_CUDA_CHECK(cudaDeviceGetAttribute(&bytes, cudaDevAttrL2CacheSize, device));
-  return static_cast<std::size_t>(bytes);
-}
-
 }  // namespace
-
-DeviceSummary describe_device(int device) {
-  cudaDeviceProp properties{};
-  DCS_CUDA_CHECK(cudaGetDeviceProperties(&properties, device));
-  return {properties.name, properties.multiProcessorCount,
-          static_cast<std::size_t>(properties.l2CacheSize)};
-}
 
 SizeMeasurement measure_reductions(std::size_t n, const std::vector<std::string>& variants,
                                    int repetitions, int device) {
@@ -194,7 +182,7 @@ SizeMeasurement measure_reductions(std::size_t n, const std::vector<std::string>
   const StreamView s = stream.view();
   ReduceWorkspace workspace;
   repetitions = std::max(repetitions, 1);
-  const std::size_t l2_bytes = l2_bytes_of(device);
+  const std::size_t l2_bytes = query_device(device).l2_bytes;
   SizeMeasurement m;
   m.n = n;
   m.buffers = std::clamp<std::size_t>((4 * l2_bytes + n * sizeof(float) - 1) / (n * sizeof(float)),
@@ -269,8 +257,8 @@ SizeMeasurement measure_reductions(std::size_t n, const std::vector<std::string>
   // Ablation: a float partial per float4 (not a registry variant).
   {
     const auto launch = [&](const float* in) {
-      launch_shuffle<StatsReductionF32x4, 256, 4>(StatsReductionF32x4{{in, n}}, workspace, s.get(),
-                                                  d_result, "ablation/f32x4");
+      launch_shuffle<StatsReductionF32x4, kShuffleBlockThreads, kShuffleUnroll>(
+          StatsReductionF32x4{{in, n}}, workspace, s.get(), d_result, "ablation/f32x4");
     };
     m.ablation.variant = "warp-shuffle, float sum per float4";
     launch(inputs[0].data());
@@ -311,7 +299,7 @@ std::vector<LadderTime> measure_ladder(int device, int repetitions) {
   ReduceWorkspace workspace;
   constexpr std::size_t n = std::size_t{1} << 24;  // the book's 16M elements
   DeviceBuffer<float> input(n), work(n), outputs(n / kTextbookPccBlock);
-  DeviceBuffer<std::byte> flush(2 * l2_bytes_of(device));
+  DeviceBuffer<std::byte> flush(2 * query_device(device).l2_bytes);
   fill_ternary(input.data(), n, 2024, s);
   std::vector<float> h_input(n);
   input.download(h_input.data(), n, s);

@@ -13,13 +13,6 @@
 
 namespace dcs::cuda::detail {
 
-struct DeviceSummary {
-  std::string name;
-  int multiprocessors = 0;
-  std::size_t l2_bytes = 0;
-};
-DeviceSummary describe_device(int device);
-
 /// Kernel times in ms are medians of the repetitions (after 2 warm-ups); each sample is bracketed
 /// by events after a spin kernel, so host launch overhead is not timed.
 struct StatsTime {
