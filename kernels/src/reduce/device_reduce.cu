@@ -24,13 +24,12 @@ struct VariantLaunch {
   Launcher<DiffReduction> difference;
 };
 
-/// Threads per block of every statistics kernel. 256 keeps the in-place scratch slots and the
-/// shared trees of StatsAccum (48 bytes) small and leaves room for 8 blocks per multiprocessor.
+/// Threads per block of the books' statistics kernels (warp-shuffle: kShuffleBlockThreads, also
+/// 256). 256 keeps the in-place scratch slots and the shared trees of StatsAccum (48 bytes) small
+/// and leaves room for 8 blocks per multiprocessor.
 constexpr int kBlock = 256;
 /// PMPP Fig. 10.15's COARSE_FACTOR for the statistics form: each thread folds 2*8 elements.
 constexpr int kCoarseFactor = 8;
-/// Independent 16-byte loads in flight per thread in the shuffle kernel.
-constexpr int kShuffleUnroll = 4;
 
 template <BlockReduceAlgo Algo, int ItemsPerLeaf>
 constexpr VariantLaunch in_place(std::string_view name) {
@@ -60,8 +59,8 @@ constexpr std::array<VariantLaunch, kReductionNames.size()> kLaunchTable{{
     in_place<Algo::UnrolledWarp, 8>("unroll8-warp"),
     in_place<Algo::CompleteUnroll, 8>("unroll8-complete"),
     in_place<Algo::TemplateUnroll, 8>("unroll8-template"),
-    {"warp-shuffle", &launch_shuffle<StatsReduction, kBlock, kShuffleUnroll>,
-     &launch_shuffle<DiffReduction, kBlock, kShuffleUnroll>},
+    {"warp-shuffle", &launch_shuffle<StatsReduction, kShuffleBlockThreads, kShuffleUnroll>,
+     &launch_shuffle<DiffReduction, kShuffleBlockThreads, kShuffleUnroll>},
 }};
 
 constexpr bool table_matches_registry() {

@@ -35,6 +35,12 @@ enum class Merge { SecondPass, Atomic };
 /// Threads of the one block that combines block partials.
 inline constexpr int kCombineThreads = 256;
 
+/// Shape of the warp-shuffle variant (the default): threads per block and independent 16-byte
+/// loads in flight per thread. Its float-sum form (textbook.cu) and the benchmark's ablation
+/// launch the same shape, so that they measure what the default runs.
+inline constexpr int kShuffleBlockThreads = 256;
+inline constexpr int kShuffleUnroll = 4;
+
 // ---------------------------------------------------------------------------------------------
 // Kernels
 

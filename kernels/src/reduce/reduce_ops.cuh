@@ -17,6 +17,13 @@
 
 namespace dcs::cuda::detail {
 
+/// Floats before the first 16-byte aligned element of `values` (0..3 for a float-aligned
+/// pointer): the scalar head of the vector kernels (host side, for vector_head()).
+inline std::size_t aligned_float_head(const float* values) noexcept {
+  const auto address = reinterpret_cast<std::uintptr_t>(values);
+  return ((16 - address % 16) % 16) / sizeof(float);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Statistics: StatsAccum {min, max, sum, sum_sq, count, nonfinite}.
 
@@ -133,10 +140,7 @@ struct StatsReduction {
   }
   /// Number of leading elements before values+head is 16-byte aligned (0..3); the vector loop
   /// covers [head, head + 4*num_vectors).
-  std::size_t vector_head() const noexcept {
-    const auto address = reinterpret_cast<std::uintptr_t>(values);
-    return ((16 - address % 16) % 16) / sizeof(float);
-  }
+  std::size_t vector_head() const noexcept { return aligned_float_head(values); }
 };
 static_assert(sizeof(std::uint64_t) == sizeof(unsigned long long));
 
@@ -232,7 +236,7 @@ struct DiffReduction {
     const auto value_address = reinterpret_cast<std::uintptr_t>(values);
     const auto reference_address = reinterpret_cast<std::uintptr_t>(reference);
     if (value_address % sizeof(float) != 0 || reference_address % sizeof(double) != 0) return n;
-    const std::size_t head = ((16 - value_address % 16) % 16) / sizeof(float);
+    const std::size_t head = aligned_float_head(values);
     if ((reference_address + head * sizeof(double)) % 16 != 0) return n;
     return head;
   }
@@ -265,10 +269,7 @@ struct SumReduction {
   __device__ static Accum identity() { return 0.0f; }
   __device__ static Accum combine(Accum a, Accum b) { return a + b; }
   __device__ static void atomic_merge(Accum* target, Accum v) { atomicAdd(target, v); }
-  std::size_t vector_head() const noexcept {
-    const auto address = reinterpret_cast<std::uintptr_t>(values);
-    return ((16 - address % 16) % 16) / sizeof(float);
-  }
+  std::size_t vector_head() const noexcept { return aligned_float_head(values); }
 };
 
 /// The binary operator of a policy as a functor (what the block and warp algorithms take).

@@ -290,8 +290,8 @@ void enqueue_textbook_sum(const std::string& name, float* d_data, std::size_t n,
       break;
     }
     case Family::Shuffle:
-      launch_shuffle<SumReduction, 256, 4>(SumReduction{d_data, n}, workspace, s, d_out,
-                                           label.c_str());
+      launch_shuffle<SumReduction, kShuffleBlockThreads, kShuffleUnroll>(
+          SumReduction{d_data, n}, workspace, s, d_out, label.c_str());
       return;
   }
   DCS_CUDA_CHECK_LAUNCH(label.c_str(), s);
