@@ -1,4 +1,5 @@
-// Shared pieces of the GPU reduction tests: the skip-without-GPU fixture, deterministic data
+// Shared pieces of the GPU reduction tests: the skip-without-GPU fixture, the variant names and
+// test names, deterministic data
 // sets cached per size (uploading 512^3 floats once, not once per variant), and the
 // cub::DeviceReduce oracle, which computes each statistic with its own reduction so that it does
 // not share StatsAccum::combine with the code under test.
@@ -19,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/stats.hpp"
+#include "dcs/variants.hpp"
 #include "device_buffer.hpp"
 #include "reduce/reduce.hpp"
 #include "stream.hpp"
@@ -31,34 +34,34 @@ using detail::ReduceWorkspace;
 using detail::Stream;
 using detail::StreamView;
 
-/// Why GPU tests cannot run here ("" when a device is usable).
-inline std::string gpu_unavailable_reason() {
-  int count = 0;
-  const cudaError_t status = cudaGetDeviceCount(&count);
-  if (status != cudaSuccess) {
-    cudaGetLastError();
-    return std::string("no usable CUDA device: ") + cudaGetErrorName(status) + ": " +
-           cudaGetErrorString(status);
-  }
-  return count == 0 ? "no CUDA device is visible" : "";
-}
-
 /// Fixture base: skips (with the reason printed) where no GPU exists, so a CPU-only runner reports
-/// "skipped", never "passed".
-class GpuTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (const std::string reason = gpu_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
-  }
-};
-
-template <class Base>
+/// "skipped", never "passed". Base is ::testing::Test or a ::testing::TestWithParam<...>.
+template <class Base = ::testing::Test>
 class GpuTestWithParam : public Base {
  protected:
   void SetUp() override {
-    if (const std::string reason = gpu_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
+    if (const std::string reason = cuda_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
   }
 };
+using GpuTest = GpuTestWithParam<>;
+
+/// Every registry variant's name, registry order (the tests' parameter lists).
+inline std::vector<std::string> variant_names() {
+  std::vector<std::string> names;
+  for (const VariantInfo& info : detail::reduction_variants()) names.push_back(info.name);
+  return names;
+}
+
+inline constexpr std::size_t k512Cubed = std::size_t{512} * 512 * 512;
+
+/// A gtest-safe name for a variant at size n: "unroll8_warp_n257", "warp_shuffle_n512cubed".
+inline std::string test_name(const std::string& variant, std::size_t n) {
+  std::string name = variant + "_n";
+  name += n == k512Cubed ? std::string("512cubed") : std::to_string(n);
+  for (char& c : name)
+    if (c == '-') c = '_';
+  return name;
+}
 
 inline std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;

@@ -22,23 +22,7 @@ namespace {
 
 using detail::device_difference;
 using detail::device_statistics;
-using detail::reduction_variants;
 
-std::vector<std::string> variant_names() {
-  std::vector<std::string> names;
-  for (const VariantInfo& info : reduction_variants()) names.push_back(info.name);
-  return names;
-}
-
-std::string test_name(const std::string& variant, std::size_t n) {
-  std::string name = variant + "_n";
-  name += n == std::size_t{512} * 512 * 512 ? std::string("512cubed") : std::to_string(n);
-  for (char& c : name)
-    if (c == '-') c = '_';
-  return name;
-}
-
-constexpr std::size_t k512Cubed = std::size_t{512} * 512 * 512;
 const std::vector<std::size_t> kSizes = {1,    31,   32,  33, 255, 256, 257, 2048,
                                          (std::size_t{1} << 20) + 7, k512Cubed};
 

@@ -56,14 +56,6 @@ double textbook_sum(const std::string& variant, const std::vector<float>& values
   return total;
 }
 
-std::vector<std::string> variant_names() {
-  std::vector<std::string> names;
-  for (const VariantInfo& info : detail::reduction_variants()) names.push_back(info.name);
-  return names;
-}
-
-constexpr std::size_t k512Cubed = std::size_t{512} * 512 * 512;
-
 class Textbook : public GpuTestWithParam<::testing::TestWithParam<std::tuple<std::size_t, std::string>>> {};
 
 TEST_P(Textbook, ExactIntegerSum) {
@@ -104,12 +96,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          k512Cubed),
                        ::testing::ValuesIn(variant_names())),
     [](const auto& param_info) {
-      std::string name = std::get<1>(param_info.param) + "_n" +
-                         (std::get<0>(param_info.param) == k512Cubed ? std::string("512cubed")
-                                                               : std::to_string(std::get<0>(param_info.param)));
-      for (char& c : name)
-        if (c == '-') c = '_';
-      return name;
+      return test_name(std::get<1>(param_info.param), std::get<0>(param_info.param));
     });
 
 }  // namespace
