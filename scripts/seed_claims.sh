@@ -109,8 +109,14 @@ profile ladder_ncu "$ladder_metrics" "^reduce" -- \
 
 # 3. PMPP ch. 18: the potential kernels (constant loads, FP32 instructions, store coalescing).
 if [[ $want_potential -eq 1 && -x $potential_bench ]]; then
+  # The constant-memory chunk (kConstantChunkAtoms, potential_kernels.hpp); when it cannot be
+  # read the table prints n/a rather than a guessed size.
   chunk=$(grep -ho 'kConstantChunkAtoms = [0-9]*' "$here/../kernels/src/potential/"*.hpp 2>/dev/null | grep -o '[0-9]*$' | head -n 1)
-  echo "grid=$potential_grid atoms=$potential_atoms chunk=${chunk:-4000}" >"$claims/potential_params.txt"
+  if [[ -z $chunk ]]; then
+    echo "seed_claims.sh: kConstantChunkAtoms not found in kernels/src/potential/" >&2
+    status=1
+  fi
+  echo "grid=$potential_grid atoms=$potential_atoms chunk=${chunk:-0}" >"$claims/potential_params.txt"
   potential_metrics=sass__inst_executed_per_opcode,smsp__inst_executed.sum,\
 smsp__sass_thread_inst_executed_op_fadd_pred_on.sum,smsp__sass_thread_inst_executed_op_fmul_pred_on.sum,\
 smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,l1tex__t_requests_pipe_lsu_mem_global_op_st.sum,\

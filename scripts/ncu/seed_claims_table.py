@@ -430,9 +430,9 @@ def potential_section(claims):
                 "scripts/seed_claims.sh.\n"]
     values = dict(item.split("=", 1) for item in params.read_text().split() if "=" in item)
     grid, atoms = int(values.get("grid", "0")), int(values.get("atoms", "0"))
-    chunk = min(atoms, int(values.get("chunk", "4000")))
+    chunk = min(atoms, int(values.get("chunk", "0")))  # 0: unknown, the rows say n/a
     out = ["## PMPP ch. 18 (seed 004): potential kernels\n",
-           f"One z-plane launch of each gather-family kernel ({grid}×{grid} points, {chunk} atoms "
+           f"One z-plane launch of each gather-family kernel ({grid}×{grid} points, {chunk or 'an unknown number of'} atoms "
            "in the constant-memory chunk), through `dcs_potential_bench`; per-thread counts are "
            "warp counts × 32 (full warps), normalised per atom per 4 grid points. The book's "
            "16 → 4 constant accesses is for COARSEN_FACTOR 4; these kernels coarsen by 8, for "

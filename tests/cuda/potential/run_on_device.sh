@@ -37,14 +37,16 @@ smi_pid=$!
 step bench 300 bench.md "$build/bin/dcs_potential_bench" "$@"
 kill "$smi_pid" 2>/dev/null
 # Nsight Compute on the first launch of each kernel named in NCU_KERNELS (default: production):
-# speed of light, occupancy, issue activity, the MUFU (XU) pipe and why warps stall.
+# speed of light, occupancy, issue activity, the MUFU (XU) pipe and why warps stall. The regex
+# takes the potential kernel the run launches (production_kernel, scatter/gather_plane_kernel),
+# never the rsqrt ceiling kernel that runs first.
 metrics="smsp__issue_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active"
 metrics+=",sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active"
 metrics+=",regex:smsp__average_warps_issue_stalled_.*_per_issue_active\\.ratio"
 if command -v ncu >/dev/null; then
   for kernel in ${NCU_KERNELS:-production}; do
     step "ncu $kernel" 120 ncu.txt ncu --clock-control none --section SpeedOfLight --section Occupancy \
-      --section WarpStateStats --metrics "$metrics" -k regex:production_kernel -c 1 \
+      --section WarpStateStats --metrics "$metrics" -k 'regex:production_kernel|_plane_kernel' -c 1 \
       "$build/bin/dcs_potential_bench" --grid 256 --atoms 16000 --kernel "$kernel" --reps 1
   done
 fi
