@@ -5,9 +5,10 @@
 //                                              that order (what scripts/seed_claims.sh profiles)
 //   dcs_reduce_bench --stats A,B --n N1,N2     one statistics reduction each (for ncu)
 // Prints Markdown; exit status 0 on success, 1 on a dcs error (message on stderr), 2 on usage.
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <exception>
 #include <fstream>
 #include <sstream>
@@ -54,6 +55,17 @@ std::string markdown(const dcs::BenchTable& table) {
   std::exit(2);
 }
 
+/// A non-negative integer option value; anything else is a usage error naming the option.
+template <class T>
+T parse_number(const std::string& option, const std::string& text) {
+  T value{};
+  const char* const end = text.data() + text.size();
+  const auto [stop, error] = std::from_chars(text.data(), end, value);
+  if (text.empty() || error != std::errc{} || stop != end || value < T{0})
+    usage(option + ": '" + text + "' is not a non-negative integer");
+  return value;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -70,11 +82,11 @@ int main(int argc, char** argv) try {
     };
     if (arg == "--bench" || arg == "--ladder") mode = arg.substr(2);
     else if (arg == "--textbook" || arg == "--stats") { mode = arg.substr(2); names = split(value()); }
-    else if (arg == "--n") for (const auto& v : split(value())) sizes.push_back(std::stoull(v));
-    else if (arg == "--reps") options.repetitions = std::stoi(value());
-    else if (arg == "--edges") for (const auto& e : split(value())) options.grid_sizes.push_back(std::stoll(e));
+    else if (arg == "--n") for (const auto& v : split(value())) sizes.push_back(parse_number<std::size_t>(arg, v));
+    else if (arg == "--reps") options.repetitions = parse_number<int>(arg, value());
+    else if (arg == "--edges") for (const auto& e : split(value())) options.grid_sizes.push_back(parse_number<std::int64_t>(arg, e));
     else if (arg == "--variants") options.kernels = split(value());
-    else if (arg == "--device") options.device = std::stoi(value());
+    else if (arg == "--device") options.device = parse_number<int>(arg, value());
     else if (arg == "--out") out_path = value();
     else usage("unknown argument " + arg);
   }

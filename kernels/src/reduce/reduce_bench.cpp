@@ -3,12 +3,15 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "dcs/cuda/cuda_backend.hpp"
 #include "device_info.hpp"
+#include "potential/kernel_catalog.hpp"
 #include "reduce_bench.hpp"
 #include "reduction_registry.hpp"
 
@@ -43,12 +46,27 @@ std::string check_stats(const StatsAccum& ours, const StatsAccum& cub, double su
   return "ok";
 }
 
+std::vector<std::string_view> reduction_names() {
+  std::vector<std::string_view> names;
+  for (const ReductionName& entry : kReductionNames) names.push_back(entry.name);
+  return names;
+}
+
+/// The reductions among the selected names (`dcs bench --kernel` lists potential kernels and
+/// reductions together; the potential kernels are the other benchmark's), or all when none is
+/// one. A name that is neither is a typo: a UsageError, not a silent run of every variant.
 std::vector<std::string> selected_variants(const BenchOptions& options) {
   std::vector<std::string> names;
-  for (const std::string& name : options.kernels)
-    if (reduction_index(name) < kReductionNames.size()) names.push_back(name);
+  for (const std::string& name : options.kernels) {
+    if (reduction_index(name) < kReductionNames.size())
+      names.push_back(name);
+    else if (catalog_index(name) == kKernelCatalog.size())
+      throw UsageError(fmt::format("unknown variant '{}': neither a CUDA reduction ({}) nor a CUDA "
+                                   "potential kernel",
+                                   name, fmt::join(reduction_names(), ", ")));
+  }
   if (names.empty())
-    for (const ReductionName& entry : kReductionNames) names.emplace_back(entry.name);
+    for (const std::string_view name : reduction_names()) names.emplace_back(name);
   return names;
 }
 
@@ -102,8 +120,8 @@ BenchTable seed003_ladder(int device, int repetitions) {
 
 std::vector<BenchTable> benchmark_reductions(const BenchOptions& options) {
   using namespace detail;
+  const std::vector<std::string> variants = selected_variants(options);  // names before the device
   const DeviceInfo device = query_device(options.device);
-  const std::vector<std::string> variants = selected_variants(options);
   std::vector<std::size_t> sizes;
   for (std::int64_t edge : options.grid_sizes)
     if (edge > 0) sizes.push_back(static_cast<std::size_t>(edge * edge * edge));
