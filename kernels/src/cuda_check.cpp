@@ -8,7 +8,11 @@
 
 namespace dcs::cuda::detail {
 namespace {
+#if defined(DCS_DEBUG_SYNC)
+std::atomic<bool> g_debug_sync{true};  // the build option: every launch of the process checks
+#else
 std::atomic<bool> g_debug_sync{false};
+#endif
 }  // namespace
 
 bool debug_sync_enabled() noexcept { return g_debug_sync.load(std::memory_order_relaxed); }

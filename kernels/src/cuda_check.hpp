@@ -9,7 +9,8 @@
 
 namespace dcs::cuda::detail {
 
-/// Global switch set by --debug-sync: launches synchronise and check at once.
+/// Global switch set by --debug-sync (initially on in a -DDCS_DEBUG_SYNC=ON build): launches
+/// synchronise and check at once.
 bool debug_sync_enabled() noexcept;
 void set_debug_sync(bool enabled) noexcept;
 
@@ -41,18 +42,11 @@ inline void check_launch(const char* kernel, cudaStream_t stream, const char* fi
       ::dcs::cuda::detail::throw_cuda_error(dcs_cuda_status_, #expr, __FILE__, __LINE__); \
   } while (0)
 
-/// Right after every <<<>>>: checks the launch; with debug sync also waits for the kernel so a
-/// fault is reported at the kernel that caused it.
-#if defined(DCS_DEBUG_SYNC)
-#define DCS_CUDA_CHECK_LAUNCH(name, stream)                                             \
-  do {                                                                                  \
-    ::dcs::cuda::detail::set_debug_sync(true);                                          \
-    ::dcs::cuda::detail::check_launch(name, stream, __FILE__, __LINE__);                \
-  } while (0)
-#else
+/// Right after every <<<>>>: checks the launch; with debug sync (--debug-sync, or on from the
+/// start in a -DDCS_DEBUG_SYNC=ON build) also waits for the kernel so a fault is reported at the
+/// kernel that caused it.
 #define DCS_CUDA_CHECK_LAUNCH(name, stream) \
   ::dcs::cuda::detail::check_launch(name, stream, __FILE__, __LINE__)
-#endif
 
 /// For destructors: logs, never throws, ignores cudaErrorCudartUnloading at shutdown.
 #define DCS_CUDA_CHECK_NOTHROW(expr)                                                    \
