@@ -1,5 +1,5 @@
-// dcs_potential_bench: the potential benchmark on its own, for device runs before the `dcs bench`
-// command exists. Prints the tables as Markdown.
+// dcs_potential_bench: the potential benchmark on its own, for device runs without the dcs app
+// (`dcs bench --potential` calls the same benchmark_potential_kernels()). Prints Markdown.
 //   dcs_potential_bench [--grid N]... [--atoms N]... [--kernel NAME]... [--reps R] [--device D]
 #include <cstdio>
 #include <cstdlib>
@@ -11,21 +11,6 @@
 #include "dcs/error.hpp"
 
 namespace {
-
-void print_table(const dcs::BenchTable& table) {
-  std::printf("### %s\n\n|", table.title.c_str());
-  for (const auto& column : table.columns) std::printf(" %s |", column.c_str());
-  std::printf("\n|");
-  for (std::size_t c = 0; c < table.columns.size(); ++c) std::printf(" --- |");
-  std::printf("\n");
-  for (const auto& row : table.rows) {
-    std::printf("|");
-    for (const auto& cell : row) std::printf(" %s |", cell.c_str());
-    std::printf("\n");
-  }
-  for (const auto& note : table.notes) std::printf("\n%s\n", note.c_str());
-  std::printf("\n");
-}
 
 long long parse_number(const char* flag, const char* text) {
   char* end = nullptr;
@@ -55,7 +40,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "dcs_potential_bench: %s\n", dcs::cuda::cuda_unavailable_reason().c_str());
       return 1;
     }
-    for (const dcs::BenchTable& table : dcs::cuda::benchmark_potential_kernels(options)) print_table(table);
+    for (const dcs::BenchTable& table : dcs::cuda::benchmark_potential_kernels(options))
+      std::fputs(dcs::to_markdown(table).c_str(), stdout);
     return 0;
   } catch (const dcs::Error& error) {
     std::fprintf(stderr, "dcs_potential_bench: %s\n", error.what());

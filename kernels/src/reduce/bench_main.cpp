@@ -31,21 +31,6 @@ std::vector<std::string> split(const std::string& text) {
   return parts;
 }
 
-std::string markdown(const dcs::BenchTable& table) {
-  std::string out = "### " + table.title + "\n\n|";
-  for (const auto& column : table.columns) out += " " + column + " |";
-  out += "\n|";
-  for (std::size_t c = 0; c < table.columns.size(); ++c) out += " --- |";
-  out += "\n";
-  for (const auto& row : table.rows) {
-    out += "|";
-    for (const auto& cell : row) out += " " + cell + " |";
-    out += "\n";
-  }
-  for (const auto& note : table.notes) out += "\n" + note + "\n";
-  return out + "\n";
-}
-
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
                "dcs_reduce_bench: %s\nusage: dcs_reduce_bench --bench [--edges E1,E2] [--reps R] "
@@ -94,9 +79,9 @@ int main(int argc, char** argv) try {
   {
     std::string report;
     if (mode == "bench") {
-      for (const auto& table : dcs::cuda::benchmark_reductions(options)) report += markdown(table);
+      for (const auto& table : dcs::cuda::benchmark_reductions(options)) report += dcs::to_markdown(table);
     } else if (mode == "ladder") {
-      report = markdown(dcs::cuda::detail::seed003_ladder(options.device, options.repetitions));
+      report = dcs::to_markdown(dcs::cuda::detail::seed003_ladder(options.device, options.repetitions));
     } else {
       if (names.empty() || sizes.empty()) usage("--" + mode + " needs names and --n sizes");
       for (const std::string& name : names)
