@@ -13,6 +13,7 @@
 
 #include "cuda_check.hpp"
 #include "dcs/atoms.hpp"
+#include "dcs/timer.hpp"
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/error.hpp"
 #include "device_buffer.hpp"
@@ -33,10 +34,6 @@ using detail::Stream;
 
 /// Largest plane index a kernel turns into an exact float (dcs/atoms.hpp).
 constexpr std::int64_t kMaxPlanes = std::int64_t{1} << 22;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 class CudaBackend final : public PotentialBackend {
  public:

@@ -50,9 +50,13 @@ inline System protein_like_system(std::size_t atoms, std::uint32_t seed, Vec3 of
       do centre = {radius * unit(rng), radius * unit(rng), radius * unit(rng)};
       while (centre[0] * centre[0] + centre[1] * centre[1] + centre[2] * centre[2] > radius * radius);
     }
-    list.push_back(make_atom(offset[0] + centre[0] + 2.0 * unit(rng),
-                             offset[1] + centre[1] + 2.0 * unit(rng),
-                             offset[2] + centre[2] + 2.0 * unit(rng), charge(rng)));
+    // One draw per statement: the order of function arguments is unspecified in C++, and the
+    // molecule must be the same whatever the compiler.
+    const double x = offset[0] + centre[0] + 2.0 * unit(rng);
+    const double y = offset[1] + centre[1] + 2.0 * unit(rng);
+    const double z = offset[2] + centre[2] + 2.0 * unit(rng);
+    const double q = charge(rng);
+    list.push_back(make_atom(x, y, z, q));
   }
   return make_system(std::move(list));
 }

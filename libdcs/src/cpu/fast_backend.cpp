@@ -34,6 +34,7 @@
 #include "dcs/backend.hpp"
 #include "dcs/error.hpp"
 #include "dcs/parallel.hpp"
+#include "dcs/timer.hpp"
 #include "fast_kernels.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -270,10 +271,6 @@ IsaKernels kernels_for(Isa isa) {
 #endif
     default: return {&stage_portable, &row_portable};
   }
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 /// Splits [0, n) over threads, reduces each range with `reduce_range` and combines the partial

@@ -8,6 +8,7 @@
 #include "dcs/backend.hpp"
 #include "dcs/error.hpp"
 #include "dcs/parallel.hpp"
+#include "dcs/timer.hpp"
 
 namespace dcs {
 namespace {
@@ -99,10 +100,6 @@ class ReferenceBackend final : public PotentialBackend {
   BackendTimings timings() const override { return timings_; }
 
  private:
-  static double seconds_since(std::chrono::steady_clock::time_point start) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-
   BackendOptions options_;
   std::vector<PointCharge> charges_;
   GridSpec grid_;

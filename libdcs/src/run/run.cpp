@@ -20,6 +20,7 @@
 #include "dcs/io/opendx.hpp"
 #include "dcs/io/pqr.hpp"
 #include "dcs/log.hpp"
+#include "dcs/timer.hpp"
 #include "dcs/version.hpp"
 
 namespace dcs {
@@ -32,10 +33,6 @@ using Clock = std::chrono::steady_clock;
 /// Atom-point evaluations --validate spends in float64 by default (a few seconds on one core):
 /// small grids are compared at every point, larger ones at a sample.
 constexpr double kValidationBudget = 5e8;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 std::string utc_now_iso8601() {
   const std::time_t now = std::time(nullptr);

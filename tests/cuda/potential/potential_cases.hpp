@@ -69,9 +69,14 @@ inline System protein_like(std::size_t n, Vec3 centre, std::uint64_t seed) {
   system.source_path = "protein-like";
   while (system.atoms.size() < n) {
     const Vec3 residue{centre[0] + spread(rng), centre[1] + spread(rng), centre[2] + spread(rng)};
-    for (int k = 0; k < 12 && system.atoms.size() < n; ++k)
-      system.atoms.push_back(make_atom(residue[0] + local(rng), residue[1] + local(rng),
-                                       residue[2] + local(rng), charge(rng)));
+    for (int k = 0; k < 12 && system.atoms.size() < n; ++k) {
+      // One draw per statement: argument evaluation order is unspecified in C++.
+      const double x = residue[0] + local(rng);
+      const double y = residue[1] + local(rng);
+      const double z = residue[2] + local(rng);
+      const double q = charge(rng);
+      system.atoms.push_back(make_atom(x, y, z, q));
+    }
   }
   return system;
 }
