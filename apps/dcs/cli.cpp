@@ -86,9 +86,11 @@ void print_summary(const RunResult& result) {
              unit, meta.coulomb_factor, factor_unit(meta.physics.unit), s.min, s.max, s.mean, s.rms);
   if (meta.validation.performed) {
     const Validation& v = meta.validation;
-    fmt::print("  validate  {} at {} {} points: max |error| {:.3e} {} ({:.2e} of max|V|, tolerance "
-               "{:.0e}), rms error {:.3e}\n", v.passed ? "passed" : "FAILED", v.all_points ? "all" : "sampled",
-               v.points, v.max_abs_error, unit, v.max_rel_error, v.tolerance, v.rms_error);
+    const std::string where = v.all_points ? fmt::format("all {}", v.points)
+                                           : fmt::format("{} sampled", v.points);
+    fmt::print("  validate  {} at {} points: max |error| {:.3e} {} ({:.2e} of max|V|, tolerance "
+               "{:.0e}), rms error {:.3e}\n", v.passed ? "passed" : "FAILED", where,
+               v.max_abs_error, unit, v.max_rel_error, v.tolerance, v.rms_error);
   }
   fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,
              meta.provenance.device);
