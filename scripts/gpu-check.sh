@@ -23,7 +23,8 @@ step() {  # step NAME LOG COMMAND...: runs, records pass/fail and seconds
 }
 
 # The GPU machine has no Debian apbs-data and no GridDataFormats: the caller may carry them in
-# .carry-gpu/ (apbs/ = /usr/share/apbs, pylib/ = gridData and mrcfile from Debian).
+# .carry-gpu/ (apbs/ = /usr/share/apbs, pylib/ = gridData and mrcfile from Debian), made by
+# scripts/prepare-gpu-carry.sh.
 if [[ ! -d /usr/share/apbs && -d .carry-gpu/apbs ]]; then cp -r .carry-gpu/apbs /usr/share/apbs; fi
 if [[ -d .carry-gpu/pylib ]]; then export PYTHONPATH="$PWD/.carry-gpu/pylib${PYTHONPATH:+:$PYTHONPATH}"; fi
 python=$(command -v python3)
