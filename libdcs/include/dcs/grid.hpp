@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "dcs/sysinfo.hpp"
 #include "dcs/types.hpp"
 
 namespace dcs {
@@ -81,9 +82,13 @@ std::size_t map_bytes(const GridSpec& grid) noexcept;
 std::size_t physical_memory_bytes() noexcept;
 
 /// Throws UsageError, saying how much is needed and available, when `bytes_needed` exceeds
-/// the physical memory of this machine (no check when that is unknown). Called before any
-/// allocation.
+/// the memory this process can still allocate: MemAvailable or, in a container or batch job,
+/// its cgroup (v1 or v2) limit minus its usage, whichever is smaller (dcs/sysinfo.hpp; no check
+/// when neither is known). Called before any allocation.
 void check_fits_in_memory(std::size_t bytes_needed, const std::string& what);
+/// The same check against given memory figures (tests, or a caller that already read them).
+void check_fits_in_memory(std::size_t bytes_needed, const std::string& what,
+                          const MemoryInfo& memory);
 
 /// Human-readable byte count ("1.5 GiB").
 std::string format_bytes(std::size_t bytes);

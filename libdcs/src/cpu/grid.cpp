@@ -124,11 +124,23 @@ std::string format_bytes(std::size_t bytes) {
 }
 
 void check_fits_in_memory(std::size_t bytes_needed, const std::string& what) {
-  const std::size_t available = physical_memory_bytes();
-  if (available != 0 && bytes_needed > available)
-    throw UsageError(fmt::format("{} needs {} but this machine has {} of memory; use a coarser "
-                                 "grid (--grid/--spacing)", what, format_bytes(bytes_needed),
-                                 format_bytes(available)));
+  check_fits_in_memory(bytes_needed, what, read_memory_info());
+}
+
+void check_fits_in_memory(std::size_t bytes_needed, const std::string& what,
+                          const MemoryInfo& memory) {
+  const std::size_t available = memory.available();
+  if (available == 0 && !memory.mem_available && !memory.cgroup_available) return;  // unknown
+  if (bytes_needed <= available) return;
+  std::string limit;
+  if (memory.cgroup_limit && (!memory.mem_total || *memory.cgroup_limit < *memory.mem_total))
+    limit = fmt::format("the cgroup memory limit is {} ({})", format_bytes(*memory.cgroup_limit),
+                        memory.cgroup_dir);
+  else
+    limit = fmt::format("this machine has {}", format_bytes(memory.limit()));
+  throw UsageError(fmt::format("{} needs {} but only {} of memory is available ({}); use a "
+                               "coarser grid (--grid/--spacing)", what, format_bytes(bytes_needed),
+                               format_bytes(available), limit));
 }
 
 }  // namespace dcs
