@@ -20,6 +20,9 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
+# The viewer tests' venv and PyMOL (tests/viewers; with DCS_NO_VIEWERS=1 those tests skip).
+[[ "${DCS_NO_VIEWERS:-0}" == 1 ]] || bash scripts/setup-viewers.sh >&2
+
 if [[ -z "${CUDACXX:-}" ]] && ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi

@@ -1,0 +1,179 @@
+// MRC2014 writer: see dcs/io/mrc.hpp for the header it writes and why.
+#include "dcs/io/mrc.hpp"
+
+#include <unistd.h>
+
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/io/atomic_file.hpp"
+#include "dcs/physics.hpp"
+#include "dcs/version.hpp"
+
+namespace dcs::io {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the MRC writer stores native float32 and stamps the file little-endian");
+
+using Header = std::array<unsigned char, kMrcHeaderBytes>;
+
+// Words are numbered from 1 as in the MRC2014 table.
+void put_int(Header& h, int word, std::int32_t value) {
+  std::memcpy(h.data() + 4 * (word - 1), &value, 4);
+}
+void put_float(Header& h, int word, double value) {
+  const float f = static_cast<float>(value);
+  std::memcpy(h.data() + 4 * (word - 1), &f, 4);
+}
+void put_label(Header& h, int index, std::string_view text) {
+  unsigned char* at = h.data() + 4 * (57 - 1) + 80 * index;
+  std::memset(at, ' ', 80);
+  const std::size_t n = std::min<std::size_t>(text.size(), 80);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    at[i] = c >= 0x20 && c < 0x7f ? c : '?';  // labels are ASCII
+  }
+}
+
+std::int32_t checked_count(std::int64_t n, char axis) {
+  if (n < 1 || n > std::numeric_limits<std::int32_t>::max())
+    throw UsageError(fmt::format("MRC maps hold 1 to 2^31-1 points per axis; n{} = {}", axis, n));
+  return static_cast<std::int32_t>(n);
+}
+
+void pwrite_all(int fd, const void* data, std::size_t bytes, off_t offset, const std::string& path) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::pwrite(fd, p, bytes, offset);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    }
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+    offset += n;
+  }
+}
+
+}  // namespace
+
+Header mrc_header(const MapMetadata& meta, const GridStats* stats) {
+  const GridSpec& g = meta.grid;
+  Header h{};
+  const std::int32_t n[3] = {checked_count(g.nx(), 'x'), checked_count(g.ny(), 'y'),
+                             checked_count(g.nz(), 'z')};
+  for (int a = 0; a < 3; ++a) {
+    put_int(h, 1 + a, n[a]);                           // NX NY NZ
+    put_int(h, 5 + a, 0);                              // NXSTART NYSTART NZSTART
+    put_int(h, 8 + a, n[a]);                           // MX MY MZ
+    put_float(h, 11 + a, static_cast<double>(n[a]) * g.spacing[a]);  // CELLA
+    put_float(h, 14 + a, 90.0);                        // CELLB
+    put_int(h, 17 + a, a + 1);                         // MAPC MAPR MAPS
+    put_float(h, 50 + a, g.origin[a]);                 // ORIGIN
+  }
+  put_int(h, 4, 2);  // MODE: float32
+  if (stats != nullptr) {
+    put_float(h, 20, stats->min);
+    put_float(h, 21, stats->max);
+    put_float(h, 22, stats->mean);
+    put_float(h, 55, std::sqrt(std::max(0.0, stats->rms * stats->rms - stats->mean * stats->mean)));
+  } else {
+    put_float(h, 20, 0.0);
+    put_float(h, 21, -1.0);
+    put_float(h, 22, -2.0);
+    put_float(h, 55, -1.0);
+  }
+  put_int(h, 23, 1);      // ISPG: one volume
+  put_int(h, 24, 0);      // NSYMBT
+  put_int(h, 28, 20140);  // NVERSION (EXTTYP, word 27, stays zero: no extended header)
+  std::memcpy(h.data() + 4 * (53 - 1), "MAP ", 4);
+  const unsigned char stamp[4] = {0x44, 0x44, 0x00, 0x00};
+  std::memcpy(h.data() + 4 * (54 - 1), stamp, 4);
+
+  const std::string unit(unit_name(meta.physics.unit));
+  const std::string labels[] = {
+      fmt::format("dcs {}: electrostatic potential by direct Coulomb summation", kVersion),
+      fmt::format("units {}, dielectric {:g}, temperature {:g} K, r_min {:g} A", unit,
+                  meta.physics.dielectric, meta.physics.temperature, meta.physics.min_distance),
+      fmt::format("origin {:.6g} {:.6g} {:.6g} A, spacing {:.6g} {:.6g} {:.6g} A", g.origin[0],
+                  g.origin[1], g.origin[2], g.spacing[0], g.spacing[1], g.spacing[2]),
+  };
+  int count = 0;
+  for (const std::string& label : labels) put_label(h, count++, label);
+  if (!meta.provenance.input_path.empty())
+    put_label(h, count++, "input " + meta.provenance.input_path);
+  for (int i = count; i < 10; ++i) put_label(h, i, "");
+  put_int(h, 56, count);
+  return h;
+}
+
+struct MrcWriter::Impl {
+  AtomicFile file;
+  std::optional<MapMetadata> meta;
+  std::int64_t next_z = 0;
+  bool finished = false;
+  Impl(std::string path, bool force) : file(std::move(path), force) {}
+};
+
+MrcWriter::MrcWriter(std::string final_path, bool force)
+    : impl_(std::make_unique<Impl>(std::move(final_path), force)) {}
+
+MrcWriter::~MrcWriter() = default;
+
+const std::string& MrcWriter::final_path() const noexcept { return impl_->file.final_path(); }
+
+void MrcWriter::begin(const MapMetadata& meta) {
+  if (impl_->meta) throw UsageError("MrcWriter::begin() called twice for " + final_path());
+  const Header header = mrc_header(meta, nullptr);
+  impl_->meta = meta;
+  impl_->file.write(header.data(), header.size());
+}
+
+void MrcWriter::write_slab(std::int64_t z_begin, std::int64_t z_count, const float* values) {
+  Impl& s = *impl_;
+  if (!s.meta) throw UsageError("MrcWriter::write_slab() before begin() for " + final_path());
+  const std::int64_t nz = s.meta->grid.nz();
+  if (z_begin != s.next_z || z_count < 0 || z_begin + z_count > nz)
+    throw UsageError(fmt::format("MRC slabs must come in z order: got planes [{}, {}) of {}, "
+                                 "expected plane {} next ({})", z_begin, z_begin + z_count, nz,
+                                 s.next_z, final_path()));
+  s.file.write(values, s.meta->grid.plane_points() * static_cast<std::size_t>(z_count) * sizeof(float));
+  s.next_z += z_count;
+}
+
+void MrcWriter::finish(const GridStats& stats) {
+  Impl& s = *impl_;
+  if (!s.meta || s.next_z != s.meta->grid.nz())
+    throw UsageError(fmt::format("MrcWriter::finish(): {} of {} planes written to {}", s.next_z,
+                                 s.meta ? s.meta->grid.nz() : 0, final_path()));
+  const Header header = mrc_header(*s.meta, &stats);
+  pwrite_all(s.file.fd(), header.data(), header.size(), 0, final_path());
+  s.finished = true;
+}
+
+void MrcWriter::commit() {
+  if (!impl_->finished) throw UsageError("MrcWriter::commit() before finish() for " + final_path());
+  impl_->file.commit();
+}
+
+void MrcWriter::abort() noexcept { impl_->file.discard(); }
+
+void write_mrc(const std::string& path, const float* values, const MapMetadata& meta, bool force) {
+  MrcWriter writer(path, force);
+  writer.begin(meta);
+  writer.write_slab(0, meta.grid.nz(), values);
+  writer.finish(finalize(cpu_statistics(values, meta.grid.points())));
+  writer.commit();
+}
+
+}  // namespace dcs::io

@@ -1,0 +1,108 @@
+"""Read dcs potential maps (HDF5) into numpy, and into xarray with coordinates in Å.
+
+    import dcs_map
+    m = dcs_map.open_map("mol.h5")          # m.values[k, j, i] at m.origin + (i, j, k) * m.spacing
+    v = dcs_map.to_xarray("mol.h5")         # xarray.DataArray, dims (z, y, x), coords in Å
+    v.sel(x=1.0, y=2.0, z=3.0, method="nearest")
+    v.sel(y=0.0, z=0.0, method="nearest")   # a line profile along x
+
+Needs h5py and numpy; to_xarray also needs xarray. The file layout is documented in dcs's
+io/include/dcs/io/hdf5.hpp. (xarray's own engines see only phony dimensions in the file: dcs
+stores no HDF5 dimension scales, which would break PyTables-based readers such as ChimeraX's.)
+"""
+from dataclasses import dataclass, field
+
+import h5py
+import numpy as np
+
+__all__ = ["DcsMap", "open_map", "to_xarray"]
+
+
+def _text(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, np.ndarray) and value.dtype.kind in "SO" and value.size == 1:
+        return _text(value.reshape(-1)[0])
+    return value
+
+
+def _plain(value):
+    """An attribute as a plain Python value (str, float, int, bool or list)."""
+    value = _text(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass
+class DcsMap:
+    values: np.ndarray            # float32, shape (nz, ny, nx): values[k, j, i]
+    origin: np.ndarray            # (x, y, z) of point (0, 0, 0), Å
+    spacing: np.ndarray           # (hx, hy, hz), Å
+    units: str                    # "kT/e", "kcal/mol/e", "kJ/mol/e", "V" or "e/A"
+    attrs: dict = field(default_factory=dict)        # every attribute of /potential
+    statistics: dict = field(default_factory=dict)   # /statistics: min, max, mean, rms, ...
+    provenance: dict = field(default_factory=dict)   # /provenance: version, command_line, ...
+    atom_positions: np.ndarray = None                # (N, 3) Å, or None
+    atom_charges: np.ndarray = None                  # (N,) e, or None
+
+    @property
+    def dims(self):
+        """(nx, ny, nz)."""
+        return tuple(int(n) for n in self.values.shape[::-1])
+
+    def axis(self, name):
+        """Coordinates in Å of the grid points along "x", "y" or "z"."""
+        a = "xyz".index(name)
+        return self.origin[a] + np.arange(self.dims[a]) * self.spacing[a]
+
+    def index_of(self, x, y, z):
+        """(i, j, k) of the grid point nearest to (x, y, z) Å, clipped to the grid."""
+        p = (np.array([x, y, z], dtype=float) - self.origin) / self.spacing
+        return tuple(int(np.clip(np.rint(p[a]), 0, self.dims[a] - 1)) for a in range(3))
+
+
+def open_map(path):
+    """Reads a dcs HDF5 map: values, grid, units, statistics, provenance and atoms."""
+    with h5py.File(path, "r") as f:
+        if "potential" not in f:
+            raise ValueError(f"{path}: no /potential dataset (not a dcs map?)")
+        d = f["potential"]
+        attrs = {k: _plain(v) for k, v in d.attrs.items()}
+        for key in ("origin", "spacing", "dims", "units"):
+            if key not in attrs:
+                raise ValueError(f"{path}: /potential has no '{key}' attribute")
+        values = d[()]
+        if tuple(attrs["dims"]) != values.shape[::-1]:
+            raise ValueError(f"{path}: dims {attrs['dims']} disagree with shape {values.shape}")
+        group = lambda name: {k: _plain(v) for k, v in f[name].attrs.items()} if name in f else {}
+        m = DcsMap(values=values, origin=np.asarray(attrs["origin"], dtype=float),
+                   spacing=np.asarray(attrs["spacing"], dtype=float), units=str(attrs["units"]),
+                   attrs=attrs, statistics=group("statistics"), provenance=group("provenance"))
+        if "atoms/position" in f:
+            m.atom_positions = f["atoms/position"][()]
+            m.atom_charges = f["atoms/charge"][()] if "atoms/charge" in f else None
+    return m
+
+
+def to_xarray(path_or_map):
+    """The map as an xarray.DataArray with dims (z, y, x), coordinates in Å, units and
+    provenance in attrs (prefixed "provenance_", statistics "statistics_")."""
+    import xarray as xr
+
+    m = path_or_map if isinstance(path_or_map, DcsMap) else open_map(path_or_map)
+    attrs = {"units": m.units, "long_name": "electrostatic potential",
+             "description": m.attrs.get("description", "")}
+    for key in ("temperature", "dielectric", "coulomb_factor", "coulomb_factor_unit",
+                "min_distance"):
+        if key in m.attrs:
+            attrs[key] = m.attrs[key]
+    for source, prefix in ((m.provenance, "provenance_"), (m.statistics, "statistics_")):
+        for key, value in source.items():
+            attrs[prefix + key] = value
+    coord = lambda a: xr.Variable(a, m.axis(a), {"units": "angstrom", "long_name": f"{a} (Å)"})
+    return xr.DataArray(m.values, dims=("z", "y", "x"),
+                        coords={"z": coord("z"), "y": coord("y"), "x": coord("x")},
+                        name="potential", attrs=attrs)

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs what the viewer tests (tests/viewers, CTest label "viewers") and `dcs preview` use:
+#  - .venv-viewers/ (git-ignored): Debian's python3 with pinned PyPI packages: ChimeraX's map
+#    readers (the ChimeraX 0.1.71 wheel, installed without its ~50 GUI and notebook
+#    dependencies: the map readers need numpy and PyTables only), mrcfile, gemmi, VTK, h5py,
+#    xarray, h5netcdf and matplotlib;
+#  - Debian's python3-pymol (PyMOL 2.5) for the PyMOL check (it runs with /usr/bin/python3).
+# Idempotent: a venv whose pins match is kept. Usage: scripts/setup-viewers.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv=.venv-viewers
+python=/usr/bin/python3
+# ChimeraX 0.1.71 is built against numpy 1.26 and PyTables 3.9.2 (its own pins).
+pins=(
+  numpy==1.26.4 tables==3.9.2 h5py==3.16.0 mrcfile==1.5.4 gemmi==0.7.5 vtk==9.7.2
+  xarray==2026.9.0 pandas==3.0.6 h5netcdf==1.8.2 matplotlib==3.11.2
+)
+chimerax=ChimeraX==0.1.71
+
+debs=(python3-venv python3-pymol)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup-viewers: installing ${missing[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >&2
+fi
+
+stamp="$venv/.dcs-pins"
+want="$(printf '%s\n' "$chimerax" "${pins[@]}")"
+if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
+  echo "setup-viewers: $venv is up to date" >&2
+  exit 0
+fi
+rm -rf "$venv"
+"$python" -m venv "$venv"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}" >&2
+# The wheel's metadata pins Sphinx, Jupyter, Qt helpers and more that the map readers never
+# import; tests/viewers/chimerax_readers.py imports chimerax.map_data without running the
+# package's __init__ (which imports every bundle and needs the whole application).
+"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$chimerax" >&2
+"$venv/bin/python" - <<'EOF'
+import sys
+sys.path.insert(0, "tests/viewers")
+import chimerax_readers  # noqa: F401  (fails here, not in the tests, if the readers do not import)
+import h5py, mrcfile, gemmi, vtk, xarray, h5netcdf, matplotlib  # noqa: F401
+EOF
+echo "$want" > "$stamp"
+echo "setup-viewers: $venv ready" >&2

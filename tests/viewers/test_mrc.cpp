@@ -1,0 +1,217 @@
+// MRC2014 writer: header words byte by byte, streaming in slabs, statistics rewritten by
+// finish(), atomic output; and the |V| percentile estimator behind the colour range.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "../io/output/output_test_util.hpp"
+#include "dcs/error.hpp"
+#include "dcs/io/colour_range.hpp"
+#include "dcs/io/mrc.hpp"
+
+namespace dcs::io {
+namespace {
+
+using test::ScratchDir;
+
+std::vector<unsigned char> file_bytes(const std::string& path) {
+  const std::string text = test::read_bytes(path);
+  return {text.begin(), text.end()};
+}
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+// Word w (1-based, as in the MRC2014 table), read without the writer's code.
+std::int32_t word_int(const unsigned char* h, int w) {
+  return static_cast<std::int32_t>(std::uint32_t{h[4 * (w - 1)]} | std::uint32_t{h[4 * (w - 1) + 1]} << 8 |
+                                   std::uint32_t{h[4 * (w - 1) + 2]} << 16 |
+                                   std::uint32_t{h[4 * (w - 1) + 3]} << 24);
+}
+float word_float(const unsigned char* h, int w) {
+  const std::int32_t bits = word_int(h, w);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+MapMetadata sample(const std::vector<float>& values) {
+  return test::sample_metadata(test::asymmetric_grid(3, 4, 5), values);
+}
+
+TEST(MrcHeader, WordsFollowMrc2014) {
+  const GridSpec grid = test::asymmetric_grid(3, 4, 5);  // spacing 0.5 0.75 1.25, origin -12.5 ...
+  const std::vector<float> values = test::index_map(grid);
+  const MapMetadata meta = sample(values);
+  const auto h = mrc_header(meta, &meta.stats);
+  EXPECT_EQ(word_int(h.data(), 1), 3);
+  EXPECT_EQ(word_int(h.data(), 2), 4);
+  EXPECT_EQ(word_int(h.data(), 3), 5);
+  EXPECT_EQ(word_int(h.data(), 4), 2);  // mode 2: float32
+  for (int w = 5; w <= 7; ++w) EXPECT_EQ(word_int(h.data(), w), 0) << "NXSTART.. word " << w;
+  EXPECT_EQ(word_int(h.data(), 8), 3);  // MX = NX: voxel size = cell / MX = spacing
+  EXPECT_EQ(word_int(h.data(), 9), 4);
+  EXPECT_EQ(word_int(h.data(), 10), 5);
+  EXPECT_FLOAT_EQ(word_float(h.data(), 11), 1.5f);   // 3 * 0.5
+  EXPECT_FLOAT_EQ(word_float(h.data(), 12), 3.0f);   // 4 * 0.75
+  EXPECT_FLOAT_EQ(word_float(h.data(), 13), 6.25f);  // 5 * 1.25
+  for (int w = 14; w <= 16; ++w) EXPECT_EQ(word_float(h.data(), w), 90.0f);
+  EXPECT_EQ(word_int(h.data(), 17), 1);
+  EXPECT_EQ(word_int(h.data(), 18), 2);
+  EXPECT_EQ(word_int(h.data(), 19), 3);
+  EXPECT_EQ(word_float(h.data(), 20), *std::min_element(values.begin(), values.end()));
+  EXPECT_EQ(word_float(h.data(), 21), *std::max_element(values.begin(), values.end()));
+  double sum = 0, sq = 0;
+  for (float v : values) sum += v, sq += double{v} * v;
+  const auto n = static_cast<double>(values.size());
+  const double mean = sum / n;
+  EXPECT_NEAR(word_float(h.data(), 22), mean, 1e-4 * std::fabs(mean) + 1e-6);
+  EXPECT_NEAR(word_float(h.data(), 55), std::sqrt(sq / n - mean * mean), 1e-3);
+  EXPECT_EQ(word_int(h.data(), 23), 1);  // ISPG: a volume
+  EXPECT_EQ(word_int(h.data(), 24), 0);  // no extended header
+  EXPECT_EQ(word_int(h.data(), 27), 0);
+  EXPECT_EQ(word_int(h.data(), 28), 20140);
+  EXPECT_EQ(word_float(h.data(), 50), -12.5f);
+  EXPECT_EQ(word_float(h.data(), 51), 3.25f);
+  EXPECT_EQ(word_float(h.data(), 52), 101.875f);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(h.data()) + 208, 4), "MAP ");
+  EXPECT_EQ(h[212], 0x44);
+  EXPECT_EQ(h[213], 0x44);
+  EXPECT_EQ(h[214], 0);
+  EXPECT_EQ(h[215], 0);
+  const int labels = word_int(h.data(), 56);
+  EXPECT_GE(labels, 3);
+  EXPECT_LE(labels, 10);
+  const std::string first(reinterpret_cast<const char*>(h.data()) + 224, 80);
+  EXPECT_EQ(first.rfind("dcs ", 0), 0u) << first;
+  const std::string second(reinterpret_cast<const char*>(h.data()) + 224 + 80, 80);
+  EXPECT_NE(second.find("kT/e"), std::string::npos) << second;
+  const std::string unused(reinterpret_cast<const char*>(h.data()) + 224 + 80 * labels, 80);
+  EXPECT_EQ(unused, std::string(80, ' '));
+}
+
+TEST(MrcHeader, WithoutStatisticsMarksThemUndetermined) {
+  const std::vector<float> values = test::index_map(test::asymmetric_grid(3, 4, 5));
+  const auto h = mrc_header(sample(values), nullptr);
+  EXPECT_LT(word_float(h.data(), 21), word_float(h.data(), 20));  // DMAX < DMIN
+  EXPECT_LT(word_float(h.data(), 22), word_float(h.data(), 20));  // DMEAN below both
+  EXPECT_LT(word_float(h.data(), 55), 0.0f);                      // RMS < 0
+}
+
+TEST(MrcWriter, SlabsInOrderGiveHeaderThenValues) {
+  ScratchDir dir;
+  const GridSpec grid = test::asymmetric_grid(3, 4, 5);
+  const std::vector<float> values = test::index_map(grid);
+  const MapMetadata meta = sample(values);
+  const std::string path = dir.file("map.mrc");
+  {
+    MrcWriter writer(path, false);
+    writer.begin(meta);
+    const std::size_t plane = grid.plane_points();
+    writer.write_slab(0, 2, values.data());
+    writer.write_slab(2, 1, values.data() + 2 * plane);
+    writer.write_slab(3, 2, values.data() + 3 * plane);
+    writer.finish(meta.stats);
+    EXPECT_FALSE(exists(path));  // nothing under the final name before commit()
+    writer.commit();
+  }
+  const std::vector<unsigned char> bytes = file_bytes(path);
+  ASSERT_EQ(bytes.size(), kMrcHeaderBytes + 4 * values.size());
+  const auto expected = mrc_header(meta, &meta.stats);
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), bytes.begin()));
+  EXPECT_EQ(0, std::memcmp(bytes.data() + kMrcHeaderBytes, values.data(), 4 * values.size()));
+  // Point (i, j, k) = (2, 3, 4) sits at byte 1024 + 4 * (i + nx * (j + ny * k)).
+  float v;
+  std::memcpy(&v, bytes.data() + kMrcHeaderBytes + 4 * (2 + 3 * (3 + 4 * 4)), 4);
+  EXPECT_EQ(v, test::index_value(2, 3, 4));
+}
+
+TEST(MrcWriter, OutOfOrderSlabOrMissingPlanesAreRefusedAndLeaveNothing) {
+  ScratchDir dir;
+  const GridSpec grid = test::asymmetric_grid(3, 4, 5);
+  const std::vector<float> values = test::index_map(grid);
+  const MapMetadata meta = sample(values);
+  {
+    MrcWriter writer(dir.file("gap.mrc"), false);
+    writer.begin(meta);
+    writer.write_slab(0, 1, values.data());
+    EXPECT_THROW(writer.write_slab(2, 1, values.data()), UsageError);
+    EXPECT_THROW(writer.finish(meta.stats), UsageError);  // planes 1-4 missing
+    EXPECT_THROW(writer.commit(), UsageError);
+  }
+    EXPECT_EQ(dir.entries().size(), 0u) << "temporary left behind";
+}
+
+TEST(MrcWriter, RefusesToOverwriteWithoutForce) {
+  ScratchDir dir;
+  const GridSpec grid = test::asymmetric_grid(3, 4, 5);
+  const std::vector<float> values = test::index_map(grid);
+  const std::string path = dir.file("m.mrc");
+  write_mrc(path, values.data(), sample(values), false);
+  EXPECT_THROW(write_mrc(path, values.data(), sample(values), false), IoError);
+  EXPECT_NO_THROW(write_mrc(path, values.data(), sample(values), true));
+  EXPECT_EQ(file_bytes(path).size(), kMrcHeaderBytes + 4 * values.size());
+}
+
+TEST(MrcHeader, RefusesCountsBeyondInt32) {
+  MapMetadata meta;
+  meta.grid.counts = {std::int64_t{1} << 31, 1, 1};
+  meta.grid.spacing = {1, 1, 1};
+  EXPECT_THROW(mrc_header(meta, nullptr), UsageError);
+}
+
+// --- colour range ----------------------------------------------------------------------------
+
+double exact_percentile(std::vector<double> abs_values, double p) {
+  std::sort(abs_values.begin(), abs_values.end());
+  const auto n = abs_values.size();
+  auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * static_cast<double>(n)));
+  rank = std::clamp<std::size_t>(rank, 1, n);
+  return abs_values[rank - 1];
+}
+
+TEST(ColourRange, PercentilesWithinATenthOfAPercentOverManyDecades) {
+  std::mt19937_64 rng(12345);
+  std::lognormal_distribution<double> magnitude(0.0, 3.0);  // spans ~1e-4 .. 1e4
+  std::vector<float> values(100'000);
+  std::vector<double> abs_values;
+  for (float& v : values) {
+    v = static_cast<float>((rng() & 1 ? 1.0 : -1.0) * magnitude(rng));
+    abs_values.push_back(std::fabs(double{v}));
+  }
+  AbsValueHistogram whole, parts, other;
+  whole.add(values.data(), values.size());
+  parts.add(values.data(), 30'000);         // two "slabs", merged
+  other.add(values.data() + 30'000, 70'000);
+  parts.merge(other);
+  for (double p : {0.0, 1.0, 5.0, 50.0, 95.0, 99.0, 99.9, 100.0}) {
+    const double exact = exact_percentile(abs_values, p);
+    EXPECT_NEAR(whole.percentile(p), exact, 1e-3 * exact) << "percentile " << p;
+    EXPECT_EQ(parts.percentile(p), whole.percentile(p)) << "percentile " << p;
+  }
+  const ColourRange range = robust_colour_range(whole);
+  EXPECT_EQ(range.low, whole.percentile(1.0));
+  EXPECT_EQ(range.high, whole.percentile(99.0));
+  EXPECT_LT(range.high, exact_percentile(abs_values, 100.0));
+}
+
+TEST(ColourRange, SkipsNonFiniteAndHandlesZerosAndEmpty) {
+  AbsValueHistogram h;
+  EXPECT_EQ(h.percentile(99.0), 0.0);
+  const float values[] = {0.0f, -0.0f, 0.0f, 2.0f, NAN, INFINITY};
+  h.add(values, 6);
+  EXPECT_EQ(h.count(), 4u);
+  EXPECT_EQ(h.nonfinite(), 2u);
+  EXPECT_LT(h.percentile(50.0), 1e-30);                  // 3 of 4 values are zero
+  EXPECT_NEAR(h.percentile(100.0), 2.0, 2e-3);
+  EXPECT_THROW(h.percentile(101.0), UsageError);
+  EXPECT_THROW(robust_colour_range(h, 99.0, 1.0), UsageError);
+}
+
+}  // namespace
+}  // namespace dcs::io

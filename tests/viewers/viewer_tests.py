@@ -1,0 +1,420 @@
+"""The maps of the real dcs binary, opened by the real readers of each viewer.
+
+    viewer_tests.py --dcs DCS --write-mrc TOOL --write-sample TOOL --source DIR CASE
+
+Every case computes a small map of the bundled data/2lzt.pqr (or, for non-cubic voxels, which the
+CLI cannot ask for, the io test tool write_sample_map: the same HDF5 writer on a grid with
+spacing 0.5 x 0.75 x 1.25 Å) and compares what the reader reports with h5py's view of the file:
+grid count, origin, step, axis order, and values at exact coordinates (grid points and points
+between them, where the reader's own interpolation is compared with trilinear interpolation of
+the h5py values). Cases:
+
+  chimerax_h5        ChimeraX `open mol.h5` (EMAN HDF reader): one map, origin, step, values
+  chimerax_cmap      the same file named .cmap (Chimera map reader)
+  chimerax_noncubic  both readers on a non-cubic grid
+  chimerax_layout    why the layout is what it is: the alternative (second hard link) that the
+                     cmap reader shows as two maps, built with h5py
+  vtkhdf             `-o mol.vtkhdf`: VTK's vtkHDFReader (ParaView's reader) probes the values
+  mrc_readers        MRC2014 from the streaming writer: mrcfile.validate, mrcfile, gemmi,
+                     ChimeraX's MRC reader
+  pymol              PyMOL (Debian's python3-pymol; run with /usr/bin/python3) loads the MRC
+  xarray_reader      python/dcs_map.py: numpy and xarray views, coordinates, sel, attrs
+  preview            `dcs preview`: the PNG, its limits and its size
+
+Prints "viewer_tests: OK <case>" on success; raises (exit 1) on failure.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def fail(message):
+    raise AssertionError(message)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+class Ctx:
+    def __init__(self, args, work):
+        self.args = args
+        self.work = work
+        self.pqr = os.path.join(args.source, "data", "2lzt.pqr")
+
+    def dcs(self, *arguments, check_rc=True):
+        run = subprocess.run([self.args.dcs, *arguments], cwd=self.work, capture_output=True,
+                             text=True, timeout=300)
+        if check_rc and run.returncode != 0:
+            fail(f"dcs {' '.join(arguments)} exited {run.returncode}:\n{run.stdout}\n{run.stderr}")
+        return run
+
+    def molecule_map(self, name="mol.h5", grid=("17", "19", "23"), extra=()):
+        """A map of 2lzt.pqr (counts per axis differ, so a transposition shows)."""
+        path = os.path.join(self.work, name)
+        self.dcs("--atoms", self.pqr, "--grid", *grid, "-o", path, "-q", "--force", *extra)
+        return path
+
+    def noncubic_map(self, name="noncubic.h5"):
+        path = os.path.join(self.work, name)
+        dx = os.path.join(self.work, name + ".dx")
+        run = subprocess.run([self.args.write_sample, path, dx], capture_output=True, text=True)
+        check(run.returncode == 0, f"write_sample_map failed: {run.stderr}")
+        return path
+
+    def mrc_of(self, h5_path, name):
+        path = os.path.join(self.work, name)
+        run = subprocess.run([self.args.write_mrc, h5_path, path, "4"], capture_output=True,
+                             text=True)
+        check(run.returncode == 0, f"write_mrc_map failed: {run.stderr}")
+        return path
+
+
+class H5Map:
+    """The reference: h5py's view of a dcs file."""
+
+    def __init__(self, path):
+        import h5py
+
+        with h5py.File(path, "r") as f:
+            d = f["potential"]
+            self.values = d[()].astype(np.float64)  # [k][j][i]
+            self.origin = np.asarray(d.attrs["origin"], dtype=np.float64)
+            self.spacing = np.asarray(d.attrs["spacing"], dtype=np.float64)
+            self.dims = tuple(int(n) for n in d.attrs["dims"])
+        check(self.values.shape == self.dims[::-1], "h5py: dims disagree with the shape")
+        check(len(set(self.dims)) == 3, f"test grid must have three different counts: {self.dims}")
+
+    def test_points(self):
+        """Grid points (corners, centre, asymmetric ones) and points between grid points, as
+        float32 positions (what the readers interpolate at), with their trilinear values."""
+        nx, ny, nz = self.dims
+        # Not on the map's faces: float32 rounding may put a face point just outside, where
+        # readers refuse to interpolate. (Every value, faces included, is compared elsewhere.)
+        ijk = [(1, 1, 1), (nx - 2, ny - 2, nz - 2), (nx - 2, 1, 1), (1, ny - 2, 1), (1, 1, nz - 2),
+               (nx // 2, ny // 2, nz // 2), (1, 2, 3), (nx - 2, 1, nz // 3)]
+        ijk += [(i + 0.5, j + 0.25, k + 0.75) for i, j, k in [(1, 2, 3), (nx // 2, ny // 3, nz // 2)]]
+        ijk = np.array(ijk, dtype=np.float64)
+        xyz = (self.origin + ijk * self.spacing).astype(np.float32)
+        expected = np.array([self.trilinear(p) for p in xyz.astype(np.float64)])
+        return xyz, expected
+
+    def trilinear(self, xyz):
+        f = (np.asarray(xyz) - self.origin) / self.spacing
+        f = np.clip(f, 0, np.array(self.dims) - 1)
+        i0 = np.minimum(np.floor(f).astype(int), np.array(self.dims) - 2).clip(0)
+        t = f - i0
+        v = 0.0
+        for dk in (0, 1):
+            for dj in (0, 1):
+                for di in (0, 1):
+                    w = ((t[0] if di else 1 - t[0]) * (t[1] if dj else 1 - t[1]) *
+                         (t[2] if dk else 1 - t[2]))
+                    v += w * self.values[i0[2] + dk, i0[1] + dj, i0[0] + di]
+        return v
+
+    def check_values(self, got, expected, who):
+        scale = np.abs(self.values).max()
+        err = np.abs(np.asarray(got, dtype=np.float64) - expected)
+        check(np.all(err <= 2e-5 * scale),
+              f"{who}: values differ from h5py by up to {err.max():.3g} (max|V| {scale:.3g}):\n"
+              f"  got      {np.asarray(got)}\n  expected {expected}")
+
+
+def close(a, b, rtol):
+    return np.allclose(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64),
+                       rtol=rtol, atol=rtol * 1e-3)
+
+
+# --- ChimeraX -------------------------------------------------------------------------------
+
+def check_chimerax(path, expected_type):
+    import chimerax_readers as cx
+
+    ref = H5Map(path)
+    check(cx.file_type(path) == expected_type,
+          f"ChimeraX reads {os.path.basename(path)} as {cx.file_type(path)}, not {expected_type}")
+    grids = cx.open_map(path)
+    check(len(grids) == 1, f"ChimeraX opens {len(grids)} maps from {path}: "
+          f"{[(g.name, tuple(g.origin), tuple(g.step)) for g in grids]}")
+    g = grids[0]
+    check(tuple(g.size) == ref.dims, f"ChimeraX size {tuple(g.size)} != dims {ref.dims}")
+    # Origin and step come from the file's float64 attributes: equal to rounding.
+    check(close(g.origin, ref.origin, 1e-12), f"ChimeraX origin {tuple(g.origin)} != {ref.origin}")
+    check(close(g.step, ref.spacing, 1e-12), f"ChimeraX step {tuple(g.step)} != {ref.spacing}")
+    check(tuple(g.cell_angles) == (90, 90, 90), f"cell angles {g.cell_angles}")
+    m = g.matrix()
+    check(np.array_equal(m, ref.values.astype(np.float32)), "ChimeraX matrix != h5py values")
+    xyz, expected = ref.test_points()
+    ref.check_values(cx.values_at(g, xyz), expected, f"ChimeraX ({expected_type})")
+    return g
+
+
+def case_chimerax_h5(ctx):
+    check_chimerax(ctx.molecule_map(), "emanhdf")
+
+
+def case_chimerax_cmap(ctx):
+    h5 = ctx.molecule_map()
+    cmap = os.path.join(ctx.work, "mol.cmap")
+    shutil.copy(h5, cmap)
+    check_chimerax(cmap, "cmap")
+
+
+def case_chimerax_noncubic(ctx):
+    h5 = ctx.noncubic_map()
+    ref = H5Map(h5)
+    check(len(set(ref.spacing)) == 3, f"spacing {ref.spacing} is not non-cubic")
+    check_chimerax(h5, "emanhdf")
+    cmap = h5[:-3] + ".cmap"
+    shutil.copy(h5, cmap)
+    check_chimerax(cmap, "cmap")
+
+
+def case_chimerax_layout(ctx):
+    """The layout dcs writes, built with h5py, against the alternative it avoids."""
+    import h5py
+    import chimerax_readers as cx
+
+    data = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+    origin, step = np.array([-3.3, 1.7, 10.1]), np.array([0.5, 0.75, 1.25])
+
+    def build(path, second_name_is_hard_link):
+        with h5py.File(path, "w") as f:
+            g = f.create_group("MDF/images/0")
+            d = g.create_dataset("image", data=data)
+            if second_name_is_hard_link:
+                f["potential"] = d
+            else:
+                f["potential"] = h5py.SoftLink("/MDF/images/0/image")
+            g.attrs["origin"], g.attrs["step"] = origin, step
+            for axis, h in zip("xyz", step):
+                g.attrs["EMAN.apix_" + axis] = np.array([h])
+            t = np.zeros(1, [(f"{r}{c}", "<f8") for r in range(3) for c in range(4)])
+            for r in range(3):
+                t[0][f"{r}{r}"], t[0][f"{r}3"] = 1.0, origin[r] / step[r]
+            g.attrs["EMAN.xform.align3d"] = t
+
+    good, bad = os.path.join(ctx.work, "soft.cmap"), os.path.join(ctx.work, "hard.cmap")
+    build(good, False)
+    build(bad, True)
+    check(len(cx.open_map(good)) == 1, "soft link: the cmap reader should see one map")
+    check(len(cx.open_map(bad)) == 2, "hard link: the cmap reader should see two maps "
+          "(if this changes, the soft link at /potential is no longer needed)")
+    eman = os.path.join(ctx.work, "soft.h5")
+    shutil.copy(good, eman)
+    (g,) = cx.open_map(eman)
+    check(close(g.origin, origin, 1e-12) and close(g.step, step, 1e-12), "EMAN origin/step")
+
+
+# --- ParaView / VTK -------------------------------------------------------------------------
+
+def case_vtkhdf(ctx):
+    from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
+    from vtkmodules.vtkCommonCore import vtkPoints
+    from vtkmodules.vtkCommonDataModel import vtkPolyData
+    from vtkmodules.vtkFiltersCore import vtkProbeFilter
+    from vtkmodules.vtkIOHDF import vtkHDFReader
+
+    path = ctx.molecule_map("mol.vtkhdf")
+    ref = H5Map(path)
+    reader = vtkHDFReader()
+    check(reader.CanReadFile(path), f"vtkHDFReader cannot read {path}")
+    reader.SetFileName(path)
+    reader.Update()
+    image = reader.GetOutput()
+    check(tuple(image.GetDimensions()) == ref.dims, f"VTK dims {image.GetDimensions()}")
+    check(close(image.GetOrigin(), ref.origin, 1e-12), f"VTK origin {image.GetOrigin()}")
+    check(close(image.GetSpacing(), ref.spacing, 1e-12), f"VTK spacing {image.GetSpacing()}")
+    arrays = [image.GetPointData().GetArrayName(i)
+              for i in range(image.GetPointData().GetNumberOfArrays())]
+    check(arrays == ["potential"], f"VTK point arrays {arrays}")
+    values = vtk_to_numpy(image.GetPointData().GetArray("potential"))
+    check(np.array_equal(values, ref.values.astype(np.float32).ravel()), "VTK values != h5py")
+    xyz, expected = ref.test_points()
+    points = vtkPoints()
+    points.SetData(numpy_to_vtk(xyz.astype(np.float64), deep=True))
+    probe_input = vtkPolyData()
+    probe_input.SetPoints(points)
+    probe = vtkProbeFilter()
+    probe.SetInputData(probe_input)
+    probe.SetSourceData(image)
+    probe.Update()
+    out = probe.GetOutput()
+    valid = vtk_to_numpy(out.GetPointData().GetArray(probe.GetValidPointMaskArrayName()))
+    check(valid.all(), f"VTK probe: points outside the image: {valid}")
+    ref.check_values(vtk_to_numpy(out.GetPointData().GetArray("potential")), expected, "VTK probe")
+
+
+# --- MRC --------------------------------------------------------------------------------------
+
+def case_mrc_readers(ctx):
+    import gemmi
+    import mrcfile
+    import chimerax_readers as cx
+
+    for h5 in (ctx.molecule_map(), ctx.noncubic_map()):
+        ref = H5Map(h5)
+        mrc = ctx.mrc_of(h5, os.path.basename(h5)[:-3] + ".mrc")
+        who = os.path.basename(mrc)
+        check(os.path.getsize(mrc) == 1024 + 4 * ref.values.size, f"{who}: file size")
+        check(mrcfile.validate(mrc, print_file=sys.stdout) is True, f"{who}: mrcfile.validate")
+        f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)
+        with mrcfile.open(mrc, permissive=False) as m:
+            check(m.data.shape == ref.values.shape, f"{who}: mrcfile shape {m.data.shape}")
+            check(np.array_equal(m.data, ref.values.astype(np.float32)), f"{who}: mrcfile data")
+            vs = m.voxel_size
+            check(close([vs.x, vs.y, vs.z], f32(ref.spacing), 1e-6), f"{who}: voxel size {vs}")
+            o = m.header.origin
+            check(np.array_equal(f32([o.x, o.y, o.z]), f32(ref.origin)), f"{who}: origin {o}")
+            check(m.header.dmin == np.float32(ref.values.min()), f"{who}: dmin")
+            check(m.header.dmax == np.float32(ref.values.max()), f"{who}: dmax")
+            check(close(m.header.dmean, ref.values.mean(), 1e-5), f"{who}: dmean")
+            check(close(m.header.rms, ref.values.std(), 1e-4), f"{who}: rms {m.header.rms} "
+                  f"vs std {ref.values.std()}")
+        # gemmi: the grid in (u, v, w) = (x, y, z); positions are relative to the unit cell, so
+        # a point p of the map is at p - ORIGIN for gemmi.
+        g = gemmi.read_ccp4_map(mrc)
+        g.setup(float("nan"))
+        grid = g.grid
+        check((grid.nu, grid.nv, grid.nw) == ref.dims, f"{who}: gemmi size")
+        check(close(grid.spacing, f32(ref.spacing), 1e-6), f"{who}: gemmi spacing {grid.spacing}")
+        check(np.array_equal(f32([g.header_float(50), g.header_float(51), g.header_float(52)]),
+                             f32(ref.origin)), f"{who}: gemmi header origin")
+        arr = np.array(grid, copy=False)  # [u][v][w]
+        check(np.array_equal(arr, ref.values.astype(np.float32).transpose(2, 1, 0)),
+              f"{who}: gemmi values")
+        xyz, expected = ref.test_points()
+        rel = xyz.astype(np.float64) - f32(ref.origin)
+        got = [grid.interpolate_value(gemmi.Position(*p)) for p in rel]
+        ref.check_values(got, expected, f"{who}: gemmi interpolate_value")
+        # ChimeraX's MRC reader.
+        check(cx.file_type(mrc) == "mrc", f"ChimeraX type {cx.file_type(mrc)}")
+        grids = cx.open_map(mrc)
+        check(len(grids) == 1, f"{who}: ChimeraX opens {len(grids)} maps")
+        c = grids[0]
+        check(tuple(c.size) == ref.dims, f"{who}: ChimeraX size {c.size}")
+        check(close(c.origin, f32(ref.origin), 1e-7), f"{who}: ChimeraX origin {c.origin}")
+        check(close(c.step, f32(ref.spacing), 1e-6), f"{who}: ChimeraX step {c.step}")
+        ref.check_values(cx.values_at(c, xyz), expected, f"{who}: ChimeraX MRC")
+
+
+def case_pymol(ctx):
+    """Run with Debian's python3 (python3-pymol, python3-h5py)."""
+    try:
+        import pymol
+    except ImportError:
+        print("SKIPPED: Debian's python3-pymol is not installed (scripts/setup-viewers.sh)")
+        sys.exit(77)
+    from pymol import cmd
+
+    pymol.finish_launching(["pymol", "-qc"])
+    # PyMOL rescales CCP4/MRC maps to mean 0, sigma 1 unless told not to (README says so too).
+    cmd.set("normalize_ccp4_maps", 0)
+    for h5 in (ctx.molecule_map(), ctx.noncubic_map()):
+        ref = H5Map(h5)
+        mrc = ctx.mrc_of(h5, os.path.basename(h5)[:-3] + ".mrc")
+        cmd.delete("all")
+        cmd.load(mrc, "m")
+        check(cmd.get_type("m") == "object:map", f"PyMOL loaded {cmd.get_type('m')}")
+        lo, hi = (np.array(v) for v in cmd.get_extent("m"))
+        f32 = lambda a: np.asarray(a, dtype=np.float32).astype(np.float64)
+        end = ref.origin + (np.array(ref.dims) - 1) * ref.spacing
+        check(np.allclose(lo, f32(ref.origin), atol=1e-3), f"PyMOL extent min {lo} != {ref.origin}")
+        check(np.allclose(hi, end, atol=1e-3), f"PyMOL extent max {hi} != {end}")
+        field = cmd.get_volume_field("m")  # [x][y][z]
+        check(field.shape == ref.dims, f"PyMOL field shape {field.shape}")
+        check(np.array_equal(field, ref.values.astype(np.float32).transpose(2, 1, 0)),
+              "PyMOL values != h5py")
+
+
+# --- Python reader -------------------------------------------------------------------------
+
+def case_xarray_reader(ctx):
+    sys.path.insert(0, os.path.join(ctx.args.source, "python"))
+    import dcs_map
+
+    h5 = ctx.noncubic_map()
+    ref = H5Map(h5)
+    m = dcs_map.open_map(h5)
+    check(m.dims == ref.dims and np.array_equal(m.values, ref.values.astype(np.float32)),
+          "open_map values")
+    check(np.array_equal(m.origin, ref.origin) and np.array_equal(m.spacing, ref.spacing), "grid")
+    check(m.units == "kT/e", f"units {m.units}")
+    v = dcs_map.to_xarray(h5)
+    check(v.dims == ("z", "y", "x"), f"dims {v.dims}")
+    for a, n in zip("xyz", ref.dims):
+        want = ref.origin["xyz".index(a)] + np.arange(n) * ref.spacing["xyz".index(a)]
+        check(np.array_equal(v[a].values, want), f"coordinate {a}")
+        check(v[a].attrs["units"] == "angstrom", f"coordinate {a} units")
+    check(v.attrs["units"] == "kT/e", "units attr")
+    check(v.attrs["provenance_program"] == "dcs", "provenance attr")
+    check("statistics_max" in v.attrs, "statistics attrs")
+    i, j, k = 2, 3, 1
+    x, y, z = ref.origin + np.array([i, j, k]) * ref.spacing
+    got = float(v.sel(x=x + 0.2 * ref.spacing[0], y=y - 0.3 * ref.spacing[1], z=z, method="nearest"))
+    check(got == np.float32(ref.values[k, j, i]), f"sel nearest {got} != {ref.values[k, j, i]}")
+    check(m.index_of(x + 0.2 * ref.spacing[0], y, z) == (i, j, k), "index_of")
+    profile = v.sel(y=y, z=z, method="nearest")
+    check(np.array_equal(profile.values, ref.values[k, j, :].astype(np.float32)), "line profile")
+    # The molecule's own map has atoms.
+    m2 = dcs_map.open_map(ctx.molecule_map())
+    check(m2.atom_positions.shape == (1960, 3), f"atoms {m2.atom_positions.shape}")
+    v2 = dcs_map.to_xarray(m2)
+    check("--atoms" in v2.attrs["provenance_command_line"], "provenance command line")
+    check(v2.attrs["provenance_input_sha256"] == "151c1d46b147f6b1a62a90aad4d128e66958df628cf53dcc9c"
+          "92acd379a70c10", "provenance input checksum")
+
+
+# --- dcs preview ------------------------------------------------------------------------------
+
+def case_preview(ctx):
+    import matplotlib.image as mpimg
+
+    h5 = ctx.molecule_map(grid=("33", "37", "41"))
+    png = os.path.join(ctx.work, "mol.png")
+    run = ctx.dcs("preview", h5, "-o", png)
+    check(os.path.getsize(png) > 10000, "PNG too small")
+    image = mpimg.imread(png)
+    check(image.ndim == 3 and image.shape[1] > image.shape[0] > 300, f"PNG shape {image.shape}")
+    rgb = image[..., :3]
+    reddish = ((rgb[..., 0] > 0.6) & (rgb[..., 2] < 0.35)).sum()
+    bluish = ((rgb[..., 2] > 0.6) & (rgb[..., 0] < 0.35)).sum()
+    check(reddish > 500 and bluish > 500, f"diverging colours missing: {reddish} red, {bluish} blue")
+    ref = H5Map(h5)
+    limit = np.percentile(np.abs(ref.values), 99.0)
+    text = run.stdout + run.stderr
+    check(f"{limit:.3g}" in text, f"preview should report its limit ±{limit:.3g}: {text}")
+    # A file without /potential is a clean error, not a traceback.
+    bad = ctx.dcs("preview", os.path.join(ctx.work, "missing.h5"), "-o", png + "2", check_rc=False)
+    check(bad.returncode != 0 and "Traceback" not in bad.stderr, f"missing file: {bad.stderr}")
+    check(not os.path.exists(png + "2"), "a failed preview left a file")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dcs", required=True)
+    p.add_argument("--write-mrc", required=True)
+    p.add_argument("--write-sample", required=True)
+    p.add_argument("--source", required=True)
+    p.add_argument("case", choices=sorted(CASES))
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dcs-viewers-") as work:
+        CASES[args.case](Ctx(args, work))
+    print(f"viewer_tests: OK {args.case}")
+
+
+if __name__ == "__main__":
+    main()
