@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools libcli11-dev libspdlog-dev
-          libfmt-dev libgtest-dev zlib1g-dev libssl-dev apbs-data python3 python3-h5py
+          libfmt-dev libgtest-dev zlib1g-dev libdeflate-dev libssl-dev apbs-data python3 python3-h5py
           python3-numpy python3-griddataformats)
 missing=()
 for p in "${packages[@]}"; do

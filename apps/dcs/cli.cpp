@@ -72,6 +72,11 @@ void print_summary(const RunResult& result) {
     fmt::print("{}: FAILED: {}\n", result.input, result.error);
     return;
   }
+  if (result.skipped) {
+    fmt::print("{} -> {}: complete already, skipped (--resume)\n", result.input,
+               fmt::join(result.outputs, ", "));
+    return;
+  }
   const MapMetadata& meta = result.metadata;
   const GridSpec& grid = meta.grid;
   const GridStats& s = meta.stats;
@@ -95,8 +100,13 @@ void print_summary(const RunResult& result) {
   fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,
              meta.provenance.device);
   const double rate = result.compute_seconds > 0 ? result.evaluations / result.compute_seconds : 0.0;
-  fmt::print("  time      {:.3f} s total, {:.3f} s compute ({:.3g} atom-evaluations/s), {:.3f} s write\n",
-             result.total_seconds, result.compute_seconds, rate, result.write_seconds);
+  fmt::print("  time      {:.3f} s total, {:.3f} s compute and write ({:.3g} atom-evaluations/s, "
+             "{} worker{} {:.0f}% busy), {:.3f} s writing\n",
+             result.total_seconds, result.compute_seconds, rate, result.workers,
+             result.workers == 1 ? "" : "s", 100.0 * result.busy_fraction, result.write_seconds);
+  if (result.slabs_reused > 0)
+    fmt::print("  resumed   {} slab(s) found done in the partial file, {} computed\n",
+               result.slabs_reused, result.slabs_computed);
 }
 
 int list_kernels() {
@@ -156,6 +166,7 @@ int main_entry(int argc, char** argv) {
   bool no_hdf5 = false, no_progress = false, quiet = false;
   int verbosity = 0;
   double tolerance = 0.0;
+  std::string memory_limit_text;
 
   const std::string g_io = "Input and output", g_grid = "Grid (Å)", g_phys = "Physics and units",
                     g_comp = "Compute", g_val = "Validation", g_log = "Logging";
@@ -172,6 +183,9 @@ int main_entry(int argc, char** argv) {
       ->check(CLI::Range(0, 9))->group(g_io);
   app.add_flag("--force,-f", config.force, "Overwrite existing output files")->group(g_io);
   app.add_flag("--keep-going", config.keep_going, "Batch: continue after a bad input file")->group(g_io);
+  app.add_flag("--resume", config.resume,
+               "Continue an interrupted run from its <output>.partial file; in a batch, skip "
+               "inputs whose outputs are complete")->group(g_io);
 
   app.add_option("--grid,-g", grid_counts, "Points per axis: N (cubic voxels) or NX NY NZ; default 129 unless --spacing")
       ->expected(1, 3)->group(g_grid);
@@ -188,10 +202,19 @@ int main_entry(int argc, char** argv) {
                  "Distances below this (Å) are clamped to it: no infinities at atom centres")
       ->capture_default_str()->group(g_phys);
 
-  app.add_option("--device,-d", config.device, "auto | cpu | cuda | cuda:N")->capture_default_str()->group(g_comp);
+  app.add_option("--device,-d", config.device, "auto | cpu | cuda | cuda:N[,M...] (auto, cuda: every GPU)")->capture_default_str()->group(g_comp);
   app.add_option("--kernel,-k", config.backend.kernel, "Potential kernel (see `dcs kernels`)")->group(g_comp);
   app.add_option("--reduction", config.backend.reduction, "Statistics reduction (see `dcs kernels`)")->group(g_comp);
   app.add_option("--threads,-j", config.backend.threads, "CPU threads (0: all)")->group(g_comp);
+  app.add_option("--memory-limit", memory_limit_text,
+                 "Host memory the pipeline may hold, e.g. 2G or 512M (default: half of the "
+                 "memory available, cgroup limits included)")->group(g_comp);
+  app.add_option("--cpu-workers", config.cpu_workers,
+                 "CPU backends side by side, threads split between them (simulates several "
+                 "devices; the map is identical)")->capture_default_str()->group(g_comp);
+  app.add_option("--checkpoint-interval", config.checkpoint_seconds,
+                 "Seconds between checkpoints of the partial file (what a killed run keeps)")
+      ->capture_default_str()->group(g_comp);
   app.add_flag("--debug-sync", config.backend.debug_sync, "Synchronise and check after every kernel")->group(g_comp);
 
   app.add_flag("--validate", config.validate, "Compare with the float64 reference; exit 4 above tolerance")->group(g_val);
@@ -256,6 +279,7 @@ int main_entry(int argc, char** argv) {
     config.dx_path = dx_arg;
     if (!dx_arg.empty() && dx_arg.size() > 3 && dx_arg.substr(dx_arg.size() - 3) == ".gz") config.dx_gzip = true;
     if (app.count("--tolerance")) config.tolerance = tolerance;
+    if (!memory_limit_text.empty()) config.memory_limit = parse_size(memory_limit_text);
     config.command_line = quoted_command_line(argc, argv);
 
     install_signal_handlers();

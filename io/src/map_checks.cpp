@@ -7,6 +7,11 @@
 namespace dcs::io::detail {
 
 void check_map_input(const std::string& path, const float* values, const GridSpec& grid) {
+  check_map_grid(path, grid);
+  if (values == nullptr) throw IoError(fmt::format("cannot write {}: no map values", path));
+}
+
+void check_map_grid(const std::string& path, const GridSpec& grid) {
   for (std::size_t axis = 0; axis < 3; ++axis) {
     if (grid.counts[axis] < 1)
       throw IoError(fmt::format("cannot write {}: grid count {} along axis {} is not positive",
@@ -18,7 +23,6 @@ void check_map_input(const std::string& path, const float* values, const GridSpe
                       "finite and positive",
                       path, axis));
   }
-  if (values == nullptr) throw IoError(fmt::format("cannot write {}: no map values", path));
 }
 
 IoError nonfinite_value_error(const std::string& path, float value, const GridSpec& grid,

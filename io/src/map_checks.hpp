@@ -14,6 +14,8 @@ namespace dcs::io::detail {
 /// or `grid` has a count below 1, or a spacing or origin that is not finite (spacings must also
 /// be positive): such a map cannot be described by either format.
 void check_map_input(const std::string& path, const float* values, const GridSpec& grid);
+/// check_map_input() without the values.
+void check_map_grid(const std::string& path, const GridSpec& grid);
 
 /// The IoError for the non-finite `value` at flat index `flat` (x fastest) of `grid`: maps never
 /// hold NaN or inf, and the message names the grid point (i, j, k).

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -185,17 +186,25 @@ std::string header_comments(const MapMetadata& meta) {
 
 }  // namespace
 
-void write_opendx(const std::string& path, const float* values, const MapMetadata& meta,
-                  const OpenDxOptions& opts) {
+struct OpenDxWriter::Impl {
+  Impl(const std::string& path, const MapMetadata& meta, bool force, bool gzip, int level)
+      : grid(meta.grid), file(path, force), sink(file, gzip, level) {}
+  GridSpec grid;
+  AtomicFile file;
+  DxSink sink;
+  int on_line = 0;
+  std::int64_t next_x = 0;
+};
+
+OpenDxWriter::OpenDxWriter(const std::string& path, const MapMetadata& meta,
+                           const OpenDxOptions& opts) {
   const GridSpec& grid = meta.grid;
-  detail::check_map_input(path, values, grid);
+  detail::check_map_grid(path, grid);
   const bool gzip = opts.gzip || std::string_view(path).ends_with(".gz");
   if (gzip && (opts.gzip_level < 1 || opts.gzip_level > 9))
     throw UsageError(fmt::format("OpenDX gzip level must be 1-9, got {}", opts.gzip_level));
-
-  AtomicFile file(path, opts.force);
-  DxSink sink(file, gzip, opts.gzip_level);
-  std::string& out = sink.buffer();
+  impl_ = std::make_unique<Impl>(path, meta, opts.force, gzip, opts.gzip_level);
+  std::string& out = impl_->sink.buffer();
 
   out += header_comments(meta);
   out += fmt::format("object 1 class gridpositions counts {} {} {}\n", grid.nx(), grid.ny(),
@@ -218,10 +227,65 @@ void write_opendx(const std::string& path, const float* values, const MapMetadat
                      grid.nz());
   out +=
       fmt::format("object 3 class array type double rank 0 items {} data follows\n", grid.points());
+}
 
-  // DX lists z fastest, our map is x fastest: reading it in DX order strides by nx*ny floats.
-  // Copy a block of up to 16 x-columns at a time into [i][j][k] order (reads of consecutive
-  // floats), then format the block in order.
+OpenDxWriter::~OpenDxWriter() = default;
+
+void OpenDxWriter::write_x_columns(std::int64_t x_begin, std::int64_t count, const float* values) {
+  Impl& s = *impl_;
+  if (x_begin != s.next_x || count < 1 || x_begin + count > s.grid.nx())
+    throw IoError(fmt::format("internal error: OpenDX columns [{}, {}) out of order (next {})",
+                              x_begin, x_begin + count, s.next_x));
+  const auto nx = static_cast<std::size_t>(s.grid.nx());
+  const auto ny = static_cast<std::size_t>(s.grid.ny());
+  const auto nz = static_cast<std::size_t>(s.grid.nz());
+  const auto width = static_cast<std::size_t>(count);
+  std::string& out = s.sink.buffer();
+  // DX lists z fastest: for each x, each y, every z; `values` is [k][j][di].
+  for (std::size_t di = 0; di < width; ++di)
+    for (std::size_t j = 0; j < ny; ++j) {
+      for (std::size_t k = 0; k < nz; ++k) {
+        const float value = values[(k * ny + j) * width + di];
+        if (!std::isfinite(value))
+          throw detail::nonfinite_value_error(s.file.final_path(), value, s.grid,
+                                              (k * ny + j) * nx + static_cast<std::size_t>(x_begin) + di);
+        append_e12_6(out, static_cast<double>(value));
+        out += ' ';  // APBS's "%12.6e " leaves a space after every value
+        if (++s.on_line == 3) {
+          out += '\n';
+          s.on_line = 0;
+        }
+      }
+      s.sink.maybe_flush();
+    }
+  s.next_x += count;
+}
+
+void OpenDxWriter::commit() {
+  Impl& s = *impl_;
+  if (s.next_x != s.grid.nx())
+    throw IoError(fmt::format("internal error: OpenDX file {} committed after {} of {} x-columns",
+                              s.file.final_path(), s.next_x, s.grid.nx()));
+  std::string& out = s.sink.buffer();
+  if (s.on_line != 0) out += '\n';
+  out += "attribute \"dep\" string \"positions\"\n";
+  out += "object \"regular positions regular connections\" class field\n";
+  out += "component \"positions\" value 1\n";
+  out += "component \"connections\" value 2\n";
+  out += "component \"data\" value 3\n";
+  s.sink.finish();
+  s.file.commit();
+}
+
+void OpenDxWriter::discard() noexcept { impl_.reset(); }
+
+void write_opendx(const std::string& path, const float* values, const MapMetadata& meta,
+                  const OpenDxOptions& opts) {
+  const GridSpec& grid = meta.grid;
+  detail::check_map_input(path, values, grid);
+  OpenDxWriter writer(path, meta, opts);
+  // Our map is x fastest: copy a block of up to 16 x-columns at a time into [k][j][di] order
+  // (the layout the streaming writer takes), then format it.
   const auto nx = static_cast<std::size_t>(grid.nx());
   const auto ny = static_cast<std::size_t>(grid.ny());
   const auto nz = static_cast<std::size_t>(grid.nz());
@@ -229,37 +293,17 @@ void write_opendx(const std::string& path, const float* values, const MapMetadat
   const std::size_t block =
       std::clamp<std::size_t>(kTransposeBytes / (column_floats * sizeof(float)), 1, 16);
   std::vector<float> columns(block * column_floats);
-  int on_line = 0;
   for (std::size_t i0 = 0; i0 < nx; i0 += block) {
     const std::size_t width = std::min(block, nx - i0);
     for (std::size_t k = 0; k < nz; ++k)
       for (std::size_t j = 0; j < ny; ++j) {
         const float* row = values + (k * ny + j) * nx + i0;
-        for (std::size_t di = 0; di < width; ++di) columns[(di * ny + j) * nz + k] = row[di];
+        std::copy(row, row + width, columns.data() + (k * ny + j) * width);
       }
-    for (std::size_t di = 0; di < width; ++di)
-      for (std::size_t j = 0; j < ny; ++j)
-        for (std::size_t k = 0; k < nz; ++k) {
-          const float value = columns[(di * ny + j) * nz + k];
-          if (!std::isfinite(value))
-            throw detail::nonfinite_value_error(path, value, grid, (k * ny + j) * nx + i0 + di);
-          append_e12_6(out, static_cast<double>(value));
-          out += ' ';  // APBS's "%12.6e " leaves a space after every value
-          if (++on_line == 3) {
-            out += '\n';
-            on_line = 0;
-          }
-        }
-    sink.maybe_flush();
+    writer.write_x_columns(static_cast<std::int64_t>(i0), static_cast<std::int64_t>(width),
+                           columns.data());
   }
-  if (on_line != 0) out += '\n';
-  out += "attribute \"dep\" string \"positions\"\n";
-  out += "object \"regular positions regular connections\" class field\n";
-  out += "component \"positions\" value 1\n";
-  out += "component \"connections\" value 2\n";
-  out += "component \"data\" value 3\n";
-  sink.finish();
-  file.commit();
+  writer.commit();
 }
 
 // --- Reader ----------------------------------------------------------------------------------

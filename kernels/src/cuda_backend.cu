@@ -4,6 +4,7 @@
 // reduction family (reduce/reduce.hpp), both chosen by name.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -31,6 +32,27 @@ using detail::Event;
 using detail::PotentialKernel;
 using detail::ScopedDevice;
 using detail::Stream;
+
+/// Page-locked host memory that every device copies into at full speed (portable).
+class PinnedHostBuffer final : public HostBuffer {
+ public:
+  explicit PinnedHostBuffer(std::size_t floats) {
+    if (floats == 0) return;
+    const cudaError_t status =
+        cudaHostAlloc(reinterpret_cast<void**>(&data_), floats * sizeof(float), cudaHostAllocPortable);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw CudaError("cudaHostAlloc of " + std::to_string(floats * sizeof(float)) +
+                      " bytes failed: " + cudaGetErrorString(status));
+    }
+    size_ = floats;
+  }
+  ~PinnedHostBuffer() override {
+    if (data_ != nullptr) DCS_CUDA_CHECK_NOTHROW(cudaFreeHost(data_));
+  }
+  PinnedHostBuffer(const PinnedHostBuffer&) = delete;
+  PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+};
 
 /// Largest plane index a kernel turns into an exact float (dcs/atoms.hpp).
 constexpr std::int64_t kMaxPlanes = std::int64_t{1} << 22;
@@ -73,17 +95,21 @@ class CudaBackend final : public PotentialBackend {
     atom_count_ = atoms.size();
   }
 
-  StatsAccum compute(const Slab& slab, float* out) override {
+  void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     if (atom_count_ == 0) throw UsageError("CUDA backend: compute() before prepare()");
     if (slab.z_count < 1 || slab.z_begin < 0 || slab.z_begin + slab.z_count > grid_.nz())
       throw UsageError("CUDA backend: slab of planes [" + std::to_string(slab.z_begin) + ", " +
                        std::to_string(slab.z_begin + slab.z_count) + ") is not inside the grid's " +
                        std::to_string(grid_.nz()) + " planes");
-    const std::size_t n = grid_.plane_points() * static_cast<std::size_t>(slab.z_count);
+    const std::size_t plane = grid_.plane_points();
+    const auto planes = static_cast<std::size_t>(slab.z_count);
+    const std::size_t n = plane * planes;
 
     ScopedDevice scoped(device_.ordinal);
     const detail::StreamView stream = stream_->view();
     ensure_size(d_slab_, n);
+    ensure_size(d_plane_stats_, planes);
+    if (h_plane_stats_.size() < planes) h_plane_stats_ = detail::PinnedBuffer<StatsAccum>(planes);
     if (kernel_->requirements.zeroed_output) {
       DCS_CUDA_CHECK(cudaMemsetAsync(d_slab_.data(), 0, n * sizeof(float), stream.get()));
     } else if (detail::debug_sync_enabled()) {
@@ -96,20 +122,25 @@ class CudaBackend final : public PotentialBackend {
                               d_slab_.data(), stream);
     events_->kernels.record(stream);
 
-    StatsAccum* d_stats = workspace_.result<StatsAccum>();
-    StatsAccum* h_stats = workspace_.host_result<StatsAccum>();
-    detail::enqueue_statistics(d_slab_.data(), n, reduction_, workspace_, stream, d_stats);
-    DCS_CUDA_CHECK(cudaMemcpyAsync(h_stats, d_stats, sizeof(StatsAccum), cudaMemcpyDeviceToHost,
-                                   stream.get()));
+    // One reduction per plane, so that a plane's statistics never depend on the slab it was
+    // computed in (bit-identical statistics for any slab plan, device count or resumption).
+    for (std::size_t p = 0; p < planes; ++p)
+      detail::enqueue_statistics(d_slab_.data() + p * plane, plane, reduction_, workspace_, stream,
+                                 d_plane_stats_.data() + p);
+    d_plane_stats_.download(h_plane_stats_.data(), planes, stream);
     events_->statistics.record(stream);
     d_slab_.download(out, n, stream);
     events_->download.record(stream);
     stream.synchronize();
+    std::copy(h_plane_stats_.data(), h_plane_stats_.data() + planes, plane_stats);
 
     timings_.kernels += 1e-3 * events_->kernels.elapsed_ms_since(events_->start);
     timings_.statistics += 1e-3 * events_->statistics.elapsed_ms_since(events_->kernels);
     timings_.download += 1e-3 * events_->download.elapsed_ms_since(events_->statistics);
-    return *h_stats;
+  }
+
+  std::unique_ptr<HostBuffer> allocate_host(std::size_t floats) override {
+    return std::make_unique<PinnedHostBuffer>(floats);
   }
 
   StatsAccum statistics(const float* values, std::size_t n) override {
@@ -177,6 +208,8 @@ class CudaBackend final : public PotentialBackend {
   detail::ReduceWorkspace workspace_;
   DeviceBuffer<GridAtom> d_atoms_;
   DeviceBuffer<float> d_slab_;
+  DeviceBuffer<StatsAccum> d_plane_stats_;
+  detail::PinnedBuffer<StatsAccum> h_plane_stats_;
   DeviceBuffer<float> d_values_;
   DeviceBuffer<double> d_reference_;
   GridSpec grid_;

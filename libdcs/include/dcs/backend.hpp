@@ -1,8 +1,15 @@
 // The one interface every compute backend implements (CPU reference, CPU fast, CUDA).
 //
-// Narrow on purpose, like OpenMM's CalcXxxKernel: prepare() uploads the atoms once, compute()
-// fills one slab of z-planes, statistics()/difference() reduce host arrays. All calls block
-// until their results are in host memory. A backend is used from one thread at a time.
+// Narrow on purpose, like OpenMM's CalcXxxKernel: prepare() uploads the atoms once,
+// compute_slab() fills one slab of z-planes and the statistics of each of its planes,
+// statistics()/difference() reduce host arrays. All calls block until their results are in host
+// memory. A backend is used from one thread at a time; the pipeline runs one backend per device,
+// each in its own thread.
+//
+// Determinism: the value at a grid point and the statistics of a z-plane do not depend on which
+// slab the point or plane was computed in, provided slabs start at multiples of
+// slab_hint().plane_multiple. The pipeline relies on this to make the map and its statistics
+// bit-identical for any number of devices, slab sizes, ranks and resumptions.
 #pragma once
 
 #include <cstddef>
@@ -46,6 +53,22 @@ struct SlabHint {
   std::int64_t plane_multiple = 1;
 };
 
+/// Host memory owned by whoever allocated it (see PotentialBackend::allocate_host()).
+class HostBuffer {
+ public:
+  virtual ~HostBuffer() = default;
+  float* data() noexcept { return data_; }
+  const float* data() const noexcept { return data_; }
+  std::size_t size() const noexcept { return size_; }
+
+ protected:
+  float* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// Plain heap memory (not zero-filled: the pages are touched by whoever writes them first).
+std::unique_ptr<HostBuffer> allocate_plain_host(std::size_t floats);
+
 class PotentialBackend {
  public:
   virtual ~PotentialBackend() = default;
@@ -64,8 +87,17 @@ class PotentialBackend {
   virtual void prepare(const System& system, const GridSpec& grid, const Physics& physics) = 0;
 
   /// Computes the potential on `slab` of the prepared grid into `out`
-  /// (grid.plane_points() * slab.z_count floats, x fastest) and returns its statistics.
-  virtual StatsAccum compute(const Slab& slab, float* out) = 0;
+  /// (grid.plane_points() * slab.z_count floats, x fastest, ideally from allocate_host()) and
+  /// the statistics of each plane into plane_stats[0, slab.z_count), each reduced on its own in
+  /// a fixed order (see Determinism above).
+  virtual void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) = 0;
+
+  /// compute_slab() with the planes' statistics combined in plane order.
+  StatsAccum compute(const Slab& slab, float* out);
+
+  /// Host memory for `floats` values that compute_slab() writes fastest into (page-locked and
+  /// usable by every device for CUDA; plain memory for CPU backends).
+  virtual std::unique_ptr<HostBuffer> allocate_host(std::size_t floats);
 
   /// Statistics of n host values with this backend's reduction.
   virtual StatsAccum statistics(const float* values, std::size_t n) = 0;

@@ -23,6 +23,8 @@ struct Provenance {
   std::string device;         ///< device description
   std::string hostname;
   std::string created;        ///< ISO 8601 UTC time the run started
+  std::string settings;       ///< "name = value" lines of every setting that changes values
+                              ///< (what --resume compares)
   std::vector<std::pair<std::string, double>> timings;  ///< stage name -> seconds
 };
 

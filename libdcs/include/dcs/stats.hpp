@@ -75,6 +75,12 @@ GridStats finalize(const StatsAccum& accum) noexcept;
 /// Statistics of n host values, computed on the CPU (plain loop, the oracle for GPU variants).
 StatsAccum cpu_statistics(const float* values, std::size_t n) noexcept;
 
+/// Statistics of each of `planes` consecutive planes of `plane_points` values into out[0,
+/// planes): one plain loop per plane (the same result for any thread count), planes spread over
+/// `threads` threads (0: all).
+void plane_statistics(const float* values, std::size_t plane_points, std::size_t planes,
+                      unsigned threads, StatsAccum* out);
+
 /// Running metrics of the difference between computed values and a float64 reference.
 struct DiffAccum {
   double max_abs_diff = 0.0;  ///< max |a - ref| over finite values (non-finite ones are counted)

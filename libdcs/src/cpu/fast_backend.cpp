@@ -365,7 +365,7 @@ class FastBackend final : public PotentialBackend {
     timings_.upload = seconds_since(start);
   }
 
-  StatsAccum compute(const Slab& slab, float* out) override {
+  void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     if (!prepared_) throw UsageError("cpu-fast: compute() called before prepare()");
     if (slab.z_begin < 0 || slab.z_count < 0 || slab.z_begin + slab.z_count > grid_.nz())
       throw UsageError(fmt::format("cpu-fast: slab [{}, {}) outside the grid's {} planes",
@@ -398,7 +398,10 @@ class FastBackend final : public PotentialBackend {
       }
     });
     timings_.kernels += seconds_since(start);
-    return statistics(out, grid_.plane_points() * static_cast<std::size_t>(slab.z_count));
+    const auto stats_start = std::chrono::steady_clock::now();
+    plane_statistics(out, grid_.plane_points(), static_cast<std::size_t>(slab.z_count), threads_,
+                     plane_stats);
+    timings_.statistics += seconds_since(stats_start);
   }
 
   StatsAccum statistics(const float* values, std::size_t n) override {

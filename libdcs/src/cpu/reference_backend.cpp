@@ -69,7 +69,7 @@ class ReferenceBackend final : public PotentialBackend {
     factor_ = coulomb_factor(physics);
   }
 
-  StatsAccum compute(const Slab& slab, float* out) override {
+  void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     const auto start = std::chrono::steady_clock::now();
     const double min_r2 = physics_.min_distance * physics_.min_distance;
     const std::size_t rows = static_cast<std::size_t>(slab.z_count * grid_.ny());
@@ -83,7 +83,10 @@ class ReferenceBackend final : public PotentialBackend {
       }
     });
     timings_.kernels += seconds_since(start);
-    return statistics(out, grid_.plane_points() * static_cast<std::size_t>(slab.z_count));
+    const auto stats_start = std::chrono::steady_clock::now();
+    plane_statistics(out, grid_.plane_points(), static_cast<std::size_t>(slab.z_count),
+                     options_.threads, plane_stats);
+    timings_.statistics += seconds_since(stats_start);
   }
 
   StatsAccum statistics(const float* values, std::size_t n) override {

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "dcs/parallel.hpp"
+
 namespace dcs {
 
 GridStats finalize(const StatsAccum& accum) noexcept {
@@ -22,6 +24,14 @@ StatsAccum cpu_statistics(const float* values, std::size_t n) noexcept {
   StatsAccum accum;
   for (std::size_t index = 0; index < n; ++index) accum.add(values[index]);
   return accum;
+}
+
+void plane_statistics(const float* values, std::size_t plane_points, std::size_t planes,
+                      unsigned threads, StatsAccum* out) {
+  parallel_for(planes, threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t plane = begin; plane < end; ++plane)
+      out[plane] = cpu_statistics(values + plane * plane_points, plane_points);
+  });
 }
 
 DiffAccum cpu_difference(const float* values, const double* reference, std::size_t n) noexcept {

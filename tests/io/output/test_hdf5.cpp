@@ -353,7 +353,7 @@ TEST(Hdf5, VtkHdfImageDataGroup) {
 
 TEST(Hdf5, ChunkedPlanesAndOptionalCompression) {
   ScratchDir dir;
-  const Sample s = sample(40, 30, 20);  // a plane is 1200 floats: the whole map is one chunk
+  const Sample s = sample(40, 30, 20);  // chunks of 16 planes of at most 64 x 64 points
   write_hdf5(dir.file("raw.h5"), s.values.data(), s.meta, s.system, {});
   Hdf5Options gzip;
   gzip.gzip_level = 6;
@@ -366,7 +366,7 @@ TEST(Hdf5, ChunkedPlanesAndOptionalCompression) {
     ASSERT_EQ(H5Pget_layout(dcpl), H5D_CHUNKED) << name;
     std::array<hsize_t, 3> chunk{};
     H5Pget_chunk(dcpl, 3, chunk.data());
-    EXPECT_EQ(chunk, (std::array<hsize_t, 3>{20, 30, 40})) << name;
+    EXPECT_EQ(chunk, (std::array<hsize_t, 3>{16, 30, 40})) << name;
     const int filters = H5Pget_nfilters(dcpl);
     if (std::string(name) == "raw.h5") {
       EXPECT_EQ(filters, 0);
@@ -388,9 +388,9 @@ TEST(Hdf5, ChunkedPlanesAndOptionalCompression) {
             std::filesystem::file_size(dir.file("raw.h5")));
 }
 
-TEST(Hdf5, LargePlanesAreChunkedByRows) {
+TEST(Hdf5, LargePlanesAreChunkedInTiles) {
   ScratchDir dir;
-  const Sample s = sample(600, 500, 3);  // a plane is 300000 floats > 1 MiB
+  const Sample s = sample(600, 500, 3);  // 64 x 64 tiles: z-slab writes and x-slab reads
   const std::string path = dir.file("rows.h5");
   write_hdf5(path, s.values.data(), s.meta, s.system, {});
   const H5File f(path);
@@ -398,7 +398,7 @@ TEST(Hdf5, LargePlanesAreChunkedByRows) {
   const Id dcpl{H5Dget_create_plist(set), H5Pclose};
   std::array<hsize_t, 3> chunk{};
   H5Pget_chunk(dcpl, 3, chunk.data());
-  EXPECT_EQ(chunk, (std::array<hsize_t, 3>{1, 436, 600}));  // 262144 / 600 rows
+  EXPECT_EQ(chunk, (std::array<hsize_t, 3>{3, 64, 64}));
   EXPECT_EQ(read_hdf5_potential(path).values, s.values);
 }
 

@@ -26,6 +26,8 @@
 // significant digits, so a DX round trip is exact to a relative 5e-7 of each value.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,31 @@ struct OpenDxOptions {
   /// zlib level when gzipping, 1-9. The default 1 is ~4x faster than zlib's usual 6 on DX text
   /// (256^3 map: 3 s instead of 14 s) for a file ~15% larger.
   int gzip_level = 1;
+};
+
+/// Streams an OpenDX file in bounded memory: the header (from `meta`, statistics included) when
+/// constructed, then the values in DX order through write_x_columns(), then commit(). Written
+/// through an AtomicFile: complete under `path` or absent. Byte-identical to write_opendx().
+class OpenDxWriter {
+ public:
+  /// Throws IoError (an existing file without opts.force, ...), UsageError for a bad gzip level.
+  OpenDxWriter(const std::string& path, const MapMetadata& meta, const OpenDxOptions& opts);
+  ~OpenDxWriter();  ///< removes the temporary unless committed
+  OpenDxWriter(const OpenDxWriter&) = delete;
+  OpenDxWriter& operator=(const OpenDxWriter&) = delete;
+
+  /// The x-columns [x_begin, x_begin + count) of every (y, z), in the layout
+  /// values[(k * ny + j) * count + (i - x_begin)]; columns must come in order, x_begin == the
+  /// end of the previous call. Throws IoError for a non-finite value (naming the grid point).
+  void write_x_columns(std::int64_t x_begin, std::int64_t count, const float* values);
+  /// Writes the trailer, flushes, fsyncs and renames onto the final name.
+  void commit();
+  /// Removes the temporary now. Never throws.
+  void discard() noexcept;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
 
 /// Writes the map `values` (meta.grid.points() floats, x fastest) to `path` through an

@@ -1,7 +1,9 @@
-// The `dcs` pipeline as a library call: read atoms, place the grid, compute slab by slab,
-// reduce statistics, validate, write. The command-line application only maps options onto a
-// RunConfig and calls run(); everything here throws dcs::Error subclasses and never prints
-// (progress goes through ProgressSink, messages through dcs::log()).
+// The `dcs` pipeline as a library call (the dcs::pipeline layer, above io and kernels): read
+// atoms, place the grid, plan slabs within the memory budget, compute them on every worker
+// (one per GPU, or the CPU backend) while a writer streams finished slabs into the HDF5 store
+// and the other sinks, then statistics, validation and commit. The command-line application
+// only maps options onto a RunConfig and calls run(); everything here throws dcs::Error
+// subclasses and never prints (progress goes through ProgressSink, messages through dcs::log()).
 #pragma once
 
 #include <cstddef>
@@ -11,8 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "dcs/timer.hpp"
+
 #include "dcs/backend.hpp"
 #include "dcs/grid.hpp"
+#include "dcs/interrupt.hpp"
 #include "dcs/map.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/stats.hpp"
@@ -30,12 +35,19 @@ struct RunConfig {
   int compression = 0;              ///< HDF5 gzip level 0..9 (with shuffle when > 0)
   bool force = false;               ///< overwrite existing outputs
   bool keep_going = false;          ///< batch: continue after a bad input file
+  bool resume = false;              ///< continue a partial map; skip complete outputs
+  /// Host memory the pipeline may hold (bytes); empty: half of the memory available now
+  /// (cgroup limits included).
+  std::optional<std::size_t> memory_limit;
+  double checkpoint_seconds = 10.0; ///< make written planes durable at least this often
 
   GridRequest grid;
   Physics physics;
 
-  std::string device = "auto";      ///< auto | cpu | cuda | cuda:N
+  std::string device = "auto";      ///< auto | cpu | cuda | cuda:N[,M...]
   BackendOptions backend;
+  unsigned cpu_workers = 1;         ///< CPU backends side by side (threads split between them),
+                                    ///< to exercise multi-device scheduling without GPUs
 
   bool validate = false;
   std::optional<double> tolerance;  ///< relative to max|V|; default: the backend's
@@ -47,10 +59,10 @@ struct RunConfig {
 /// Which backend a device string selects ("auto" resolves to cuda when a GPU is usable).
 struct DeviceChoice {
   BackendKind kind = BackendKind::CpuFast;
-  int ordinal = 0;
+  std::vector<int> ordinals{0};  ///< CUDA devices, one worker each
 };
-/// Parses --device; throws UsageError for anything but auto|cpu|cuda|cuda:N, and for cuda when
-/// no GPU is usable (saying why).
+/// Parses --device; throws UsageError for anything but auto|cpu|cuda|cuda:N[,M...], and for cuda
+/// when no GPU is usable (saying why). cuda and auto take every visible GPU.
 DeviceChoice resolve_device(const std::string& device, const BackendOptions& options);
 
 /// Creates the backend (flat factory list: CPU reference, CPU fast, CUDA). With kind CpuFast
@@ -77,17 +89,23 @@ struct RunResult {
   double write_seconds = 0.0;        ///< all output files
   double total_seconds = 0.0;        ///< read to last byte written
   double evaluations = 0.0;          ///< atoms * grid points
+  double busy_fraction = 0.0;        ///< workers' time in compute over wall time
+  std::size_t workers = 0;           ///< devices (or CPU workers) used
+  std::size_t slabs_computed = 0;
+  std::size_t slabs_reused = 0;      ///< found complete in a partial file (--resume)
+  bool skipped = false;              ///< --resume found the outputs complete
   std::string error;                 ///< non-empty when this input failed (keep_going)
   int exit_code = 0;
 };
 
-/// Set asynchronously (signal handler) to ask a running computation to stop at the next slab.
-void request_interrupt() noexcept;
-bool interrupt_requested() noexcept;
 
 /// Runs the whole pipeline over every input. Throws on the first failure unless keep_going,
 /// in which case failures of individual inputs are recorded in their RunResult.
 std::vector<RunResult> run(const RunConfig& config, ProgressSink* progress = nullptr);
+
+/// Parses a byte count: "2G", "512M", "1.5GiB", "4096" (binary units; K, M, G, T with optional
+/// "iB"/"B"). Throws UsageError.
+std::size_t parse_size(const std::string& text);
 
 /// Default output path of an input: <dir>/<stem><extension> where stem drops .gz and the
 /// atom-file extension.

@@ -1,0 +1,130 @@
+// The map store: the HDF5 file a map is streamed into, slab by slab, under a partial name beside
+// its final name ("<final>.partial"), resumable after an interruption and renamed onto the final
+// name when complete. Every run writes its map through one (when HDF5 is not wanted as an
+// output, the store is a scratch file that the other outputs are read back from).
+//
+// Layout while partial: the final file's layout (see dcs/io/hdf5.hpp), with
+//   /potential        chunked (cz, cy, cx) with cz = the chunk depth (<= 16), cy, cx <= 64: whole
+//                     chunk rows serve z-slab writes, 64-wide chunk columns serve the x-slab reads
+//                     of the OpenDX writer.
+//   /resume           attrs input_sha256, settings ("name = value" lines of every setting that
+//                     changes values), chunk_depth; datasets plane_done uint8[nz] and
+//                     plane_stats float64[nz][6] (min, max, sum, sum_sq, count, nonfinite).
+// /statistics, /validation, /provenance and the viewer views are written by finish(), which also
+// removes /resume.
+//
+// Uncompressed maps: every chunk is allocated when the file is created and its file address
+// read once; slabs are then written with pwrite() from several threads, so HDF5's metadata never
+// changes while values stream in (the file stays valid if the process is killed at any moment)
+// and writing runs at the speed of the file system. Compressed maps (gzip level 1-9): chunks
+// are shuffled and deflated on several threads (libdeflate, zlib format, exactly HDF5's
+// shuffle + deflate filters) and stored with H5Dwrite_chunk; any HDF5 reader decompresses them
+// with the standard filters.
+//
+// Durability: write_slab() records its planes as pending; checkpoint() makes them durable in
+// order: values and plane statistics are written, the file is fdatasync()ed, and only then are
+// the planes flagged done. A resumed run trusts only flagged planes.
+//
+// Thread safety: one thread calls a store (the pipeline's writer thread); the store uses its own
+// threads inside write_slab(). Debian's HDF5 is not thread-safe: no other HDF5 calls may run
+// concurrently in the process.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dcs/error.hpp"
+#include "dcs/grid.hpp"
+#include "dcs/map.hpp"
+#include "dcs/stats.hpp"
+#include "dcs/types.hpp"
+
+namespace dcs::io {
+
+/// What a partial file must match to be resumed.
+struct ResumeKey {
+  std::string input_sha256;
+  /// Every setting that changes values, as (name, value) text, in a fixed order.
+  std::vector<std::pair<std::string, std::string>> settings;
+};
+
+struct MapStoreOptions {
+  int gzip_level = 0;            ///< 0: uncompressed; 1-9: shuffle + deflate
+  std::int64_t chunk_depth = 16; ///< z-planes per chunk (1..16); slabs of compressed maps must
+                                 ///< start and end on multiples of it (or at nz)
+  unsigned threads = 0;          ///< packing / compression threads (0: up to 8 hardware threads)
+};
+
+/// "<final>.partial": where the map of `final_path` is built and kept when interrupted.
+std::string partial_path_for(const std::string& final_path);
+
+/// Thrown by MapStore::open_partial() when the partial file belongs to another computation; the
+/// message says what differs.
+class ResumeMismatch : public UsageError {
+ public:
+  using UsageError::UsageError;
+};
+
+class MapStore {
+ public:
+  /// Creates (or replaces) the partial file at `partial_path` with the map's layout, grid and
+  /// physics attributes and `system`'s atoms; allocates /potential. Throws IoError.
+  static MapStore create(const std::string& partial_path, const MapMetadata& meta,
+                         const System& system, const ResumeKey& key, const MapStoreOptions& options);
+  /// Opens an existing partial file to continue it. Throws ResumeMismatch when its grid, input
+  /// checksum or settings differ from `meta`/`key` (naming them), InputError when it is not a
+  /// readable dcs partial file.
+  static MapStore open_partial(const std::string& partial_path, const MapMetadata& meta,
+                               const ResumeKey& key, unsigned threads = 0);
+
+  MapStore(MapStore&&) noexcept;
+  MapStore& operator=(MapStore&&) noexcept;
+  ~MapStore();  ///< closes the file; keeps it (see discard())
+
+  const std::string& path() const noexcept;
+  int gzip_level() const noexcept;
+  std::int64_t chunk_depth() const noexcept;
+  /// Per plane: 1 once flagged done (by an earlier run or a checkpoint of this one).
+  const std::vector<std::uint8_t>& plane_done() const noexcept;
+  /// Per plane: its statistics (valid where plane_done or written in this run).
+  const std::vector<StatsAccum>& plane_stats() const noexcept;
+  std::int64_t planes_done() const noexcept;
+
+  /// Writes the planes of `slab` (x fastest) and their statistics; they become done at the next
+  /// checkpoint(). Throws IoError for a non-finite value (naming the grid point) or a failed write.
+  void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats);
+  /// Makes every written plane durable and flags it done.
+  void checkpoint();
+
+  /// Reads planes of the map back (x fastest).
+  void read_planes(const Slab& slab, float* out);
+  /// Reads the x-columns [x_begin, x_begin + count) of every (y, z): out[k][j][i - x_begin].
+  void read_x_columns(std::int64_t x_begin, std::int64_t count, float* out);
+  /// The x-width that reads whole chunks (the chunk's x extent).
+  std::int64_t x_chunk() const noexcept;
+
+  /// Checkpoints, then writes statistics, validation, provenance and the viewer views of `meta`
+  /// and drops /resume. Reading stays possible until commit().
+  void finish(const MapMetadata& meta);
+  /// Closes and fsyncs the file and renames it onto `final_path` (refusing to replace an
+  /// existing file unless `force`), then fsyncs the directory.
+  void commit(const std::string& final_path, bool force);
+  /// Checkpoints what was written and closes the file, keeping it for a later resume.
+  void close_keeping() noexcept;
+  /// Closes and removes the partial file. Never throws.
+  void discard() noexcept;
+
+ private:
+  struct Impl;
+  explicit MapStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// Settings and input checksum stored in a finished dcs file (/provenance), for `--resume` to
+/// recognise an output that is already complete. Empty strings when absent or unreadable.
+ResumeKey read_completed_key(const std::string& path);
+
+}  // namespace dcs::io

@@ -1,0 +1,691 @@
+// The resumable map store (dcs/io/map_store.hpp): an HDF5 file under a partial name, filled
+// slab by slab, checkpointed, and renamed onto its final name when complete.
+#include <fcntl.h>
+#include <hdf5.h>
+#include <libdeflate.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/io/map_store.hpp"
+#include "dcs/parallel.hpp"
+#include "hdf5_support.hpp"
+#include "map_checks.hpp"
+
+namespace dcs::io {
+
+using h5::Failure;
+using h5::Handle;
+using h5::QuietErrors;
+using h5::Writer;
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "the store writes little-endian float32/float64 bytes directly");
+
+constexpr std::int64_t kChunkEdge = 64;   // chunk extent along y and x
+constexpr std::size_t kStatFields = 6;    // min, max, sum, sum_sq, count, nonfinite
+
+std::string errno_text() { return std::strerror(errno); }
+
+unsigned store_threads(unsigned requested) {
+  return requested != 0 ? requested : std::min(8u, resolve_threads(0));
+}
+
+/// pwrite() all of it, retrying short writes and EINTR.
+void write_at(int fd, const void* data, std::size_t bytes, std::uint64_t offset,
+              const std::string& path) {
+  const auto* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::pwrite(fd, p, bytes, static_cast<off_t>(offset));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw IoError(fmt::format("error writing {}: {}", path, errno_text()));
+    }
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+    offset += static_cast<std::uint64_t>(n);
+  }
+}
+
+void read_at(int fd, void* data, std::size_t bytes, std::uint64_t offset, const std::string& path) {
+  auto* p = static_cast<char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::pread(fd, p, bytes, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw IoError(fmt::format("error reading {}: {}", path, n < 0 ? errno_text() : "short file"));
+    p += n;
+    bytes -= static_cast<std::size_t>(n);
+    offset += static_cast<std::uint64_t>(n);
+  }
+}
+
+std::string settings_text(const ResumeKey& key) {
+  std::string text;
+  for (const auto& [name, value] : key.settings) text += name + " = " + value + "\n";
+  return text;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_settings(const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> settings;
+  std::size_t begin = 0;
+  while (begin < text.size()) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
+    const std::string line = text.substr(begin, end - begin);
+    const std::size_t eq = line.find(" = ");
+    if (eq != std::string::npos) settings.emplace_back(line.substr(0, eq), line.substr(eq + 3));
+    begin = end + 1;
+  }
+  return settings;
+}
+
+std::string read_text_attribute(hid_t object, const char* name, const Failure& failure) {
+  const Handle attr(failure.id(H5Aopen(object, name, H5P_DEFAULT), fmt::format("H5Aopen({})", name)),
+                    H5Aclose);
+  const Handle type(failure.id(H5Aget_type(attr.get()), "H5Aget_type"), H5Tclose);
+  char* pointer = nullptr;
+  if (H5Tis_variable_str(type.get()) <= 0) failure.invalid(fmt::format("attribute {} is not text", name));
+  failure.status(H5Aread(attr.get(), type.get(), &pointer), fmt::format("H5Aread({})", name));
+  std::string value = pointer != nullptr ? pointer : "";
+  H5free_memory(pointer);
+  return value;
+}
+
+/// Byte-shuffles `n` 4-byte elements (HDF5's shuffle filter: all first bytes, then all second
+/// bytes, ...).
+void shuffle4(const float* in, std::size_t n, std::uint8_t* out) {
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(in);
+  for (std::size_t e = 0; e < n; ++e)
+    for (std::size_t b = 0; b < 4; ++b) out[b * n + e] = bytes[4 * e + b];
+}
+
+}  // namespace
+
+std::string partial_path_for(const std::string& final_path) { return final_path + ".partial"; }
+
+struct MapStore::Impl {
+  std::string path;
+  GridSpec grid;
+  int gzip_level = 0;
+  std::array<std::int64_t, 3> chunk{};  // cz, cy, cx
+  std::array<std::int64_t, 3> chunks{}; // chunk counts along z, y, x
+  unsigned threads = 1;
+  Failure failure{"", false};
+
+  Handle file;
+  Handle dataset;
+  int fd = -1;                          // our own descriptor for raw pwrite/pread
+  std::vector<haddr_t> chunk_address;   // uncompressed: per chunk (z, y, x order)
+  haddr_t done_address = HADDR_UNDEF;
+  haddr_t stats_address = HADDR_UNDEF;
+
+  std::vector<std::uint8_t> done;
+  std::vector<StatsAccum> stats;
+  std::vector<std::int64_t> pending;    // planes written since the last checkpoint
+  bool finished = false;
+
+  ~Impl() { close_handles(); }
+
+  /// Creates the file's layout (MapStore::create()).
+  void build(const MapMetadata& meta, const System& system, const ResumeKey& key);
+
+  void close_handles() noexcept {
+    const QuietErrors quiet;
+    dataset = Handle();
+    file = Handle();
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+
+  std::size_t chunk_floats() const {
+    return static_cast<std::size_t>(chunk[0] * chunk[1] * chunk[2]);
+  }
+  std::size_t chunk_index(std::int64_t zc, std::int64_t yc, std::int64_t xc) const {
+    return static_cast<std::size_t>((zc * chunks[1] + yc) * chunks[2] + xc);
+  }
+
+  void open_fd() {
+    fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
+  }
+
+  void set_chunk_geometry(std::int64_t depth) {
+    chunk = {std::clamp<std::int64_t>(depth, 1, grid.nz()), std::min(kChunkEdge, grid.ny()),
+             std::min(kChunkEdge, grid.nx())};
+    chunks = {(grid.nz() + chunk[0] - 1) / chunk[0], (grid.ny() + chunk[1] - 1) / chunk[1],
+              (grid.nx() + chunk[2] - 1) / chunk[2]};
+  }
+
+  void read_chunk_addresses() {
+    chunk_address.assign(static_cast<std::size_t>(chunks[0] * chunks[1] * chunks[2]), HADDR_UNDEF);
+    for (std::int64_t zc = 0; zc < chunks[0]; ++zc)
+      for (std::int64_t yc = 0; yc < chunks[1]; ++yc)
+        for (std::int64_t xc = 0; xc < chunks[2]; ++xc) {
+          const std::array<hsize_t, 3> offset{static_cast<hsize_t>(zc * chunk[0]),
+                                              static_cast<hsize_t>(yc * chunk[1]),
+                                              static_cast<hsize_t>(xc * chunk[2])};
+          unsigned filter_mask = 0;
+          haddr_t address = HADDR_UNDEF;
+          hsize_t size = 0;
+          failure.status(H5Dget_chunk_info_by_coord(dataset.get(), offset.data(), &filter_mask,
+                                                    &address, &size),
+                         "H5Dget_chunk_info_by_coord");
+          if (address == HADDR_UNDEF || size != chunk_floats() * sizeof(float))
+            failure.invalid("a chunk of /potential is not allocated");
+          chunk_address[chunk_index(zc, yc, xc)] = address;
+        }
+  }
+
+  void read_resume_addresses() {
+    const Handle done_set(failure.id(H5Dopen2(file.get(), "/resume/plane_done", H5P_DEFAULT),
+                                     "H5Dopen2(/resume/plane_done)"), H5Dclose);
+    const Handle stats_set(failure.id(H5Dopen2(file.get(), "/resume/plane_stats", H5P_DEFAULT),
+                                      "H5Dopen2(/resume/plane_stats)"), H5Dclose);
+    done_address = H5Dget_offset(done_set.get());
+    stats_address = H5Dget_offset(stats_set.get());
+    if (done_address == HADDR_UNDEF || stats_address == HADDR_UNDEF)
+      failure.invalid("the /resume datasets have no storage");
+  }
+
+  /// Copies the planes [p0, p1) of chunk (zc, yc, xc) from a slab starting at plane s0 into
+  /// `out` (chunk layout, zero-padded at the grid's edges), checking that values are finite.
+  void pack(const float* slab_values, std::int64_t s0, std::int64_t p0, std::int64_t p1,
+            std::int64_t yc, std::int64_t xc, float* out) const {
+    const std::int64_t y0 = yc * chunk[1], x0 = xc * chunk[2];
+    const std::int64_t ny = std::min(chunk[1], grid.ny() - y0);
+    const std::int64_t nx = std::min(chunk[2], grid.nx() - x0);
+    const std::size_t plane = grid.plane_points();
+    for (std::int64_t p = p0; p < p1; ++p) {
+      float* dst_plane = out + static_cast<std::size_t>((p - p0) * chunk[1] * chunk[2]);
+      if (ny < chunk[1] || nx < chunk[2])
+        std::fill(dst_plane, dst_plane + chunk[1] * chunk[2], 0.0f);
+      for (std::int64_t j = 0; j < ny; ++j) {
+        const std::size_t src_index = static_cast<std::size_t>(p - s0) * plane +
+                                      static_cast<std::size_t>((y0 + j) * grid.nx() + x0);
+        const float* src = slab_values + src_index;
+        float* dst = dst_plane + j * chunk[2];
+        for (std::int64_t i = 0; i < nx; ++i) {
+          if (!std::isfinite(src[i]))
+            throw detail::nonfinite_value_error(
+                path, src[i], grid, static_cast<std::size_t>(s0) * plane + src_index + i);
+          dst[i] = src[i];
+        }
+      }
+    }
+  }
+
+  void write_uncompressed(const Slab& slab, const float* values) {
+    const std::int64_t s0 = slab.z_begin, s1 = slab.z_begin + slab.z_count;
+    const std::int64_t zc0 = s0 / chunk[0], zc1 = (s1 - 1) / chunk[0] + 1;
+    const std::size_t per_row = static_cast<std::size_t>(chunks[1] * chunks[2]);
+    const std::size_t jobs = static_cast<std::size_t>(zc1 - zc0) * per_row;
+    parallel_for(jobs, threads, [&](std::size_t begin, std::size_t end) {
+      std::vector<float> buffer(chunk_floats());
+      for (std::size_t job = begin; job < end; ++job) {
+        const std::int64_t zc = zc0 + static_cast<std::int64_t>(job / per_row);
+        const std::int64_t yc = static_cast<std::int64_t>(job % per_row) / chunks[2];
+        const std::int64_t xc = static_cast<std::int64_t>(job % per_row) % chunks[2];
+        const std::int64_t p0 = std::max(s0, zc * chunk[0]);
+        const std::int64_t p1 = std::min(s1, (zc + 1) * chunk[0]);
+        pack(values, s0, p0, p1, yc, xc, buffer.data());
+        const std::size_t plane_bytes = static_cast<std::size_t>(chunk[1] * chunk[2]) * sizeof(float);
+        write_at(fd, buffer.data(), static_cast<std::size_t>(p1 - p0) * plane_bytes,
+                 chunk_address[chunk_index(zc, yc, xc)] +
+                     static_cast<std::uint64_t>(p0 - zc * chunk[0]) * plane_bytes,
+                 path);
+      }
+    });
+  }
+
+  void write_compressed(const Slab& slab, const float* values) {
+    const std::int64_t s0 = slab.z_begin, s1 = slab.z_begin + slab.z_count;
+    if (s0 % chunk[0] != 0 || (s1 % chunk[0] != 0 && s1 != grid.nz()))
+      throw IoError(fmt::format("internal error: slab [{}, {}) of a compressed map is not aligned "
+                                "to its {}-plane chunks", s0, s1, chunk[0]));
+    const std::int64_t zc0 = s0 / chunk[0], zc1 = (s1 - 1) / chunk[0] + 1;
+    const std::size_t per_row = static_cast<std::size_t>(chunks[1] * chunks[2]);
+    const std::size_t jobs = static_cast<std::size_t>(zc1 - zc0) * per_row;
+    std::vector<std::vector<std::uint8_t>> compressed(jobs);
+    const std::size_t floats = chunk_floats();
+    parallel_for(jobs, threads, [&](std::size_t begin, std::size_t end) {
+      std::vector<float> buffer(floats, 0.0f);
+      std::vector<std::uint8_t> shuffled(floats * sizeof(float));
+      std::unique_ptr<libdeflate_compressor, decltype(&libdeflate_free_compressor)> compressor(
+          libdeflate_alloc_compressor(gzip_level), libdeflate_free_compressor);
+      if (!compressor) throw IoError("cannot allocate a deflate compressor (out of memory)");
+      const std::size_t bound =
+          libdeflate_zlib_compress_bound(compressor.get(), floats * sizeof(float));
+      for (std::size_t job = begin; job < end; ++job) {
+        const std::int64_t zc = zc0 + static_cast<std::int64_t>(job / per_row);
+        const std::int64_t yc = static_cast<std::int64_t>(job % per_row) / chunks[2];
+        const std::int64_t xc = static_cast<std::int64_t>(job % per_row) % chunks[2];
+        const std::int64_t p0 = zc * chunk[0];
+        const std::int64_t p1 = std::min(s1, (zc + 1) * chunk[0]);
+        if (p1 - p0 < chunk[0]) std::fill(buffer.begin(), buffer.end(), 0.0f);  // last chunk row
+        pack(values, s0, p0, p1, yc, xc, buffer.data());
+        shuffle4(buffer.data(), floats, shuffled.data());
+        std::vector<std::uint8_t>& out = compressed[job];
+        out.resize(bound);
+        const std::size_t size = libdeflate_zlib_compress(compressor.get(), shuffled.data(),
+                                                          shuffled.size(), out.data(), out.size());
+        if (size == 0) throw IoError("deflate failed on a chunk of the map");
+        out.resize(size);
+      }
+    });
+    for (std::size_t job = 0; job < jobs; ++job) {
+      const std::int64_t zc = zc0 + static_cast<std::int64_t>(job / per_row);
+      const std::int64_t yc = static_cast<std::int64_t>(job % per_row) / chunks[2];
+      const std::int64_t xc = static_cast<std::int64_t>(job % per_row) % chunks[2];
+      const std::array<hsize_t, 3> offset{static_cast<hsize_t>(zc * chunk[0]),
+                                          static_cast<hsize_t>(yc * chunk[1]),
+                                          static_cast<hsize_t>(xc * chunk[2])};
+      failure.status(H5Dwrite_chunk(dataset.get(), H5P_DEFAULT, 0, offset.data(),
+                                    compressed[job].size(), compressed[job].data()),
+                     fmt::format("H5Dwrite_chunk(potential, planes {}-{})", zc * chunk[0],
+                                 std::min(grid.nz(), (zc + 1) * chunk[0]) - 1));
+    }
+  }
+
+  void checkpoint() {
+    if (pending.empty()) return;
+    std::sort(pending.begin(), pending.end());
+    if (gzip_level > 0)
+      failure.status(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "H5Fflush");
+    // Statistics first, then data and statistics to stable storage, then the flags.
+    for (const std::int64_t z : pending) {
+      const StatsAccum& s = stats[static_cast<std::size_t>(z)];
+      const std::array<double, kStatFields> row{s.min, s.max, s.sum, s.sum_sq,
+                                                static_cast<double>(s.count),
+                                                static_cast<double>(s.nonfinite)};
+      write_at(fd, row.data(), sizeof row,
+               stats_address + static_cast<std::uint64_t>(z) * sizeof row, path);
+    }
+    if (::fdatasync(fd) != 0 && errno != EINVAL)
+      throw IoError(fmt::format("error writing {}: fdatasync: {}", path, errno_text()));
+    const std::uint8_t one = 1;
+    for (const std::int64_t z : pending) {
+      write_at(fd, &one, 1, done_address + static_cast<std::uint64_t>(z), path);
+      done[static_cast<std::size_t>(z)] = 1;
+    }
+    pending.clear();
+  }
+
+  void load_resume_state() {
+    done.assign(static_cast<std::size_t>(grid.nz()), 0);
+    stats.assign(static_cast<std::size_t>(grid.nz()), StatsAccum{});
+    read_at(fd, done.data(), done.size(), done_address, path);
+    std::vector<double> rows(done.size() * kStatFields);
+    read_at(fd, rows.data(), rows.size() * sizeof(double), stats_address, path);
+    for (std::size_t z = 0; z < done.size(); ++z) {
+      if (done[z] > 1) failure.invalid("/resume/plane_done holds values other than 0 and 1");
+      if (done[z] == 0) continue;
+      const double* r = rows.data() + z * kStatFields;
+      StatsAccum& s = stats[z];
+      s.min = r[0];
+      s.max = r[1];
+      s.sum = r[2];
+      s.sum_sq = r[3];
+      s.count = static_cast<std::uint64_t>(r[4]);
+      s.nonfinite = static_cast<std::uint64_t>(r[5]);
+      if (s.count != grid.plane_points())
+        failure.invalid(fmt::format("plane {} is flagged done but its statistics are damaged", z));
+    }
+  }
+
+  Handle open_dataset_for_reading() const {
+    Handle dapl(failure.id(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate"), H5Pclose);
+    // No chunk cache: chunks may be written behind HDF5's back (pwrite) between reads.
+    failure.status(H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0), "H5Pset_chunk_cache");
+    return {failure.id(H5Dopen2(file.get(), "/potential", dapl.get()), "H5Dopen2(/potential)"),
+            H5Dclose};
+  }
+
+  void read_box(const std::array<hsize_t, 3>& start, const std::array<hsize_t, 3>& count,
+                float* out) const {
+    const QuietErrors quiet;
+    const Handle set = open_dataset_for_reading();
+    const Handle file_space(failure.id(H5Dget_space(set.get()), "H5Dget_space"), H5Sclose);
+    failure.status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                                       count.data(), nullptr),
+                   "H5Sselect_hyperslab");
+    const Handle memory_space(
+        failure.id(H5Screate_simple(3, count.data(), nullptr), "H5Screate_simple"), H5Sclose);
+    failure.status(H5Dread(set.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
+                           H5P_DEFAULT, out),
+                   "H5Dread(potential)");
+  }
+};
+
+MapStore::MapStore(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+MapStore::MapStore(MapStore&&) noexcept = default;
+MapStore& MapStore::operator=(MapStore&&) noexcept = default;
+MapStore::~MapStore() = default;
+
+MapStore MapStore::create(const std::string& partial_path, const MapMetadata& meta,
+                          const System& system, const ResumeKey& key,
+                          const MapStoreOptions& options) {
+  h5::prepare_library();
+  if (options.gzip_level < 0 || options.gzip_level > 9)
+    throw UsageError(fmt::format("HDF5 gzip level must be 0-9, got {}", options.gzip_level));
+  detail::check_map_grid(partial_path, meta.grid);
+  auto impl = std::make_unique<Impl>();
+  Impl& s = *impl;
+  s.path = partial_path;
+  s.grid = meta.grid;
+  s.gzip_level = options.gzip_level;
+  s.threads = store_threads(options.threads);
+  s.failure = Failure(partial_path, /*reading=*/false);
+  s.set_chunk_geometry(options.chunk_depth);
+  MapStore store(std::move(impl));
+  try {
+    store.impl_->build(meta, system, key);
+  } catch (...) {
+    store.discard();
+    throw;
+  }
+  return store;
+}
+
+void MapStore::Impl::build(const MapMetadata& meta, const System& system, const ResumeKey& key) {
+  Impl& s = *this;
+  const std::string& partial_path = path;
+  const QuietErrors quiet;
+  const Writer w(failure);
+  const Handle fapl = h5::file_access_plist(failure);
+  s.file = Handle(failure.id(H5Fcreate(partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                             "H5Fcreate"),
+                  H5Fclose);
+  const hid_t root = s.file.get();
+  w.text(root, "format", "dcs potential map");
+  const std::int64_t format_version = h5::kFormatVersion;
+  w.int64s(root, "format_version", &format_version, 1);
+  w.text(root, "program", meta.provenance.program);
+
+  const std::array<hsize_t, 3> dims{static_cast<hsize_t>(grid.nz()), static_cast<hsize_t>(grid.ny()),
+                                    static_cast<hsize_t>(grid.nx())};
+  const std::array<hsize_t, 3> chunk_dims{static_cast<hsize_t>(s.chunk[0]),
+                                     static_cast<hsize_t>(s.chunk[1]),
+                                     static_cast<hsize_t>(s.chunk[2])};
+  Handle dcpl(failure.id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
+  failure.status(H5Pset_chunk(dcpl.get(), 3, chunk_dims.data()), "H5Pset_chunk");
+  failure.status(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
+  if (s.gzip_level > 0) {
+    if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
+      failure.invalid("this HDF5 library has no deflate (gzip) filter");
+    failure.status(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle");
+    failure.status(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(s.gzip_level)), "H5Pset_deflate");
+  } else {
+    failure.status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  }
+  const Handle space = w.space({dims[0], dims[1], dims[2]});
+  s.dataset = Handle(failure.id(H5Dcreate2(root, "potential", H5T_IEEE_F32LE, space.get(),
+                                           H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                                "H5Dcreate2(potential)"),
+                     H5Dclose);
+  h5::write_potential_attributes(s.dataset.get(), meta, w);
+  h5::write_atoms(root, system, w);
+
+  // /resume: flags and plane statistics in contiguous storage allocated now, zero-filled, so
+  // that their bytes can be updated in place without touching HDF5's metadata.
+  const Handle resume = w.group(root, "resume");
+  w.text(resume.get(), "input_sha256", key.input_sha256);
+  w.text(resume.get(), "settings", settings_text(key));
+  w.int64s(resume.get(), "chunk_depth", &s.chunk[0], 1);
+  w.text(resume.get(), "description",
+         "Partial map: plane_done[k] = 1 once plane k of /potential and plane_stats[k] (min, "
+         "max, sum, sum of squares, count, non-finite count) are on stable storage.");
+  Handle flat(failure.id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
+  failure.status(H5Pset_layout(flat.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+  failure.status(H5Pset_alloc_time(flat.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  failure.status(H5Pset_fill_time(flat.get(), H5D_FILL_TIME_ALLOC), "H5Pset_fill_time");
+  {
+    const Handle done_space = w.space({dims[0]});
+    const Handle done_set(failure.id(H5Dcreate2(resume.get(), "plane_done", H5T_STD_U8LE,
+                                            done_space.get(), H5P_DEFAULT, flat.get(), H5P_DEFAULT),
+                                 "H5Dcreate2(plane_done)"),
+                      H5Dclose);
+    const Handle stats_space = w.space({dims[0], kStatFields});
+    const Handle stats_set(failure.id(H5Dcreate2(resume.get(), "plane_stats", H5T_IEEE_F64LE,
+                                             stats_space.get(), H5P_DEFAULT, flat.get(), H5P_DEFAULT),
+                                  "H5Dcreate2(plane_stats)"),
+                       H5Dclose);
+  }
+  failure.status(H5Fflush(root, H5F_SCOPE_LOCAL), "H5Fflush");
+  s.read_resume_addresses();
+  if (s.gzip_level == 0) s.read_chunk_addresses();
+  s.open_fd();
+  s.done.assign(static_cast<std::size_t>(grid.nz()), 0);
+  s.stats.assign(static_cast<std::size_t>(grid.nz()), StatsAccum{});
+}
+
+MapStore MapStore::open_partial(const std::string& partial_path, const MapMetadata& meta,
+                                const ResumeKey& key, unsigned threads) {
+  h5::prepare_library();
+  auto impl = std::make_unique<Impl>();
+  Impl& s = *impl;
+  s.path = partial_path;
+  s.grid = meta.grid;
+  s.threads = store_threads(threads);
+  s.failure = Failure(partial_path, /*reading=*/true);
+  const Failure& failure = s.failure;
+  const QuietErrors quiet;
+  const Handle fapl = h5::file_access_plist(failure);
+  s.file = Handle(failure.id(H5Fopen(partial_path.c_str(), H5F_ACC_RDWR, fapl.get()),
+                             "H5Fopen (the partial file is damaged or not an HDF5 file)"),
+                  H5Fclose);
+  const htri_t has_resume = H5Lexists(s.file.get(), "resume", H5P_DEFAULT);
+  if (has_resume <= 0) failure.invalid("not a dcs partial file (no /resume group)");
+  const Handle resume(failure.id(H5Gopen2(s.file.get(), "resume", H5P_DEFAULT), "H5Gopen2(resume)"),
+                      H5Gclose);
+
+  // What differs, in words: the input, then each setting.
+  const std::string stored_sha = read_text_attribute(resume.get(), "input_sha256", failure);
+  std::vector<std::string> differences;
+  if (stored_sha != key.input_sha256)
+    differences.push_back(fmt::format("the input file differs (SHA-256 {} in the partial file, {} "
+                                      "now)", stored_sha.substr(0, 12), key.input_sha256.substr(0, 12)));
+  const auto stored = parse_settings(read_text_attribute(resume.get(), "settings", failure));
+  for (const auto& [name, value] : key.settings) {
+    const auto found = std::find_if(stored.begin(), stored.end(),
+                                    [&](const auto& entry) { return entry.first == name; });
+    if (found == stored.end())
+      differences.push_back(fmt::format("{} is not recorded in the partial file", name));
+    else if (found->second != value)
+      differences.push_back(fmt::format("{} was {}, now {}", name, found->second, value));
+  }
+  if (!differences.empty()) {
+    std::string text;
+    for (const std::string& d : differences) text += (text.empty() ? "" : "; ") + d;
+    throw ResumeMismatch(fmt::format("cannot resume {}: {}. Run without --resume to start over "
+                                     "(the partial file is then replaced)", partial_path, text));
+  }
+
+  s.dataset = Handle(failure.id(H5Dopen2(s.file.get(), "/potential", H5P_DEFAULT),
+                                "H5Dopen2(/potential)"),
+                     H5Dclose);
+  const Handle plist(failure.id(H5Dget_create_plist(s.dataset.get()), "H5Dget_create_plist"),
+                     H5Pclose);
+  std::array<hsize_t, 3> chunk{};
+  if (H5Pget_chunk(plist.get(), 3, chunk.data()) != 3) failure.invalid("/potential is not chunked");
+  s.set_chunk_geometry(static_cast<std::int64_t>(chunk[0]));
+  if (s.chunk[1] != static_cast<std::int64_t>(chunk[1]) ||
+      s.chunk[2] != static_cast<std::int64_t>(chunk[2]))
+    failure.invalid("/potential has an unexpected chunk shape");
+  const int filters = H5Pget_nfilters(plist.get());
+  if (filters < 0) failure.raise("H5Pget_nfilters");
+  s.gzip_level = 0;
+  for (int f = 0; f < filters; ++f) {
+    unsigned flags = 0, values[4] = {};
+    std::size_t n_values = 4;
+    const H5Z_filter_t id =
+        H5Pget_filter2(plist.get(), static_cast<unsigned>(f), &flags, &n_values, values, 0, nullptr, nullptr);
+    if (id == H5Z_FILTER_DEFLATE) s.gzip_level = n_values > 0 ? static_cast<int>(values[0]) : 6;
+  }
+  s.failure = Failure(partial_path, /*reading=*/false);
+  s.read_resume_addresses();
+  if (s.gzip_level == 0) s.read_chunk_addresses();
+  s.open_fd();
+  s.load_resume_state();
+  return MapStore(std::move(impl));
+}
+
+const std::string& MapStore::path() const noexcept { return impl_->path; }
+int MapStore::gzip_level() const noexcept { return impl_->gzip_level; }
+std::int64_t MapStore::chunk_depth() const noexcept { return impl_->chunk[0]; }
+std::int64_t MapStore::x_chunk() const noexcept { return impl_->chunk[2]; }
+const std::vector<std::uint8_t>& MapStore::plane_done() const noexcept { return impl_->done; }
+const std::vector<StatsAccum>& MapStore::plane_stats() const noexcept { return impl_->stats; }
+std::int64_t MapStore::planes_done() const noexcept {
+  return std::count(impl_->done.begin(), impl_->done.end(), std::uint8_t{1});
+}
+
+void MapStore::write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) {
+  Impl& s = *impl_;
+  if (slab.z_count < 1 || slab.z_begin < 0 || slab.z_begin + slab.z_count > s.grid.nz())
+    throw IoError(fmt::format("internal error: slab [{}, {}) outside the map's {} planes",
+                              slab.z_begin, slab.z_begin + slab.z_count, s.grid.nz()));
+  if (s.gzip_level > 0) {
+    const QuietErrors quiet;
+    s.write_compressed(slab, values);
+  } else {
+    s.write_uncompressed(slab, values);
+  }
+  for (std::int64_t p = 0; p < slab.z_count; ++p) {
+    s.stats[static_cast<std::size_t>(slab.z_begin + p)] = plane_stats[p];
+    s.pending.push_back(slab.z_begin + p);
+  }
+}
+
+void MapStore::checkpoint() {
+  const QuietErrors quiet;
+  impl_->checkpoint();
+}
+
+void MapStore::read_planes(const Slab& slab, float* out) {
+  const Impl& s = *impl_;
+  s.read_box({static_cast<hsize_t>(slab.z_begin), 0, 0},
+             {static_cast<hsize_t>(slab.z_count), static_cast<hsize_t>(s.grid.ny()),
+              static_cast<hsize_t>(s.grid.nx())},
+             out);
+}
+
+void MapStore::read_x_columns(std::int64_t x_begin, std::int64_t count, float* out) {
+  const Impl& s = *impl_;
+  s.read_box({0, 0, static_cast<hsize_t>(x_begin)},
+             {static_cast<hsize_t>(s.grid.nz()), static_cast<hsize_t>(s.grid.ny()),
+              static_cast<hsize_t>(count)},
+             out);
+}
+
+void MapStore::finish(const MapMetadata& meta) {
+  Impl& s = *impl_;
+  const QuietErrors quiet;
+  s.checkpoint();
+  const Failure& failure = s.failure;
+  const Writer w(failure);
+  const hid_t root = s.file.get();
+  // A resumed file already has these groups only if finish() ran before (it never commits
+  // twice), so they are created here once.
+  h5::write_statistics(root, meta.stats, w);
+  h5::write_validation(root, meta.validation, w);
+  h5::write_provenance(root, meta.provenance, w, failure);
+  h5::write_vtkhdf(root, meta.grid, w, failure);
+  failure.status(H5Ldelete(root, "resume", H5P_DEFAULT), "H5Ldelete(resume)");
+  s.finished = true;
+}
+
+void MapStore::commit(const std::string& final_path, bool force) {
+  Impl& s = *impl_;
+  if (!s.finished) throw IoError("internal error: MapStore::commit() before finish()");
+  {
+    const QuietErrors quiet;
+    s.dataset.close(s.failure, "H5Dclose(potential)");
+    s.file.close(s.failure, "H5Fclose");  // flushes: a full disk shows here
+  }
+  if (::fsync(s.fd) != 0 && errno != EINVAL)
+    throw IoError(fmt::format("error writing {}: fsync: {}", s.path, errno_text()));
+  ::close(s.fd);
+  s.fd = -1;
+  int rc = ::renameat2(AT_FDCWD, s.path.c_str(), AT_FDCWD, final_path.c_str(),
+                       force ? 0 : RENAME_NOREPLACE);
+  if (rc != 0 && !force && (errno == EINVAL || errno == ENOSYS)) {
+    struct stat info {};
+    if (::lstat(final_path.c_str(), &info) == 0) {
+      errno = EEXIST;
+    } else {
+      rc = ::rename(s.path.c_str(), final_path.c_str());
+    }
+  }
+  if (rc != 0) {
+    const std::string reason = errno == EEXIST
+                                   ? fmt::format("{} appeared meanwhile; use --force to overwrite", final_path)
+                                   : errno_text();
+    std::error_code ignored;
+    std::filesystem::remove(s.path, ignored);
+    throw IoError(fmt::format("cannot rename {} to {}: {}", s.path, final_path, reason));
+  }
+  const std::filesystem::path dir = std::filesystem::path(final_path).parent_path();
+  const int dir_fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir_fd >= 0) {
+    (void)::fsync(dir_fd);  // best effort
+    ::close(dir_fd);
+  }
+  s.path = final_path;
+}
+
+void MapStore::close_keeping() noexcept {
+  if (!impl_) return;
+  try {
+    const QuietErrors quiet;
+    if (!impl_->finished) impl_->checkpoint();
+  } catch (...) {
+    // The flags of the last slabs are lost: a resume recomputes them.
+  }
+  impl_->close_handles();
+}
+
+void MapStore::discard() noexcept {
+  if (!impl_) return;
+  impl_->close_handles();
+  std::error_code ignored;
+  std::filesystem::remove(impl_->path, ignored);
+}
+
+ResumeKey read_completed_key(const std::string& path) {
+  h5::prepare_library();
+  ResumeKey key;
+  const QuietErrors quiet;
+  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (file < 0) return key;
+  const Handle owner(file, H5Fclose);
+  const Failure failure(path, true);
+  try {
+    const Handle prov(failure.id(H5Gopen2(file, "provenance", H5P_DEFAULT), "H5Gopen2"), H5Gclose);
+    key.input_sha256 = read_text_attribute(prov.get(), "input_sha256", failure);
+    key.settings = parse_settings(read_text_attribute(prov.get(), "settings", failure));
+  } catch (const Error&) {
+    return ResumeKey{};
+  }
+  return key;
+}
+
+}  // namespace dcs::io

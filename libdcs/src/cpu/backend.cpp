@@ -1,0 +1,39 @@
+// The non-virtual parts of dcs::PotentialBackend and plain host buffers.
+#include "dcs/backend.hpp"
+
+#include <memory>
+#include <vector>
+
+namespace dcs {
+namespace {
+
+class PlainHostBuffer final : public HostBuffer {
+ public:
+  explicit PlainHostBuffer(std::size_t floats) : storage_(new float[floats]) {
+    data_ = storage_.get();
+    size_ = floats;
+  }
+
+ private:
+  std::unique_ptr<float[]> storage_;  // new float[] leaves the pages untouched until written
+};
+
+}  // namespace
+
+std::unique_ptr<HostBuffer> allocate_plain_host(std::size_t floats) {
+  return std::make_unique<PlainHostBuffer>(floats);
+}
+
+StatsAccum PotentialBackend::compute(const Slab& slab, float* out) {
+  std::vector<StatsAccum> planes(static_cast<std::size_t>(slab.z_count > 0 ? slab.z_count : 0));
+  compute_slab(slab, out, planes.data());
+  StatsAccum total;
+  for (const StatsAccum& plane : planes) total = StatsAccum::combine(total, plane);
+  return total;
+}
+
+std::unique_ptr<HostBuffer> PotentialBackend::allocate_host(std::size_t floats) {
+  return allocate_plain_host(floats);
+}
+
+}  // namespace dcs

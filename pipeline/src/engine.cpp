@@ -1,0 +1,258 @@
+#include "dcs/pipeline/engine.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/log.hpp"
+#include "dcs/timer.hpp"
+
+namespace dcs::pipeline {
+namespace {
+
+/// A computed slab waiting for the writer.
+struct Finished {
+  std::size_t buffer = 0;
+  std::vector<StatsAccum> plane_stats;
+};
+
+/// The state shared by the workers and the writer, under one mutex: the free buffers, the next
+/// slab to hand out, the finished slabs, and the first error.
+class Shared {
+ public:
+  Shared(std::size_t buffers, std::vector<std::size_t> todo) : todo_(std::move(todo)) {
+    for (std::size_t b = 0; b < buffers; ++b) free_.push_back(b);
+  }
+
+  /// A worker's next (slab index, buffer), or false when there is nothing left or the run stops.
+  bool take(std::size_t& slab, std::size_t& buffer) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_ || next_ >= todo_.size() || !free_.empty(); });
+    if (stop_ || next_ >= todo_.size()) return false;
+    buffer = free_.back();
+    free_.pop_back();
+    slab = todo_[next_++];
+    return true;
+  }
+
+  void finished(std::size_t slab, Finished result) {
+    {
+      const std::lock_guard lock(mutex_);
+      done_.emplace(slab, std::move(result));
+    }
+    changed_.notify_all();
+  }
+
+  /// The writer waits for slab `slab`; false when the run stops first.
+  bool wait_for(std::size_t slab, Finished& out) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_ || done_.count(slab) != 0; });
+    if (stop_) return false;
+    const auto found = done_.find(slab);
+    out = std::move(found->second);
+    done_.erase(found);
+    return true;
+  }
+
+  /// The writer borrows a free buffer (to read back a slab for the sinks).
+  bool borrow(std::size_t& buffer) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return stop_ || !free_.empty(); });
+    if (stop_) return false;
+    buffer = free_.back();
+    free_.pop_back();
+    return true;
+  }
+
+  void release(std::size_t buffer) {
+    {
+      const std::lock_guard lock(mutex_);
+      free_.push_back(buffer);
+    }
+    changed_.notify_all();
+  }
+
+  void fail(std::exception_ptr error) {
+    {
+      const std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::move(error);
+      stop_ = true;
+    }
+    changed_.notify_all();
+  }
+  void stop() {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+  }
+  std::exception_ptr error() {
+    const std::lock_guard lock(mutex_);
+    return error_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<std::size_t> free_;
+  std::vector<std::size_t> todo_;
+  std::size_t next_ = 0;
+  std::map<std::size_t, Finished> done_;
+  std::exception_ptr error_;
+  bool stop_ = false;
+};
+
+}  // namespace
+
+std::size_t plan_bytes(const GridSpec& grid, const MapPlan& plan) {
+  return plan.buffers * static_cast<std::size_t>(std::min(plan.step, grid.nz())) *
+         grid.plane_points() * sizeof(float);
+}
+
+double EngineReport::busy_fraction() const {
+  if (worker_busy_seconds.empty() || wall_seconds <= 0.0) return 0.0;
+  double busy = 0.0;
+  for (const double seconds : worker_busy_seconds) busy += seconds;
+  return busy / (wall_seconds * static_cast<double>(worker_busy_seconds.size()));
+}
+
+EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
+                        const MapPlan& plan, io::MapStore* store,
+                        const std::vector<MapSink*>& sinks, ProgressSink* progress,
+                        const std::string& label, std::size_t atoms) {
+  if (workers.empty()) throw UsageError("internal error: the map engine needs a worker");
+  if (plan.step < 1 || plan.buffers < 1)
+    throw UsageError("internal error: the map plan needs a step and a buffer");
+  const auto start = SteadyClock::now();
+  const std::int64_t nz = grid.nz();
+  const std::size_t plane = grid.plane_points();
+  std::vector<Slab> slabs;
+  for (std::int64_t z = 0; z < nz; z += plan.step) slabs.push_back({z, std::min(plan.step, nz - z)});
+
+  EngineReport report;
+  report.plane_stats.assign(static_cast<std::size_t>(nz), StatsAccum{});
+  report.worker_busy_seconds.assign(workers.size(), 0.0);
+
+  // A slab is done when the store holds every plane of it (a resumed run).
+  std::vector<bool> done(slabs.size(), false);
+  std::vector<std::size_t> todo;
+  for (std::size_t s = 0; s < slabs.size(); ++s) {
+    bool all = store != nullptr;
+    for (std::int64_t z = slabs[s].z_begin; all && z < slabs[s].z_begin + slabs[s].z_count; ++z)
+      all = store->plane_done()[static_cast<std::size_t>(z)] != 0;
+    done[s] = all;
+    if (!all) todo.push_back(s);
+  }
+  bool feed_done_slabs = false;
+  for (MapSink* sink : sinks) feed_done_slabs = feed_done_slabs || sink->wants_slabs();
+
+  // The pool: only as many buffers as can be in use at once.
+  const std::size_t buffers = std::min(plan.buffers, std::max<std::size_t>(1, slabs.size()));
+  std::vector<std::unique_ptr<HostBuffer>> pool;
+  const std::size_t slab_floats = static_cast<std::size_t>(std::min(plan.step, nz)) * plane;
+  for (std::size_t b = 0; b < buffers; ++b) pool.push_back(workers.front()->allocate_host(slab_floats));
+
+  Shared shared(buffers, todo);
+  const double per_plane = static_cast<double>(plane) * static_cast<double>(atoms);
+  const double total = per_plane * static_cast<double>(nz);
+  if (progress) progress->begin(label, total);
+
+  std::vector<std::thread> threads;
+  threads.reserve(workers.size());
+  for (std::size_t w = 0; w < workers.size(); ++w) {
+    threads.emplace_back([&, w] {
+      try {
+        std::size_t s = 0, b = 0;
+        while (shared.take(s, b)) {
+          if (interrupt_requested()) {
+            shared.release(b);
+            shared.stop();
+            return;
+          }
+          Finished result;
+          result.buffer = b;
+          result.plane_stats.resize(static_cast<std::size_t>(slabs[s].z_count));
+          const auto busy_start = SteadyClock::now();
+          workers[w]->compute_slab(slabs[s], pool[b]->data(), result.plane_stats.data());
+          report.worker_busy_seconds[w] += seconds_since(busy_start);
+          shared.finished(s, std::move(result));
+        }
+      } catch (...) {
+        shared.fail(std::current_exception());
+      }
+    });
+  }
+
+  auto join = [&] {
+    for (std::thread& t : threads)
+      if (t.joinable()) t.join();
+  };
+
+  try {
+    auto last_checkpoint = SteadyClock::now();
+    double planes_written = 0.0;
+    for (std::size_t s = 0; s < slabs.size(); ++s) {
+      const Slab& slab = slabs[s];
+      if (interrupt_requested()) throw InterruptedError("interrupted");
+      Finished result;
+      if (done[s]) {
+        ++report.slabs_reused;
+        const auto first = store->plane_stats().begin() + slab.z_begin;
+        result.plane_stats.assign(first, first + slab.z_count);
+        if (feed_done_slabs) {
+          const auto wait_start = SteadyClock::now();
+          if (!shared.borrow(result.buffer)) break;
+          report.writer_wait_seconds += seconds_since(wait_start);
+          store->read_planes(slab, pool[result.buffer]->data());
+        }
+      } else {
+        const auto wait_start = SteadyClock::now();
+        if (!shared.wait_for(s, result)) break;
+        report.writer_wait_seconds += seconds_since(wait_start);
+        ++report.slabs_computed;
+      }
+      const auto write_start = SteadyClock::now();
+      const bool have_values = !done[s] || feed_done_slabs;
+      if (!done[s] && store != nullptr)
+        store->write_slab(slab, pool[result.buffer]->data(), result.plane_stats.data());
+      if (have_values)
+        for (MapSink* sink : sinks)
+          if (sink->wants_slabs())
+            sink->write_slab(slab, pool[result.buffer]->data(), result.plane_stats.data());
+      std::copy(result.plane_stats.begin(), result.plane_stats.end(),
+                report.plane_stats.begin() + slab.z_begin);
+      if (store != nullptr && seconds_since(last_checkpoint) >= plan.checkpoint_seconds) {
+        store->checkpoint();
+        last_checkpoint = SteadyClock::now();
+      }
+      report.write_seconds += seconds_since(write_start);
+      if (have_values) shared.release(result.buffer);
+      planes_written += static_cast<double>(slab.z_count);
+      if (progress) progress->update(per_plane * planes_written);
+    }
+  } catch (...) {
+    shared.fail(std::current_exception());
+  }
+  shared.stop();
+  join();
+  if (progress) progress->end();
+  if (std::exception_ptr error = shared.error()) std::rethrow_exception(error);
+  if (interrupt_requested()) throw InterruptedError("interrupted");
+  if (store != nullptr) {
+    const auto write_start = SteadyClock::now();
+    store->checkpoint();
+    report.write_seconds += seconds_since(write_start);
+  }
+  report.wall_seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace dcs::pipeline
