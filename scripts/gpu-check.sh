@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one call: build for sm_90, run the whole test suite (GPU tests included),
 # compute-sanitizer memcheck, racecheck and synccheck, the benchmarks and the seed-claims measurements.
-# Usage: scripts/gpu-check.sh OUTDIR [steps...]   steps: build test sanitize bench claims (default all)
+# Usage: scripts/gpu-check.sh OUTDIR [steps...]
+#   steps: build test sanitize bench claims pipeline pipebench (default: all but pipebench)
+#   pipeline: the pipeline tests on every GPU (DCS_TEST_DEVICE=cuda: 1 vs all GPUs, kill -9 and
+#             --resume) and compute-sanitizer memcheck on a multi-GPU run;
+#   pipebench: bench/pipeline_bench.py (compute-only, raw write, end-to-end, 1 vs all GPUs).
 # DCS_GIT_REVISION=<hash> names the commit where the copy of the tree has no .git.
 # Logs and results go to OUTDIR; a summary is printed last.
 set -uo pipefail
 out="${1:?usage: scripts/gpu-check.sh OUTDIR [steps...]}"
 shift
 steps=("$@")
-((${#steps[@]})) || steps=(build test sanitize bench claims)
+((${#steps[@]})) || steps=(build test sanitize bench claims pipeline)
 cd "$(dirname "$0")/.."
 mkdir -p "$out"
 build=build/gpu
@@ -28,6 +32,11 @@ step() {  # step NAME LOG COMMAND...: runs, records pass/fail and seconds
 if [[ ! -d /usr/share/apbs && -d .carry-gpu/apbs ]]; then cp -r .carry-gpu/apbs /usr/share/apbs; fi
 if [[ -d .carry-gpu/pylib ]]; then export PYTHONPATH="$PWD/.carry-gpu/pylib${PYTHONPATH:+:$PYTHONPATH}"; fi
 python=$(command -v python3)
+# libdeflate (HDF5 chunk compression) may be missing there: .carry-gpu/debs holds Debian's.
+if [[ ! -f /usr/include/libdeflate.h && -d .carry-gpu/debs ]]; then
+  for deb in .carry-gpu/debs/*.deb; do dpkg -x "$deb" /; done
+  ldconfig
+fi
 
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv >"$out/device.txt" 2>&1
 echo "revision: ${DCS_GIT_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" >>"$out/device.txt"
@@ -58,6 +67,20 @@ if want bench; then
   step "dcs bench --reductions" bench_reductions.log "$build/bin/dcs" bench --reductions --results-dir "$out"
   step "dcs bench --molecule" bench_e2e.log "$build/bin/dcs" bench --molecule "$mol" --results-dir "$out"
   step "dcs default run on GPU" run.log "$build/bin/dcs" --atoms "$mol" --grid 256 --output-dir "$out" --validate --force
+fi
+if want pipeline; then
+  gpus=$(nvidia-smi --list-gpus | wc -l)
+  step "pipeline tests on $gpus GPU(s)" pipeline_gpu.log env DCS_TEST_DEVICE=cuda \
+       ctest --test-dir "$build" -L pipeline -R "pipeline\\." -j 2 --output-on-failure
+  mol=$(ls data/*.pqr | head -n 1)
+  step "compute-sanitizer memcheck, every GPU" memcheck_pipeline.log compute-sanitizer --tool memcheck \
+       --error-exitcode 1 "$build/bin/dcs" --atoms "$mol" --grid 97 --device cuda --memory-limit 8M \
+       -o "$out/sanitized.h5" --force --validate
+  rm -f "$out/sanitized.h5"
+fi
+if want pipebench; then
+  step "pipeline benchmark" pipebench.log "$python" bench/pipeline_bench.py "$build/bin/dcs" "$out" \
+       ${PIPEBENCH_ARGS:-}
 fi
 if want claims && [[ -x scripts/seed_claims.sh ]]; then
   step "seed claims (ncu)" claims.log scripts/seed_claims.sh "$out" "$build"

@@ -279,6 +279,47 @@ OutputPaths output_paths(const RunConfig& config, const std::string& input) {
   return paths;
 }
 
+/// --null-output: the pipeline with every slab computed, reduced and handed to a sink that keeps
+/// nothing (what the GPU and the host can do without the file system: the compute-only time).
+RunResult run_without_output(const RunConfig& config, const std::string& input,
+                             const System& system, const GridSpec& grid, Workers& workers,
+                             ProgressSink* progress, SteadyClock::time_point start) {
+  RunResult result;
+  result.input = input;
+  result.atoms = system.size();
+  std::int64_t multiple = 1;
+  std::size_t min_points = 0;
+  for (PotentialBackend* w : workers.list) {
+    multiple = std::lcm(multiple, std::max<std::int64_t>(1, w->slab_hint().plane_multiple));
+    min_points = std::max(min_points, w->slab_hint().min_points);
+  }
+  const pipeline::MapPlan plan = make_plan(grid, workers.list.size(), multiple, min_points,
+                                           memory_budget(config), system.size() * 64,
+                                           config.checkpoint_seconds);
+  for (PotentialBackend* w : workers.list) w->prepare(system, grid, config.physics);
+  pipeline::NullSink sink;
+  result.evaluations = static_cast<double>(grid.points()) * static_cast<double>(system.size());
+  const pipeline::EngineReport report =
+      pipeline::run_engine(grid, workers.list, plan, nullptr, {&sink}, progress, input, system.size());
+  StatsAccum accum;
+  for (const StatsAccum& plane : report.plane_stats) accum = StatsAccum::combine(accum, plane);
+  MapMetadata& meta = result.metadata;
+  meta.grid = grid;
+  meta.physics = config.physics;
+  meta.coulomb_factor = coulomb_factor(config.physics);
+  meta.stats = finalize(accum);
+  meta.provenance.backend = workers.first().name();
+  meta.provenance.kernel = workers.first().kernel_name();
+  for (std::size_t w = 0; w < workers.list.size(); ++w)
+    meta.provenance.device += (w ? "; " : "") + workers.list[w]->device_name();
+  result.compute_seconds = report.wall_seconds;
+  result.busy_fraction = report.busy_fraction();
+  result.workers = workers.list.size();
+  result.slabs_computed = report.slabs_computed;
+  result.total_seconds = seconds_since(start);
+  return result;
+}
+
 RunResult run_one(const RunConfig& config, const std::string& input, Workers& workers,
                   ProgressSink* progress) {
   const auto start = SteadyClock::now();
@@ -294,6 +335,7 @@ RunResult run_one(const RunConfig& config, const std::string& input, Workers& wo
   const GridSpec grid = make_grid(system, config.grid);
   log().info("grid: {}", grid.describe());
 
+  if (config.null_output) return run_without_output(config, input, system, grid, workers, progress, start);
   const OutputPaths paths = output_paths(config, input);
   PotentialBackend& lead = workers.first();
   const io::ResumeKey key = resume_key(config, system, grid, lead);
@@ -330,11 +372,11 @@ RunResult run_one(const RunConfig& config, const std::string& input, Workers& wo
   std::unique_ptr<pipeline::OpenDxSink> dx_sink;
   std::size_t reserved = system.size() * 64;  // atoms in the backends and the store
   if (!paths.dx.empty()) reserved += pipeline::OpenDxSink::memory_for(grid, budget / 4);
-  if (config.compression > 0) multiple = std::lcm(multiple, std::int64_t{16});
   pipeline::MapPlan plan = make_plan(grid, workers.list.size(), multiple, min_points, budget,
                                      reserved, config.checkpoint_seconds);
-  chunk_depth = std::min<std::int64_t>({16, plan.step, grid.nz()});
-  if (config.compression > 0 && plan.step % chunk_depth != 0) chunk_depth = 1;
+  // Compressed chunks are written whole, so slabs must end on chunk rows: a depth dividing the step.
+  chunk_depth = config.compression > 0 ? std::gcd(plan.step, std::int64_t{16})
+                                       : std::min<std::int64_t>({16, plan.step, grid.nz()});
   log().info("plan: {} worker(s), slabs of {} plane(s) ({}), {} buffers, {} of host memory for "
              "slabs (budget {})", workers.list.size(), plan.step,
              format_bytes(static_cast<std::size_t>(plan.step) * grid.plane_points() * sizeof(float)),

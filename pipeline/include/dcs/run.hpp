@@ -36,6 +36,7 @@ struct RunConfig {
   bool force = false;               ///< overwrite existing outputs
   bool keep_going = false;          ///< batch: continue after a bad input file
   bool resume = false;              ///< continue a partial map; skip complete outputs
+  bool null_output = false;         ///< benchmarks: compute and reduce every slab, write nothing
   /// Host memory the pipeline may hold (bytes); empty: half of the memory available now
   /// (cgroup limits included).
   std::optional<std::size_t> memory_limit;

@@ -1,0 +1,273 @@
+// The slab engine and the map store on the CPU backends (label pipeline): the same map and
+// statistics for any number of workers and any slab size; slabs reach the sinks in z order;
+// worker errors stop the run; a partial store is resumed to the same bytes; mismatches are
+// refused with the setting named.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <unistd.h>
+#include <vector>
+
+#include "dcs/backend.hpp"
+#include "dcs/error.hpp"
+#include "dcs/grid.hpp"
+#include "dcs/io/map_store.hpp"
+#include "dcs/pipeline/engine.hpp"
+#include "dcs/pipeline/sinks.hpp"
+
+namespace dcs {
+namespace {
+
+System random_system(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> position(-12.0, 12.0), charge(-1.0, 1.0);
+  System system;
+  system.source_path = "random";
+  system.source_sha256 = "feedface";
+  for (std::size_t a = 0; a < n; ++a) {
+    Atom atom;
+    atom.position = {position(rng), position(rng), position(rng)};
+    atom.charge = charge(rng);
+    system.atoms.push_back(atom);
+  }
+  return system;
+}
+
+GridSpec test_grid() {
+  GridSpec grid;
+  grid.counts = {37, 29, 41};
+  grid.origin = {-15.0, -14.0, -16.0};
+  grid.spacing = {0.8, 1.0, 0.75};
+  return grid;
+}
+
+/// Collects the whole map from the slabs it is given and checks that they come in z order.
+class CollectingSink final : public MapSink {
+ public:
+  explicit CollectingSink(const GridSpec& grid) : grid_(grid), values_(grid.points()) {}
+  std::string name() const override { return "collector"; }
+  void begin(const MapMetadata&) override {}
+  void write_slab(const Slab& slab, const float* values, const StatsAccum*) override {
+    EXPECT_EQ(slab.z_begin, next_z_) << "slabs must arrive in z order";
+    next_z_ = slab.z_begin + slab.z_count;
+    std::memcpy(values_.data() + static_cast<std::size_t>(slab.z_begin) * grid_.plane_points(),
+                values, static_cast<std::size_t>(slab.z_count) * grid_.plane_points() * sizeof(float));
+    ++slabs_;
+    if (fail_after_ >= 0 && slabs_ > fail_after_) throw IoError("sink failure (test)");
+  }
+  void finish(const MapMetadata&, MapReader&) override {}
+  void commit() override {}
+  void abort() noexcept override {}
+
+  const std::vector<float>& values() const { return values_; }
+  std::int64_t next_z() const { return next_z_; }
+  void fail_after(int slabs) { fail_after_ = slabs; }
+
+ private:
+  GridSpec grid_;
+  std::vector<float> values_;
+  std::int64_t next_z_ = 0;
+  int slabs_ = 0;
+  int fail_after_ = -1;
+};
+
+struct MapRun {
+  std::vector<float> values;
+  std::vector<StatsAccum> plane_stats;
+};
+
+MapRun compute(const System& system, const GridSpec& grid, unsigned workers, std::int64_t step,
+            std::size_t buffers) {
+  std::vector<std::unique_ptr<PotentialBackend>> owned;
+  std::vector<PotentialBackend*> list;
+  for (unsigned w = 0; w < workers; ++w) {
+    BackendOptions options;
+    options.threads = 1 + w % 2;  // thread counts differ between workers: must not matter
+    owned.push_back(make_cpu_fast_backend(options));
+    owned.back()->prepare(system, grid, Physics{});
+    list.push_back(owned.back().get());
+  }
+  CollectingSink sink(grid);
+  pipeline::MapPlan plan;
+  plan.step = step;
+  plan.buffers = buffers;
+  const pipeline::EngineReport report =
+      pipeline::run_engine(grid, list, plan, nullptr, {&sink}, nullptr, "test", system.size());
+  EXPECT_EQ(sink.next_z(), grid.nz());
+  EXPECT_EQ(report.slabs_computed, static_cast<std::size_t>((grid.nz() + step - 1) / step));
+  return {sink.values(), report.plane_stats};
+}
+
+bool same_stats(const std::vector<StatsAccum>& a, const std::vector<StatsAccum>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::memcmp(&a[i], &b[i], sizeof(StatsAccum)) != 0) return false;
+  return true;
+}
+
+TEST(Engine, SameMapAndStatisticsForAnyWorkerCountAndSlabSize) {
+  const System system = random_system(300, 7);
+  const GridSpec grid = test_grid();
+  const MapRun one = compute(system, grid, 1, 41, 2);
+  for (const auto& [workers, step, buffers] :
+       std::vector<std::tuple<unsigned, std::int64_t, std::size_t>>{{1, 1, 2}, {2, 3, 3}, {3, 5, 4}, {4, 7, 9}}) {
+    const MapRun other = compute(system, grid, workers, step, buffers);
+    EXPECT_EQ(0, std::memcmp(one.values.data(), other.values.data(), one.values.size() * sizeof(float)))
+        << workers << " workers, slabs of " << step;
+    EXPECT_TRUE(same_stats(one.plane_stats, other.plane_stats)) << workers << " workers";
+  }
+}
+
+/// Throws on the slab that holds plane `bad_plane`.
+class FailingBackend final : public PotentialBackend {
+ public:
+  explicit FailingBackend(std::int64_t bad_plane) : bad_plane_(bad_plane) {}
+  std::string name() const override { return "failing"; }
+  std::string kernel_name() const override { return "none"; }
+  std::string reduction_name() const override { return "none"; }
+  std::string device_name() const override { return "test"; }
+  double tolerance() const override { return 0.0; }
+  void prepare(const System&, const GridSpec& grid, const Physics&) override { grid_ = grid; }
+  void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
+    if (bad_plane_ >= slab.z_begin && bad_plane_ < slab.z_begin + slab.z_count)
+      throw CudaError("device lost (test)");
+    const std::size_t n = grid_.plane_points();
+    for (std::int64_t p = 0; p < slab.z_count; ++p) {
+      std::fill(out + static_cast<std::size_t>(p) * n, out + static_cast<std::size_t>(p + 1) * n, 1.0f);
+      plane_stats[p] = cpu_statistics(out + static_cast<std::size_t>(p) * n, n);
+    }
+  }
+  StatsAccum statistics(const float* v, std::size_t n) override { return cpu_statistics(v, n); }
+  DiffAccum difference(const float* v, const double* r, std::size_t n) override {
+    return cpu_difference(v, r, n);
+  }
+  std::unique_ptr<HostBuffer> allocate_host(std::size_t floats) override {
+    ++allocations;
+    return allocate_plain_host(floats);
+  }
+  std::atomic<int> allocations{0};
+
+ private:
+  std::int64_t bad_plane_;
+  GridSpec grid_;
+};
+
+TEST(Engine, AWorkerErrorStopsEveryWorkerAndIsRethrown) {
+  const GridSpec grid = test_grid();
+  FailingBackend good(20), bad(20);  // whichever worker takes plane 20 fails
+  good.prepare({}, grid, {});
+  bad.prepare({}, grid, {});
+  CollectingSink sink(grid);
+  pipeline::MapPlan plan;
+  plan.step = 2;
+  plan.buffers = 3;
+  EXPECT_THROW(pipeline::run_engine(grid, {&good, &bad}, plan, nullptr, {&sink}, nullptr, "t", 1),
+               CudaError);
+  EXPECT_LE(sink.next_z(), 20);  // nothing past the failed slab reached the sink
+  EXPECT_EQ(good.allocations.load(), 3);  // the pool is the plan's buffers, whatever the grid
+}
+
+TEST(Engine, ASinkErrorStopsTheWorkers) {
+  const GridSpec grid = test_grid();
+  FailingBackend backend(-1);
+  backend.prepare({}, grid, {});
+  CollectingSink sink(grid);
+  sink.fail_after(3);
+  pipeline::MapPlan plan;
+  plan.step = 1;
+  plan.buffers = 2;
+  EXPECT_THROW(pipeline::run_engine(grid, {&backend}, plan, nullptr, {&sink}, nullptr, "t", 1), IoError);
+}
+
+MapMetadata metadata(const GridSpec& grid) {
+  MapMetadata meta;
+  meta.grid = grid;
+  meta.coulomb_factor = coulomb_factor(meta.physics);
+  return meta;
+}
+
+io::ResumeKey key(const std::string& dielectric) {
+  return {"feedface", {{"grid", "37 29 41"}, {"dielectric", dielectric}}};
+}
+
+class StoreTest : public ::testing::TestWithParam<int> {  // parameter: gzip level
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("dcs-engine-test-" + std::to_string(::getpid()) + "-" + std::to_string(GetParam()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string file(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_P(StoreTest, AnInterruptedStoreResumesToTheSameBytes) {
+  const System system = random_system(200, 11);
+  const GridSpec grid = test_grid();
+  const MapMetadata meta = metadata(grid);
+  const MapRun reference = compute(system, grid, 1, 41, 2);
+  auto backend = make_cpu_fast_backend({});
+  backend->prepare(system, grid, Physics{});
+  io::MapStoreOptions options;
+  options.gzip_level = GetParam();
+  options.chunk_depth = 4;
+  pipeline::MapPlan plan;
+  plan.step = 4;
+  plan.buffers = 2;
+  plan.checkpoint_seconds = 0.0;
+  const std::string partial = io::partial_path_for(file("map.h5"));
+  {
+    io::MapStore store = io::MapStore::create(partial, meta, system, key("1"), options);
+    CollectingSink failing(grid);
+    failing.fail_after(5);  // dies after 5 slabs: 20 planes are in the store
+    EXPECT_THROW(pipeline::run_engine(grid, {backend.get()}, plan, &store, {&failing}, nullptr, "t",
+                                      system.size()),
+                 IoError);
+    store.close_keeping();
+  }
+  EXPECT_THROW((void)io::MapStore::open_partial(partial, meta, key("2")), io::ResumeMismatch);
+  try {
+    (void)io::MapStore::open_partial(partial, meta, key("4"));
+  } catch (const io::ResumeMismatch& error) {
+    EXPECT_NE(std::string(error.what()).find("dielectric was 1, now 4"), std::string::npos) << error.what();
+  }
+  io::MapStore store = io::MapStore::open_partial(partial, meta, key("1"));
+  EXPECT_GE(store.planes_done(), 16);
+  EXPECT_LT(store.planes_done(), grid.nz());
+  CollectingSink sink(grid);  // sinks still see every slab: done ones are read back
+  const pipeline::EngineReport report = pipeline::run_engine(grid, {backend.get()}, plan, &store,
+                                                             {&sink}, nullptr, "t", system.size());
+  EXPECT_GT(report.slabs_reused, 0u);
+  EXPECT_TRUE(same_stats(reference.plane_stats, report.plane_stats));
+  EXPECT_EQ(0, std::memcmp(reference.values.data(), sink.values().data(),
+                           reference.values.size() * sizeof(float)));
+  std::vector<float> back(grid.points());
+  store.read_planes({0, grid.nz()}, back.data());
+  EXPECT_EQ(0, std::memcmp(reference.values.data(), back.data(), back.size() * sizeof(float)));
+  // x-columns come back in [k][j][i] order.
+  std::vector<float> columns(static_cast<std::size_t>(3 * grid.ny() * grid.nz()));
+  store.read_x_columns(5, 3, columns.data());
+  for (std::int64_t k = 0; k < grid.nz(); k += 7)
+    for (std::int64_t j = 0; j < grid.ny(); j += 5)
+      for (std::int64_t di = 0; di < 3; ++di)
+        EXPECT_EQ(columns[static_cast<std::size_t>((k * grid.ny() + j) * 3 + di)],
+                  reference.values[grid.index(5 + di, j, k)]);
+  MapMetadata done = meta;
+  store.finish(done);
+  store.commit(file("map.h5"), false);
+  EXPECT_TRUE(std::filesystem::exists(file("map.h5")));
+  EXPECT_FALSE(std::filesystem::exists(partial));
+}
+
+INSTANTIATE_TEST_SUITE_P(Uncompressed, StoreTest, ::testing::Values(0));
+INSTANTIATE_TEST_SUITE_P(Compressed, StoreTest, ::testing::Values(3));
+
+}  // namespace
+}  // namespace dcs
