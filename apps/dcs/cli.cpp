@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <functional>
@@ -21,6 +22,7 @@
 #include "dcs/physics.hpp"
 #include "dcs/run.hpp"
 #include "dcs/version.hpp"
+#include "preview.hpp"
 #include "progress.hpp"
 
 namespace dcs::app {
@@ -109,26 +111,78 @@ void print_summary(const RunResult& result) {
                result.slabs_reused, result.slabs_computed);
 }
 
-int list_kernels() {
-  auto print_group = [](const char* title, const std::vector<VariantInfo>& variants) {
-    fmt::print("{}\n", title);
-    for (const VariantInfo& v : variants)
-      fmt::print("  {:<24} {:<14}{} {}\n", v.name, v.backend, v.is_default ? " (default)" : "", v.summary);
+// One line per variant, at most kListWidth columns (longer summaries wrap under themselves), one
+// "(default)" per group (the variant used when --kernel/--reduction is not given), each name
+// once per group (a variant offered by several backends lists them together).
+constexpr std::size_t kListWidth = 100;
+
+void print_wrapped(const std::string& head, const std::string& text) {
+  const std::size_t room = kListWidth - head.size();
+  std::string line = head;
+  std::size_t used = 0;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t next = text.find(' ', pos);
+    if (next == std::string::npos) next = text.size();
+    const std::string word = text.substr(pos, next - pos);
+    pos = next + 1;
+    if (used > 0 && used + 1 + word.size() > room) {
+      fmt::print("{}\n", line);
+      line = std::string(head.size(), ' ');
+      used = 0;
+    }
+    line += (used > 0 ? " " : "") + word;
+    used += (used > 0 ? 1 : 0) + word.size();
+  }
+  fmt::print("{}\n", line);
+}
+
+void print_variant_group(const std::string& title, const std::vector<VariantInfo>& variants,
+                         const std::string& default_backend) {
+  struct Row {
+    VariantInfo info;
+    std::vector<std::string> backends;
   };
+  std::vector<Row> rows;
+  for (const VariantInfo& v : variants) {
+    auto same = std::find_if(rows.begin(), rows.end(),
+                             [&](const Row& r) { return r.info.name == v.name; });
+    if (same == rows.end()) {
+      rows.push_back({v, {v.backend}});
+      same = rows.end() - 1;
+      same->info.is_default = false;
+    } else if (std::find(same->backends.begin(), same->backends.end(), v.backend) ==
+               same->backends.end()) {
+      same->backends.push_back(v.backend);
+    }
+    // The group's default is the default of its main backend (cpu-fast for --device cpu).
+    if (v.is_default && v.backend == default_backend) same->info.is_default = true;
+  }
+  fmt::print("{}\n", title);
+  for (const Row& row : rows) {
+    const std::string backends = row.backends.size() > 1 ? "any cpu" : row.backends.front();
+    print_wrapped(fmt::format("  {:<17} {:<14}", row.info.name, backends),
+                  (row.info.is_default ? "(default) " : "") + row.info.summary);
+  }
+}
+
+int list_kernels() {
   std::vector<VariantInfo> cpu_potential, cpu_reduction;
   for (const VariantInfo& v : cpu_variants())
     (v.kind == VariantKind::Potential ? cpu_potential : cpu_reduction).push_back(v);
-  print_group("Potential kernels (--kernel), CUDA:", cuda::cuda_kernel_variants());
-  print_group("Potential kernels (--kernel), CPU (--device cpu):", cpu_potential);
-  print_group("Reductions for statistics and validation (--reduction), CUDA:",
-              cuda::cuda_reduction_variants());
-  print_group("Reductions, CPU:", cpu_reduction);
+  print_variant_group("Potential kernels (--kernel), CUDA:", cuda::cuda_kernel_variants(), "cuda");
+  print_variant_group("Potential kernels (--kernel), CPU (--device cpu; --kernel reference "
+                      "selects the float64 backend):", cpu_potential, "cpu-fast");
+  print_variant_group("Reductions for statistics and validation (--reduction), CUDA:",
+                      cuda::cuda_reduction_variants(), "cuda");
+  print_variant_group("Reductions, CPU (the reference backend uses cpu-serial):", cpu_reduction,
+                      "cpu-fast");
   return 0;
 }
 
 int list_devices() {
   const auto devices = cuda::cuda_devices();
-  if (devices.empty()) fmt::print("no CUDA device: {}\n", cuda::cuda_unavailable_reason());
+  if (devices.empty()) fmt::print("cuda    none: {}\n", cuda::cuda_unavailable_reason());
   for (const cuda::DeviceInfo& d : devices)
     fmt::print("cuda:{}  {}  sm_{}{}  {} SMs  {:.0f} MHz  {:.1f} GiB ({:.1f} GiB free)  L2 {} MiB\n",
                d.ordinal, d.name, d.compute_major, d.compute_minor, d.multiprocessors,
@@ -151,7 +205,7 @@ int main_entry(int argc, char** argv) {
   CLI::App app{"dcs: electrostatic potential maps by direct Coulomb summation.\n"
                "  dcs --atoms mol.pqr --grid 256          writes mol.h5 (kT/e at 298.15 K)\n"
                "  dcs --atoms mol.pqr --spacing 0.5 --dx mol.dx\n"
-               "  dcs kernels | dcs devices | dcs bench",
+               "  dcs kernels | dcs devices | dcs bench | dcs preview mol.h5 -o mol.png",
                "dcs"};
   app.set_version_flag("--version", fmt::format("dcs {} (git {})", kVersion, kGitRevision));
   app.footer("Exit status: 0 success, 1 runtime failure (CUDA, I/O), 2 usage error, 3 bad input file,\n"
@@ -212,8 +266,6 @@ int main_entry(int argc, char** argv) {
   app.add_option("--cpu-workers", config.cpu_workers,
                  "CPU backends side by side, threads split between them (simulates several "
                  "devices; the map is identical)")->capture_default_str()->group(g_comp);
-  app.add_flag("--null-output", config.null_output,
-               "Benchmarks: compute and reduce every slab but write nothing")->group(g_comp);
   app.add_option("--checkpoint-interval", config.checkpoint_seconds,
                  "Seconds between checkpoints of the partial file (what a killed run keeps)")
       ->capture_default_str()->group(g_comp);
@@ -244,6 +296,16 @@ int main_entry(int argc, char** argv) {
   bench_cmd->add_option("--results-dir", bench.results_dir, "Where the Markdown results go")->capture_default_str();
   bench_cmd->add_option("--device-ordinal", bench.options.device, "CUDA device");
   bench_cmd->add_option("--threads,-j", bench.options.threads, "CPU threads (0: all)");
+  auto* preview_cmd = app.add_subcommand(
+      "preview", "Render a map's three central slices to PNG (python3 + matplotlib)");
+  PreviewCommand preview;
+  preview_cmd->add_option("map", preview.input, "dcs HDF5 map")
+      ->required()->check(CLI::ExistingFile);
+  preview_cmd->add_option("-o,--output", preview.output, "PNG path (default <map stem>.png)");
+  preview_cmd->add_option("--percentile", preview.percentile,
+                          "Colour limits: ±this percentile of |V|")
+      ->capture_default_str()->check(CLI::Range(1.0, 100.0));
+  preview_cmd->add_flag("--force,-f", preview.force, "Overwrite the PNG");
   app.require_subcommand(0, 1);
 
   try {
@@ -256,6 +318,7 @@ int main_entry(int argc, char** argv) {
   try {
     if (*kernels_cmd) return list_kernels();
     if (*devices_cmd) return list_devices();
+    if (*preview_cmd) return run_preview(preview);
     if (*bench_cmd) {
       bench.command_line = quoted_command_line(argc, argv);
       return run_bench(bench);
@@ -289,7 +352,7 @@ int main_entry(int argc, char** argv) {
     const std::vector<RunResult> results = run(config, no_progress ? nullptr : &progress);
     int exit_code = 0;
     for (const RunResult& result : results) {
-      print_summary(result);
+      if (!quiet || !result.error.empty()) print_summary(result);  // -q: failures only
       if (result.exit_code != 0 && exit_code == 0) exit_code = result.exit_code;
     }
     return exit_code;

@@ -1,7 +1,12 @@
 #include "progress.hpp"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -19,13 +24,51 @@ std::string format_duration(double seconds) {
   return fmt::format("{}h{:02}m", total / 3600, total % 3600 / 60);
 }
 
+// The file name of a path-like label ("maps/long/dir/mol.pqr" -> "mol.pqr").
+std::string short_label(const std::string& label) {
+  const std::string name = std::filesystem::path(label).filename().string();
+  return name.empty() ? label : name;
+}
+
 }  // namespace
+
+std::string format_progress_line(const std::string& name, double fraction, double rate,
+                                 double eta_seconds, std::size_t width) {
+  const std::string percent = fmt::format("{:5.1f}%", 100.0 * fraction);
+  const std::string eta = "ETA " + format_duration(eta_seconds);
+  const std::string tails[] = {
+      fmt::format("{}  {:.3g} atom-evaluations/s  {}", percent, rate, eta),
+      fmt::format("{}  {:.3g} evals/s  {}", percent, rate, eta),
+      fmt::format("{}  {}", percent, eta),
+  };
+  for (const std::string& tail : tails) {
+    const std::string line = name + ": " + tail;
+    if (line.size() <= width) return line;
+  }
+  const std::string& tail = tails[2];
+  // Keep the end of the name (its extension and the part that differs between inputs).
+  if (width >= tail.size() + 2 + 4 + 3) {
+    const std::size_t keep = width - tail.size() - 2 - 3;
+    return "..." + name.substr(name.size() - keep) + ": " + tail;
+  }
+  return tail.substr(0, width);
+}
+
+std::size_t terminal_columns() {
+  winsize size{};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
+  if (const char* columns = std::getenv("COLUMNS")) {
+    const long value = std::strtol(columns, nullptr, 10);
+    if (value > 0 && value < 10000) return static_cast<std::size_t>(value);
+  }
+  return 80;
+}
 
 ConsoleProgress::ConsoleProgress(bool live, double log_interval_seconds)
     : live_(live), log_interval_(log_interval_seconds) {}
 
 void ConsoleProgress::begin(const std::string& label, double total_evaluations) {
-  label_ = label;
+  label_ = short_label(label);
   total_ = total_evaluations;
   start_ = last_report_ = Clock::now();
   drawn_ = false;
@@ -41,20 +84,22 @@ void ConsoleProgress::update(double done) {
   const double fraction = total_ > 0 ? done / total_ : 1.0;
   const double rate = elapsed > 0 ? done / elapsed : 0.0;
   const double eta = rate > 0 ? (total_ - done) / rate : -1.0;
-  const std::string line = fmt::format("{}: {:5.1f}%  {:.3g} atom-evaluations/s  ETA {}", label_,
-                                       100.0 * fraction, rate, format_duration(eta));
   if (live_) {
-    std::fprintf(stderr, "\r%-79s", line.c_str());
+    // One column short of the width: writing the last column wraps on some terminals.
+    const std::size_t columns = terminal_columns();
+    const std::string line =
+        format_progress_line(label_, fraction, rate, eta, columns > 1 ? columns - 1 : 1);
+    std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
     std::fflush(stderr);
     drawn_ = true;
   } else {
-    log().info("progress {}", line);
+    log().info("progress {}", format_progress_line(label_, fraction, rate, eta, std::string::npos));
   }
 }
 
 void ConsoleProgress::end() {
   if (live_ && drawn_) {
-    std::fprintf(stderr, "\r%-79s\r", "");
+    std::fputs("\r\x1b[K", stderr);
     std::fflush(stderr);
   }
   drawn_ = false;

@@ -1,6 +1,7 @@
 #include "device_info.hpp"
 
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include "cuda_check.hpp"
 #include "dcs/error.hpp"
@@ -15,16 +16,32 @@ struct DeviceCount {
   std::string reason;
 };
 
+/// True when the NVIDIA kernel driver is loaded (its device nodes or /proc entry exist).
+bool nvidia_driver_present() noexcept {
+  return ::access("/dev/nvidiactl", F_OK) == 0 || ::access("/dev/nvidia0", F_OK) == 0 ||
+         ::access("/proc/driver/nvidia/version", F_OK) == 0;
+}
+
 DeviceCount count_devices() noexcept {
   DeviceCount result;
   const cudaError_t status = cudaGetDeviceCount(&result.count);
   if (status != cudaSuccess) {
     cudaGetLastError();
     result.count = 0;
-    result.reason = std::string("no CUDA device: ") + cudaGetErrorName(status) + ": " +
-                    cudaGetErrorString(status);
+    // Without a GPU the runtime finds no driver library and says cudaErrorInsufficientDriver
+    // ("CUDA driver version is insufficient"), which reads like a broken install: on a machine
+    // with no NVIDIA driver loaded that simply means no GPU.
+    if (status == cudaErrorNoDevice ||
+        (status == cudaErrorInsufficientDriver && !nvidia_driver_present()))
+      result.reason = "no NVIDIA GPU found";
+    else if (status == cudaErrorInsufficientDriver)
+      result.reason = "the NVIDIA driver is older than this CUDA runtime "
+                      "(cudaErrorInsufficientDriver); update the driver";
+    else
+      result.reason = std::string("CUDA cannot list devices: ") + cudaGetErrorName(status) + ": " +
+                      cudaGetErrorString(status);
   } else if (result.count == 0) {
-    result.reason = "no CUDA device: the runtime sees none";
+    result.reason = "no NVIDIA GPU found";
   }
   return result;
 }
