@@ -6,10 +6,12 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -19,6 +21,8 @@
 #include <zlib.h>
 
 #include "dcs/error.hpp"
+#include "dcs/interrupt.hpp"
+#include "dcs/limits.hpp"
 #include "dcs/io/checksum.hpp"
 #include "dcs/log.hpp"
 
@@ -26,117 +30,213 @@ namespace dcs::io {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// Line sources: the parsers see lines, whether they come from a stream or from zlib.
+// Line sources: the parsers see lines, whether they come from a stream or from zlib. Lines end
+// at "\n", "\r\n" or a lone "\r" (classic Mac files would otherwise be one giant line). Every
+// block read polls dcs::interrupt_requested(), so a signal stops the read of a huge file.
 
 class LineSource {
  public:
   virtual ~LineSource() = default;
-  /// Next line without its '\n'; false at the end of input. Throws InputError on read errors.
+  /// Next line without its line ending; false at the end of input. Throws InputError on read
+  /// errors and InterruptedError when an interrupt was requested.
   bool next(std::string& line) {
-    if (!read_line(line)) return false;
+    line.clear();
+    bool any = false;
+    for (;;) {
+      if (pos_ == end_) {
+        if (!refill()) {
+          if (!any) return false;
+          break;
+        }
+      }
+      if (skip_newline_after_cr_) {
+        skip_newline_after_cr_ = false;
+        if (buffer_[pos_] == '\n') {
+          ++pos_;
+          continue;
+        }
+      }
+      const char* begin = buffer_.data() + pos_;
+      const char* stop = begin;
+      const char* limit = buffer_.data() + end_;
+      while (stop != limit && *stop != '\n' && *stop != '\r') ++stop;
+      line.append(begin, static_cast<std::size_t>(stop - begin));
+      any = true;
+      pos_ += static_cast<std::size_t>(stop - begin);
+      if (stop != limit) {
+        skip_newline_after_cr_ = *stop == '\r';
+        ++pos_;
+        break;
+      }
+    }
     ++line_number_;
     return true;
   }
   std::uint64_t line_number() const noexcept { return line_number_; }
+  /// Reads the rest of the input without parsing it (so that corrupt compressed data is
+  /// reported as such rather than as the garbage line it decoded to).
+  void drain() {
+    while (refill()) pos_ = end_;
+  }
 
  protected:
-  virtual bool read_line(std::string& line) = 0;
+  static constexpr std::size_t kBlockSize = std::size_t{1} << 17;
+  explicit LineSource(const std::string& name) : name_(name), buffer_(kBlockSize) {}
+  /// Fills `out` with up to `capacity` bytes; 0 at the end of input.
+  virtual std::size_t read_block(char* out, std::size_t capacity) = 0;
+  const std::string& name_;
 
  private:
+  bool refill() {
+    if (interrupt_requested())
+      throw InterruptedError(name_ + ": interrupted while reading (after line " +
+                             std::to_string(line_number_) + ")");
+    end_ = read_block(buffer_.data(), buffer_.size());
+    pos_ = 0;
+    return end_ > 0;
+  }
+
+  std::vector<char> buffer_;
+  std::size_t pos_ = 0;
+  std::size_t end_ = 0;
+  bool skip_newline_after_cr_ = false;
   std::uint64_t line_number_ = 0;
 };
 
 class StreamLineSource final : public LineSource {
  public:
-  StreamLineSource(std::istream& in, const std::string& name) : in_(in), name_(name) {}
+  StreamLineSource(std::istream& in, const std::string& name) : LineSource(name), in_(in) {}
 
  protected:
-  bool read_line(std::string& line) override {
-    if (std::getline(in_, line)) return true;
-    if (in_.bad()) {
-      throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
-    }
-    return false;
+  std::size_t read_block(char* out, std::size_t capacity) override {
+    in_.read(out, static_cast<std::streamsize>(capacity));
+    const auto got = static_cast<std::size_t>(in_.gcount());
+    if (in_.bad()) throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
+    return got;
   }
 
  private:
   std::istream& in_;
-  const std::string& name_;
 };
 
-// Streams a .gz file through zlib in blocks, so large inputs never sit in memory twice.
+// Streams a .gz file through zlib's inflate in blocks, so large inputs never sit in memory
+// twice. Concatenated gzip members (what `cat a.gz b.gz` makes, and what gzip -d accepts) are
+// read one after the other; anything else after the last member is refused, like corrupt or
+// truncated data (trailing zero bytes, which some tape and transfer tools append, only warn).
 class GzLineSource final : public LineSource {
  public:
-  explicit GzLineSource(const std::string& path) : path_(path), buffer_(kBlockSize) {
+  explicit GzLineSource(const std::string& path) : LineSource(path), input_(kBlockSize) {
     errno = 0;
-    file_.reset(gzopen(path.c_str(), "rb"));
+    file_.reset(std::fopen(path.c_str(), "rb"));
     if (!file_) {
-      throw InputError(path, 0,
-                       std::string("cannot open: ") +
-                           (errno != 0 ? std::strerror(errno) : "zlib could not allocate"));
+      throw InputError(path, 0, std::string("cannot open: ") +
+                                    (errno != 0 ? std::strerror(errno) : "unknown error"));
     }
-    gzbuffer(file_.get(), kBlockSize);
-    // zlib would pass a file without a gzip header through unchanged; a .gz name that does not
-    // hold gzip data is more likely a mistake than a convenience, so say so.
-    if (gzdirect(file_.get()) != 0) {
+    if (inflateInit2(&stream_, 15 + 16) != Z_OK)  // gzip wrapper only
+      throw InputError(path, 0, "zlib could not allocate its state");
+    initialised_ = true;
+    fill_input();
+    // A .gz name that does not hold gzip data is more likely a mistake than a convenience.
+    if (stream_.avail_in < 2 || !at_gzip_magic())
       throw InputError(path, 0, "not gzip-compressed data, although the name ends in '.gz'");
-    }
   }
+  ~GzLineSource() override {
+    if (initialised_) inflateEnd(&stream_);
+  }
+  GzLineSource(const GzLineSource&) = delete;
+  GzLineSource& operator=(const GzLineSource&) = delete;
 
  protected:
-  bool read_line(std::string& line) override {
-    line.clear();
-    for (;;) {
-      if (pos_ == end_ && !fill()) return !line.empty();
-      const char* begin = buffer_.data() + pos_;
-      const std::size_t available = end_ - pos_;
-      const void* newline = std::memchr(begin, '\n', available);
-      if (newline != nullptr) {
-        const auto length = static_cast<std::size_t>(static_cast<const char*>(newline) - begin);
-        line.append(begin, length);
-        pos_ += length + 1;
-        return true;
+  std::size_t read_block(char* out, std::size_t capacity) override {
+    stream_.next_out = reinterpret_cast<Bytef*>(out);
+    stream_.avail_out = static_cast<uInt>(capacity);
+    // Fill the whole block (as gzread did): corrupt data is then usually reported as such
+    // before the garbage it decodes to reaches the parser.
+    while (stream_.avail_out > 0 && !finished_) {
+      if (stream_.avail_in == 0) fill_input();
+      if (stream_.avail_in == 0) {
+        if (member_done_) {
+          finished_ = true;
+          break;
+        }
+        throw InputError(name_, 0, "truncated gzip data: the compressed stream ends after line " +
+                                       std::to_string(line_number()));
       }
-      line.append(begin, available);
-      pos_ = end_;
+      if (member_done_) {  // more bytes after a complete member: another member, or garbage
+        if (!at_gzip_magic()) {
+          check_trailing_bytes();
+          finished_ = true;
+          break;
+        }
+        inflateReset(&stream_);
+        member_done_ = false;
+      }
+      const int code = inflate(&stream_, Z_NO_FLUSH);
+      if (code == Z_STREAM_END) {
+        member_done_ = true;
+      } else if (code != Z_OK && code != Z_BUF_ERROR) {
+        throw InputError(name_, 0, "corrupt gzip data after line " + std::to_string(line_number()) +
+                                       ": " + (stream_.msg != nullptr ? stream_.msg : zError(code)));
+      }
     }
+    return capacity - stream_.avail_out;
   }
 
  private:
-  static constexpr unsigned kBlockSize = 1u << 17;
-
-  bool fill() {
-    const int got = gzread(file_.get(), buffer_.data(), kBlockSize);
-    int code = Z_OK;
-    const char* message = gzerror(file_.get(), &code);
-    if (got < 0 || (code != Z_OK && code != Z_BUF_ERROR)) {
-      throw InputError(path_, 0,
-                       "corrupt gzip data after line " + std::to_string(line_number()) + ": " +
-                           (message != nullptr ? message : "unknown zlib error"));
-    }
-    if (got == 0) {
-      // Z_BUF_ERROR at the end means the compressed stream stopped in the middle.
-      if (code == Z_BUF_ERROR) {
-        throw InputError(path_, 0,
-                         "truncated gzip data: the compressed stream ends after line " +
-                             std::to_string(line_number()));
-      }
-      return false;
-    }
-    pos_ = 0;
-    end_ = static_cast<std::size_t>(got);
-    return true;
+  void fill_input() {
+    if (stream_.avail_in > 0) return;
+    const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_.get());
+    if (std::ferror(file_.get()) != 0)
+      throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
+    consumed_ += got;
+    stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
+    stream_.avail_in = static_cast<uInt>(got);
   }
 
-  struct GzCloser {
-    void operator()(gzFile file) const noexcept { gzclose_r(file); }
+  /// The next input bytes start a gzip member (1f 8b); needs two bytes, refilling if needed.
+  bool at_gzip_magic() {
+    if (stream_.avail_in == 1) {  // keep the one byte and read on
+      const Bytef first = stream_.next_in[0];
+      input_[0] = static_cast<char>(first);
+      const std::size_t got = std::fread(input_.data() + 1, 1, input_.size() - 1, file_.get());
+      consumed_ += got;
+      stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
+      stream_.avail_in = static_cast<uInt>(got + 1);
+    }
+    return stream_.avail_in >= 2 && stream_.next_in[0] == 0x1f && stream_.next_in[1] == 0x8b;
+  }
+
+  /// After the last member: zero bytes are tolerated with a warning, anything else refused.
+  void check_trailing_bytes() {
+    const std::uintmax_t offset = consumed_ - stream_.avail_in;
+    std::uintmax_t trailing = 0;
+    bool all_zero = true;
+    for (;;) {
+      for (uInt i = 0; i < stream_.avail_in; ++i) all_zero = all_zero && stream_.next_in[i] == 0;
+      trailing += stream_.avail_in;
+      stream_.avail_in = 0;
+      if (!all_zero) break;
+      fill_input();
+      if (stream_.avail_in == 0) break;
+    }
+    if (!all_zero)
+      throw InputError(name_, 0, "trailing garbage after the gzip data (at byte " +
+                                     std::to_string(offset) +
+                                     "): the file is damaged or not a single .gz file");
+    log().warn("{}: ignored {} zero byte(s) after the gzip data", name_, trailing);
+  }
+
+  struct FileCloser {
+    void operator()(std::FILE* file) const noexcept { std::fclose(file); }
   };
 
-  const std::string& path_;
-  std::unique_ptr<gzFile_s, GzCloser> file_;
-  std::vector<char> buffer_;
-  std::size_t pos_ = 0;
-  std::size_t end_ = 0;
+  std::unique_ptr<std::FILE, FileCloser> file_;
+  std::vector<char> input_;
+  z_stream stream_{};
+  bool initialised_ = false;
+  bool member_done_ = false;
+  bool finished_ = false;
+  std::uintmax_t consumed_ = 0;  ///< compressed bytes read from the file so far
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -285,6 +385,28 @@ void split_fused(const Field& field, std::vector<Field>& out) {
   emit(start, text.size());
 }
 
+// Values beyond dcs/limits.hpp would overflow or blur the float32 computation (coordinates
+// ±1e6 Å, charges ±1e6 e, radii up to 1e6 Å). values: x y z charge [radius]; "" when all fit.
+std::string out_of_range(const double* values, std::size_t count) {
+  static constexpr std::array<const char*, 5> kNames = {"x coordinate", "y coordinate",
+                                                        "z coordinate", "charge", "radius"};
+  static constexpr std::array<double, 5> kLimits = {limits::kMaxCoordinate, limits::kMaxCoordinate,
+                                                    limits::kMaxCoordinate, limits::kMaxCharge,
+                                                    limits::kMaxRadius};
+  static constexpr std::array<const char*, 5> kUnits = {" Å", " Å", " Å", " e", " Å"};
+  for (std::size_t i = 0; i < count; ++i) {
+    if (std::fabs(values[i]) <= kLimits[i]) continue;
+    char buffer[32];
+    const auto end = std::to_chars(buffer, buffer + sizeof buffer, values[i]).ptr;
+    char limit[32];
+    const auto limit_end = std::to_chars(limit, limit + sizeof limit, kLimits[i]).ptr;
+    return std::string(kNames[i]) + " " + std::string(buffer, end) + " is outside the accepted ±" +
+           std::string(limit, limit_end) + kUnits[i] +
+           " (larger values overflow the float32 computation; see README, What dcs refuses)";
+  }
+  return {};
+}
+
 constexpr std::array<const char*, 5> kTailNames = {"x coordinate", "y coordinate",
                                                    "z coordinate", "charge", "radius"};
 constexpr const char* kPqrFields = "serial name resName [chainID] resSeq x y z charge radius";
@@ -336,6 +458,8 @@ class PqrLineParser {
     }
     if (!tail_done) fail_too_few(record);
     if (values[4] < 0.0) fail("negative radius " + format_value(values[4]));
+    if (const std::string reason = out_of_range(values.data(), values.size()); !reason.empty())
+      fail(reason);
     atom.position = {values[0], values[1], values[2]};
     atom.charge = values[3];
     atom.radius = values[4];
@@ -443,6 +567,19 @@ class PqrLineParser {
   std::vector<Field> id_fields_;
 };
 
+// Record names of the PDB format (letters only: "CRYST1" is read as "CRYST"), plus USER
+// (MolProbity/Reduce) and LINKR (Refmac). They are skipped without a word.
+bool is_known_record(std::string_view letters) {
+  static constexpr std::array<std::string_view, 47> kRecords = {
+      "ANISOU", "AUTHOR", "CAVEAT", "CISPEP", "COMPND", "CONECT", "CRYST",  "DBREF",
+      "END",    "ENDMDL", "EXPDTA", "FORMUL", "HEADER", "HELIX",  "HET",    "HETNAM",
+      "HETSYN", "JRNL",   "KEYWDS", "LINK",   "LINKR",  "MASTER", "MDLTYP", "MODEL",
+      "MODRES", "MTRIX",  "NUMMDL", "OBSLTE", "ORIGX",  "REMARK", "REVDAT", "SCALE",
+      "SEQADV", "SEQRES", "SHEET",  "SIGATM", "SIGUIJ", "SITE",   "SOURCE", "SPLIT",
+      "SPRSDE", "SSBOND", "TER",    "TITLE",  "TVECT",  "USER",   "ATOM"};
+  return std::find(kRecords.begin(), kRecords.end(), letters) != kRecords.end();
+}
+
 System parse_pqr_lines(LineSource& source, const std::string& name) {
   System system;
   system.source_path = name;
@@ -453,6 +590,7 @@ System parse_pqr_lines(LineSource& source, const std::string& name) {
   bool first_model_closed = false;
   std::uint64_t ignored_records = 0;
   std::uint64_t ignored_models = 0;
+  std::map<std::string, std::uint64_t> unknown_records;
 
   while (source.next(line)) {
     const std::string_view text = line;
@@ -485,8 +623,28 @@ System parse_pqr_lines(LineSource& source, const std::string& name) {
       }
     } else if (record == "ENDMDL") {
       if (!system.atoms.empty()) first_model_closed = true;
+    } else if (!is_known_record(record)) {
+      // A damaged ATOM/HETATM name ("AT0M", "HETATN") must not drop an atom silently: a record
+      // of unknown type whose fields parse as an atom is an error; others are counted.
+      std::size_t word_end = begin;
+      while (word_end < text.size() && !is_blank(text[word_end])) ++word_end;
+      const std::string word = upper(text.substr(begin, word_end - begin));
+      bool atom_like = false;
+      try {
+        parser.parse(text, begin, word_end, source.line_number(), false);
+        atom_like = true;
+      } catch (const InputError&) {
+      }
+      if (atom_like)
+        throw InputError(name, source.line_number(),
+                         "unknown record name " + quote(text.substr(begin, word_end - begin)) +
+                             " on a line with the fields of an atom record (" + kPqrFields +
+                             "); a damaged ATOM or HETATM?");
+      ++unknown_records[word];
     }
   }
+  for (const auto& [word, count] : unknown_records)
+    log().warn("{}: ignored {} record(s) of unknown type {}", name, count, quote(word));
 
   if (!any_content) throw InputError(name, 0, "empty file");
   if (system.atoms.empty()) throw InputError(name, 0, "no ATOM or HETATM records");
@@ -539,6 +697,8 @@ System parse_xyzq_lines(LineSource& source, const std::string& name) {
                                " is not a number (expected x y z q)");
       }
     }
+    if (const std::string reason = out_of_range(values.data(), values.size()); !reason.empty())
+      throw InputError(name, source.line_number(), reason);
     Atom atom;
     atom.position = {values[0], values[1], values[2]};
     atom.charge = values[3];
@@ -616,7 +776,14 @@ System read_atoms(const std::string& path) {
   System system;
   if (kind->gzip) {
     GzLineSource source(path);
-    system = parse_lines(kind->format, source, path);
+    try {
+      system = parse_lines(kind->format, source, path);
+    } catch (const InputError& parse_error) {
+      // Corrupt deflate data can decode to plausible bytes that only the CRC at the end
+      // exposes; a parse error in them is a symptom, the corruption the cause.
+      if (parse_error.line() > 0) source.drain();
+      throw;
+    }
   } else {
     errno = 0;
     std::ifstream in(path, std::ios::binary);

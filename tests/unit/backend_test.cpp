@@ -11,6 +11,7 @@
 #include "dcs/atoms.hpp"
 #include "dcs/backend.hpp"
 #include "dcs/error.hpp"
+#include "dcs/limits.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/stats.hpp"
@@ -342,14 +343,20 @@ TEST(FastBackend, ComputeBeforePrepareOrOutsideTheGridIsRefused) {
   EXPECT_THROW(backend->compute(Slab{-1, 1}, out.data()), UsageError);
 }
 
-TEST(FastBackend, AbsurdlySmallMinDistanceStaysFinite) {
+TEST(FastBackend, SmallestAcceptedMinDistanceStaysFinite) {
+  // The smallest --min-distance (dcs/limits.hpp) with the largest charge on a grid point.
   const auto backend = make_cpu_fast_backend(BackendOptions{});
   Physics physics;
-  physics.min_distance = 1e-30;
+  physics.min_distance = limits::kMinMinDistance;
   physics.unit = Unit::ElementaryChargePerAngstrom;
-  const std::vector<float> map = compute_grid(*backend, make_system({make_atom(0, 0, 0, 1)}),
-                                              make_spec({3, 3, 3}, 1.0, {-1, -1, -1}), physics);
+  const std::vector<float> map =
+      compute_grid(*backend, make_system({make_atom(0, 0, 0, limits::kMaxCharge)}),
+                   make_spec({3, 3, 3}, 1.0, {-1, -1, -1}), physics);
   for (float value : map) EXPECT_TRUE(std::isfinite(value));
+  const double peak = limits::kMaxCharge / limits::kMinMinDistance;  // 1e12 at the atom
+  EXPECT_NEAR(map[13], peak, 1e-5 * peak);
+  physics.min_distance = 1e-30;  // once accepted; now refused before computing
+  EXPECT_THROW(validate(physics), UsageError);
 }
 
 TEST(ReferenceBackend, RejectsOtherKernels) {

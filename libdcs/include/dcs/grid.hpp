@@ -71,9 +71,15 @@ struct GridRequest {
 ///   at least its padded edge; counts must be >= 2;
 /// - spacing only: n = ceil(padded_edge / h) + 1 per axis;
 /// - both: the given counts and spacing.
-/// Throws UsageError for absurd requests (non-positive or non-finite sizes, spacing <= 0,
-/// both origin and center, a count beyond 1'000'000 per axis).
+/// Throws UsageError for absurd requests (validate(GridRequest)) and for a placed grid outside
+/// the float32 limits of dcs/limits.hpp: a spacing (given or derived) outside [1e-4, 1e4] Å,
+/// a grid point beyond ±1e7 Å, or a spacing under 2^-20 of the grid's coordinates.
 GridSpec make_grid(const System& system, const GridRequest& request);
+
+/// Checks the request alone, before any file is read (UsageError naming the option): padding
+/// in [0, 1e6] Å, --origin/--center within ±1e6 Å and not both, --spacing in [1e-4, 1e4] Å,
+/// counts in [1, 1'000'000] (>= 2 without --spacing), and counts or spacing given.
+void validate(const GridRequest& request);
 
 /// Bytes the map of `grid` needs in host memory (one float per point).
 std::size_t map_bytes(const GridSpec& grid) noexcept;

@@ -60,8 +60,18 @@ struct Physics {
   double min_distance = kDefaultMinDistance; ///< Å, > 0
 };
 
-/// Throws UsageError when temperature, dielectric or min_distance is not finite and positive.
+/// Throws UsageError, naming the option, when temperature, dielectric or min_distance is
+/// outside its range in dcs/limits.hpp (which says why the ranges are what they are).
 void validate(const Physics& physics);
+
+struct System;
+
+/// The largest |V| any grid point can reach: |coulomb_factor| * sum |q| / min_distance.
+double max_potential(const System& system, const Physics& physics);
+
+/// Throws UsageError when max_potential() exceeds limits::kMaxPotential (1e30): the map would
+/// no longer be meaningful in float32. Call after reading the atoms, before computing.
+void check_potential_bound(const System& system, const Physics& physics);
 
 /// The factor that turns sum q/r (e/Å) into the requested unit, divided by the dielectric.
 /// kT/e at 298.15 K: about 560.4593; kcal/mol/e: about 332.0637.

@@ -9,14 +9,47 @@
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
+#include "dcs/limits.hpp"
 
 namespace dcs {
 namespace {
 
-constexpr std::int64_t kMaxCountPerAxis = 1'000'000;
+using limits::kMaxCountPerAxis;
 
-bool finite3(const Vec3& v) {
-  return std::isfinite(v[0]) && std::isfinite(v[1]) && std::isfinite(v[2]);
+/// Checks an --origin/--center triple: finite and within limits::kMaxCoordinate.
+void check_position_option(const char* option, const Vec3& v) {
+  for (double c : v)
+    if (!(std::isfinite(c) && std::fabs(c) <= limits::kMaxCoordinate))
+      throw UsageError(fmt::format("{} coordinates must be numbers from -{:g} to {:g} Å, got {}",
+                                   option, limits::kMaxCoordinate, limits::kMaxCoordinate, c));
+}
+
+/// The placed grid must keep float32 displacements finite and neighbouring points distinct
+/// (limits.hpp); `how` says where the spacing came from, for the message.
+void check_placed_grid(const GridSpec& grid, const std::string& how) {
+  for (std::size_t a = 0; a < 3; ++a) {
+    const char axis = "xyz"[a];
+    const double h = grid.spacing[a];
+    if (!(h >= limits::kMinSpacing && h <= limits::kMaxSpacing))
+      throw UsageError(fmt::format("the grid spacing along {} would be {:.6g} Å ({}), outside the "
+                                   "accepted {:g} to {:g} Å", axis, h, how, limits::kMinSpacing,
+                                   limits::kMaxSpacing));
+    const double first = grid.origin[a];
+    const double last = first + static_cast<double>(grid.counts[a] - 1) * h;
+    const double reach = std::max(std::fabs(first), std::fabs(last));
+    if (!(reach <= limits::kMaxGridCoordinate))
+      throw UsageError(fmt::format("the grid would reach {} = {:.6g} Å (from {:.6g} to {:.6g} Å), "
+                                   "beyond the accepted ±{:g} Å; use fewer points, a smaller "
+                                   "--spacing or --padding, or another --origin/--center", axis,
+                                   std::fabs(first) > std::fabs(last) ? first : last, first, last,
+                                   limits::kMaxGridCoordinate));
+    if (h < reach * limits::kSpacingResolution)
+      throw UsageError(fmt::format("the grid spacing {:.6g} Å ({}) is too fine for a grid {:.6g} Å "
+                                   "from the coordinate origin along {}: neighbouring points "
+                                   "would not differ in float32; the spacing must be at least "
+                                   "2^-20 of the coordinates ({:.3g} Å here)", h, how, reach, axis,
+                                   reach * limits::kSpacingResolution));
+  }
 }
 
 }  // namespace
@@ -31,18 +64,21 @@ std::string GridSpec::describe() const {
                      static_cast<double>(counts[2] - 1) * spacing[2]);
 }
 
-GridSpec make_grid(const System& system, const GridRequest& request) {
-  if (system.atoms.empty()) throw UsageError("cannot place a grid around zero atoms");
-  if (!std::isfinite(request.padding) || request.padding < 0.0)
-    throw UsageError(fmt::format("--padding must be a finite number >= 0 Å, got {}", request.padding));
+void validate(const GridRequest& request) {
+  if (!(std::isfinite(request.padding) && request.padding >= 0.0 &&
+        request.padding <= limits::kMaxPadding))
+    throw UsageError(fmt::format("--padding must be a number from 0 to {:g} Å, got {}",
+                                 limits::kMaxPadding, request.padding));
   if (request.origin && request.center)
     throw UsageError("--origin and --center are mutually exclusive");
-  if (request.origin && !finite3(*request.origin)) throw UsageError("--origin must be finite");
-  if (request.center && !finite3(*request.center)) throw UsageError("--center must be finite");
+  if (request.origin) check_position_option("--origin", *request.origin);
+  if (request.center) check_position_option("--center", *request.center);
   if (!request.counts && !request.spacing)
     throw UsageError("give the grid size with --grid N (or --grid NX NY NZ) and/or --spacing H");
-  if (request.spacing && (!std::isfinite(*request.spacing) || *request.spacing <= 0.0))
-    throw UsageError(fmt::format("--spacing must be a positive number of Å, got {}", *request.spacing));
+  if (request.spacing && !(std::isfinite(*request.spacing) && *request.spacing >= limits::kMinSpacing &&
+                           *request.spacing <= limits::kMaxSpacing))
+    throw UsageError(fmt::format("--spacing must be a number from {:g} to {:g} Å, got {}",
+                                 limits::kMinSpacing, limits::kMaxSpacing, *request.spacing));
   if (request.counts) {
     for (std::int64_t n : *request.counts) {
       if (n < 1) throw UsageError(fmt::format("--grid counts must be positive, got {}", n));
@@ -54,6 +90,11 @@ GridSpec make_grid(const System& system, const GridRequest& request) {
                          "(or give --spacing as well)");
     }
   }
+}
+
+GridSpec make_grid(const System& system, const GridRequest& request) {
+  if (system.atoms.empty()) throw UsageError("cannot place a grid around zero atoms");
+  validate(request);
 
   Vec3 lo{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
           std::numeric_limits<double>::infinity()};
@@ -100,6 +141,10 @@ GridSpec make_grid(const System& system, const GridRequest& request) {
                          ? (*request.origin)[a]
                          : center[a] - 0.5 * static_cast<double>(grid.counts[a] - 1) * grid.spacing[a];
   }
+  check_placed_grid(grid, request.spacing ? "--spacing"
+                                          : fmt::format("derived from --grid {} and the {:.6g} Å "
+                                                        "padded box", grid.counts[0],
+                                                        std::max({edge[0], edge[1], edge[2]})));
   return grid;
 }
 

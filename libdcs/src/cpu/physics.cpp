@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
+#include "dcs/limits.hpp"
+#include "dcs/types.hpp"
 
 namespace dcs {
 namespace {
@@ -54,16 +56,31 @@ std::string factor_unit(Unit unit) {
 }
 
 void validate(const Physics& physics) {
-  auto positive = [](double v) { return std::isfinite(v) && v > 0.0; };
-  if (!positive(physics.temperature))
-    throw UsageError(fmt::format("--temperature must be a positive number of kelvin, got {}",
-                                 physics.temperature));
-  if (!positive(physics.dielectric))
-    throw UsageError(fmt::format("--dielectric must be a positive number, got {}",
-                                 physics.dielectric));
-  if (!positive(physics.min_distance))
-    throw UsageError(fmt::format("--min-distance must be a positive number of Å, got {}",
-                                 physics.min_distance));
+  auto check = [](const char* option, double value, double low, double high, const char* unit) {
+    if (!(std::isfinite(value) && value >= low && value <= high))
+      throw UsageError(fmt::format("{} must be a number from {:g} to {:g}{}, got {}", option, low,
+                                   high, unit, value));
+  };
+  check("--temperature", physics.temperature, limits::kMinTemperature, limits::kMaxTemperature,
+        " K");
+  check("--dielectric", physics.dielectric, limits::kMinDielectric, limits::kMaxDielectric, "");
+  check("--min-distance", physics.min_distance, limits::kMinMinDistance, limits::kMaxMinDistance,
+        " Å");
+}
+
+double max_potential(const System& system, const Physics& physics) {
+  double sum_abs_charge = 0.0;
+  for (const Atom& atom : system.atoms) sum_abs_charge += std::fabs(atom.charge);
+  return std::fabs(coulomb_factor(physics)) * sum_abs_charge / physics.min_distance;
+}
+
+void check_potential_bound(const System& system, const Physics& physics) {
+  const double bound = max_potential(system, physics);
+  if (!(bound <= limits::kMaxPotential))
+    throw UsageError(fmt::format(
+        "{}: the potential could reach C*sum|q|/r_min = {:.3g} {}, beyond the limit of {:g} "
+        "that keeps the float32 map meaningful; raise --min-distance or --dielectric, or use "
+        "other units", system.source_path, bound, unit_name(physics.unit), limits::kMaxPotential));
 }
 
 double coulomb_factor(const Physics& physics) {

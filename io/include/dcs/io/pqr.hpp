@@ -6,8 +6,12 @@
 // PQR records
 //   Only ATOM and HETATM records carry atoms:
 //     ATOM|HETATM serial name resName [chainID] resSeq x y z charge radius
-//   Every other record (REMARK, HEADER, CRYST1, TER, END, MODEL, ENDMDL, ...) and blank lines are
-//   ignored. Accepted variations, all seen in real files:
+//   The other records of the PDB format (REMARK, HEADER, CRYST1, TER, END, MODEL, ENDMDL, ...,
+//   and USER, LINKR) and blank lines are ignored. A record of unknown type is an error when the
+//   rest of its line parses as an atom record (a damaged "AT0M" or "HETATN" would otherwise
+//   drop an atom silently); other unknown records are skipped and reported once per type
+//   through dcs::log() ("ignored 3 record(s) of unknown type 'XYZ'").
+//   Accepted variations, all seen in real files:
 //   - whitespace-delimited fields (any mix of spaces and tabs) and pdb2pqr's fixed columns
 //     (serial 7-11, name 13-16, resName 17-20, chain 22, resSeq 23-26, insertion code 27);
 //   - no chain ID; insertion codes ("52A"); 4-letter residue names, also when fixed columns
@@ -15,7 +19,7 @@
 //     ("A1000");
 //   - serial numbers of any size, also fused with the record name ("HETATM10000",
 //     "ATOM100000") or shifted into the record's padding ("ATOM 100000  N");
-//   - CRLF line endings, lower-case record names ("atom");
+//   - LF, CRLF and CR-only (classic Mac) line endings, lower-case record names ("atom");
 //   - numbers fused by a minus sign ("-45.751-100.406": pdb2pqr's %8.3f leaves no blank for
 //     values <= -100 Å; likewise charge and radius). "1e-5" is one number. A field of two
 //     numbers fused without a sign ("0.500010.0000", a radius >= 10 Å in pdb2pqr's 7-column
@@ -42,8 +46,19 @@
 //   problem concerns the whole file (missing, unreadable, empty, no atoms, unknown extension,
 //   corrupt gzip data). The reason quotes the offending field. Errors: a field that is not a
 //   number where one is expected, NaN or infinite values, too few (or, before the coordinates,
-//   too many) fields, a negative radius, a line that is not a PDB record, an empty file, a
-//   file without ATOM/HETATM records. A malformed ATOM line is never skipped.
+//   too many) fields, a negative radius, a value outside the limits of dcs/limits.hpp
+//   (|x|, |y|, |z| <= 1e6 Å, |charge| <= 1e6 e, radius <= 1e6 Å: beyond them the float32
+//   computation overflows or loses its meaning), a line that is not a PDB record, an empty
+//   file, a file without ATOM/HETATM records. A malformed ATOM line is never skipped.
+//
+// gzip
+//   Concatenated members are read in order; bytes after the last member that are not another
+//   member are an error ("trailing garbage"), except trailing zero bytes (a warning). Truncated
+//   and corrupt data (CRC, length) are errors.
+//
+// Interruption
+//   The readers poll dcs::interrupt_requested() (dcs/interrupt.hpp) every 128 KiB block and
+//   throw dcs::InterruptedError when it is set.
 #pragma once
 
 #include <array>

@@ -1,0 +1,180 @@
+// Issue 11 for the atom readers: values beyond the float32 limits, damaged record names,
+// unknown records, CR-only line endings, gzip trailing garbage and interrupts during reads.
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include "dcs/error.hpp"
+#include "dcs/interrupt.hpp"
+#include "dcs/io/pqr.hpp"
+#include "dcs/log.hpp"
+#include "pqr_test_util.hpp"
+
+namespace dcs::test {
+namespace {
+
+// Captures what the library logs while alive.
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
+    dcs::log().sinks().push_back(sink_);
+  }
+  ~LogCapture() {
+    auto& sinks = dcs::log().sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  std::string text() const { return stream_.str(); }
+
+ private:
+  std::ostringstream stream_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
+
+std::string gzip_of(const std::string& text) {
+  uLongf size = compressBound(static_cast<uLong>(text.size())) + 64;
+  std::string out(size, '\0');
+  z_stream stream{};
+  EXPECT_EQ(deflateInit2(&stream, 9, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  stream.avail_in = static_cast<uInt>(text.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&stream, Z_FINISH), Z_STREAM_END);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+const std::string kAtom1 = "ATOM      1  N   ALA A   1       1.000   2.000   3.000  0.5000 1.8240\n";
+const std::string kAtom2 = "ATOM      2  CA  ALA A   1       2.000   2.000   3.000 -0.5000 1.9080\n";
+
+// --- limits ---------------------------------------------------------------------------------
+
+TEST(ReaderLimits, CoordinatesBeyondAMillionAngstromAreRefusedWithTheLine) {
+  expect_input_error([] { pqr_from_text(kAtom1 + "ATOM 3 C ALA 1 1e30 0 0 0.1 1.0\n", "far.pqr"); },
+                     "far.pqr", 2, {"x coordinate 1e+30", "outside the accepted"});
+  expect_input_error([] { pqr_from_text(kAtom1 + "ATOM 3 C ALA 1 0 0 -1000001 0.1 1.0\n", "z.pqr"); },
+                     "z.pqr", 2, {"z coordinate"});
+  expect_input_error([] { pqr_from_text("ATOM 3 C ALA 1 0 -1e308 0 0.1 1.0\n", "y.pqr"); }, "y.pqr",
+                     1, {"y coordinate"});
+  // The limit itself is accepted.
+  EXPECT_EQ(pqr_from_text("ATOM 3 C ALA 1 1e6 -1e6 0 0.1 1.0\n").size(), 1u);
+}
+
+TEST(ReaderLimits, ChargesAndRadiiBeyondTheLimitsAreRefused) {
+  expect_input_error([] { pqr_from_text(kAtom1 + kAtom2 + "ATOM 3 C ALA 1 0 0 0 1e38 1.0\n", "q.pqr"); },
+                     "q.pqr", 3, {"charge 1e+38"});
+  expect_input_error([] { pqr_from_text("ATOM 3 C ALA 1 0 0 0 0.1 1e7\n", "r.pqr"); }, "r.pqr", 1,
+                     {"radius"});
+  expect_input_error([] { xyzq_from_text("0 0 0 1\n0 0 1e30 1\n", "p.xyzq"); }, "p.xyzq", 2,
+                     {"z coordinate"});
+  expect_input_error([] { xyzq_from_text("0 0 0 -2e6\n", "p.xyzq"); }, "p.xyzq", 1, {"charge"});
+}
+
+// --- record names ---------------------------------------------------------------------------
+
+TEST(ReaderRecords, DamagedAtomRecordNamesAreErrorsNotSilentDrops) {
+  expect_input_error(
+      [] { pqr_from_text(kAtom1 + "AT0M      2  CA  ALA A   1       2.000   2.000   3.000 -0.5000 1.9080\n",
+                         "flip.pqr"); },
+      "flip.pqr", 2, {"unknown record name 'AT0M'", "damaged ATOM or HETATM"});
+  expect_input_error(
+      [] { pqr_from_text("HETATN    5  O   HOH     7      -1.000   0.500   2.000 -0.8340 1.7683\n" + kAtom1,
+                         "het.pqr"); },
+      "het.pqr", 1, {"'HETATN'"});
+}
+
+TEST(ReaderRecords, UnknownRecordsAreCountedAndReportedOncePerType) {
+  LogCapture capture;
+  const System system = pqr_from_text("XYZ some text\n" + kAtom1 + "XYZ more\nFOO 1 2\n" + kAtom2 +
+                                          "XYZ again\nREMARK fine\nCRYST1 1 2 3\n",
+                                      "unknown.pqr");
+  EXPECT_EQ(system.size(), 2u);
+  const std::string logged = capture.text();
+  EXPECT_NE(logged.find("unknown.pqr: ignored 3 record(s) of unknown type 'XYZ'"), std::string::npos)
+      << logged;
+  EXPECT_NE(logged.find("ignored 1 record(s) of unknown type 'FOO'"), std::string::npos) << logged;
+  EXPECT_EQ(logged.find("REMARK"), std::string::npos) << logged;
+  EXPECT_EQ(logged.find("CRYST"), std::string::npos) << logged;
+}
+
+// --- line endings ---------------------------------------------------------------------------
+
+TEST(ReaderLineEndings, CrOnlyFilesAreReadLineByLine) {
+  std::string text = "REMARK classic Mac\r" + kAtom1 + kAtom2;
+  std::replace(text.begin(), text.end(), '\n', '\r');
+  const System system = pqr_from_text(text, "mac.pqr");
+  ASSERT_EQ(system.size(), 2u);
+  EXPECT_EQ(system.atoms[1].charge, -0.5);
+  // Line numbers count CR-only lines too.
+  std::string bad = kAtom1 + "ATOM 2 C ALA 1 x 0 0 0 1\n";
+  std::replace(bad.begin(), bad.end(), '\n', '\r');
+  expect_input_error([&] { pqr_from_text(bad, "mac.pqr"); }, "mac.pqr", 2, {"'x'"});
+  // Mixed endings: CRLF is one line end, not two.
+  expect_input_error([] { pqr_from_text(kAtom1 + "\r\n" + "ATOM 2 C ALA 1 x 0 0 0 1\r\n", "mix.pqr"); },
+                     "mix.pqr", 3, {"'x'"});
+}
+
+// --- gzip -----------------------------------------------------------------------------------
+
+TEST(ReaderGzip, TrailingGarbageIsRefused) {
+  ScratchDir dir;
+  const std::string path = dir.file("garbage.pqr.gz");
+  write_bytes(path, gzip_of(kAtom1 + kAtom2) + "this is not gzip");
+  expect_input_error([&] { (void)io::read_atoms(path); }, path, 0, {"trailing garbage"});
+}
+
+TEST(ReaderGzip, ConcatenatedMembersAreReadAndTrailingZerosOnlyWarn) {
+  ScratchDir dir;
+  const std::string path = dir.file("two.pqr.gz");
+  write_bytes(path, gzip_of(kAtom1) + gzip_of(kAtom2) + std::string(512, '\0'));
+  LogCapture capture;
+  const System system = io::read_atoms(path);
+  EXPECT_EQ(system.size(), 2u);
+  EXPECT_NE(capture.text().find("ignored 512 zero byte(s)"), std::string::npos) << capture.text();
+}
+
+TEST(ReaderGzip, TruncatedMemberAfterAFullOneIsRefused) {
+  ScratchDir dir;
+  const std::string path = dir.file("cut.pqr.gz");
+  const std::string second = gzip_of(kAtom2);
+  write_bytes(path, gzip_of(kAtom1) + second.substr(0, second.size() / 2));
+  expect_input_error([&] { (void)io::read_atoms(path); }, path, 0, {"truncated gzip data"});
+}
+
+// --- interrupts -----------------------------------------------------------------------------
+// Runs last in this file's order; request_interrupt() cannot be undone, so it runs in a child.
+
+TEST(ReaderInterrupt, ARequestedInterruptStopsTheRead) {
+  ScratchDir dir;
+  const std::string path = dir.file("big.pqr");
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += kAtom1;
+  write_bytes(path, text);
+  EXPECT_EXIT(
+      {
+        request_interrupt();
+        try {
+          (void)io::read_atoms(path);
+        } catch (const InterruptedError& error) {
+          std::_Exit(std::string(error.what()).find("interrupted while reading") != std::string::npos
+                         ? 42 : 1);
+        } catch (...) {
+          std::_Exit(2);
+        }
+        std::_Exit(3);
+      },
+      ::testing::ExitedWithCode(42), "");
+}
+
+}  // namespace
+}  // namespace dcs::test
