@@ -88,17 +88,19 @@ def open_map(path):
 
 
 def to_xarray(path_or_map):
-    """The map as an xarray.DataArray with dims (z, y, x), coordinates in Å, units and
-    provenance in attrs (prefixed "provenance_", statistics "statistics_")."""
+    """The map as an xarray.DataArray with dims (z, y, x), coordinates in Å, the attributes of
+    /potential (units, temperature, dielectric, ...) and provenance and statistics in attrs
+    (prefixed "provenance_" and "statistics_")."""
     import xarray as xr
 
     m = path_or_map if isinstance(path_or_map, DcsMap) else open_map(path_or_map)
-    attrs = {"units": m.units, "long_name": "electrostatic potential",
-             "description": m.attrs.get("description", "")}
-    for key in ("temperature", "dielectric", "coulomb_factor", "coulomb_factor_unit",
-                "min_distance"):
-        if key in m.attrs:
-            attrs[key] = m.attrs[key]
+    attrs = {"long_name": "electrostatic potential"}
+    # Every attribute of /potential (units, physics, colour range, ...) except the grid, which
+    # the coordinates carry.
+    for key, value in m.attrs.items():
+        if key not in ("origin", "spacing", "dims", "axis_order"):
+            attrs[key] = value
+    attrs["units"] = m.units
     for source, prefix in ((m.provenance, "provenance_"), (m.statistics, "statistics_")):
         for key, value in source.items():
             attrs[prefix + key] = value

@@ -145,7 +145,55 @@ void write_provenance(hid_t file, const Provenance& prov, const Writer& w, const
   }
 }
 
+// The viewer views. The map is stored once; its names are chosen for the readers that look for it:
+//
+// - ChimeraX opens .h5/.hdf/.hdf5 with its EMAN HDF reader, which takes the 2-D/3-D arrays named
+//   /MDF/images/<n>/image (one map each) with step EMAN.apix_x/y/z and origin
+//   EMAN.xform.align3d's translation times the step; finding none it falls back to a generic
+//   reader that puts every 3-D array at (0, 0, 0) with step 1 (two maps, both misplaced, when
+//   /potential and the VTKHDF name were hard links). It opens .cmap with its Chimera-map reader,
+//   which makes one map per group holding 3-D arrays, with the group's `origin` and `step`.
+//   Both walk the file with PyTables, which does not follow soft links.
+// - So the dataset's one hard link is /MDF/images/0/image, that group carries both readers'
+//   attributes, and /potential and /VTKHDF/PointData/potential are soft links to it: h5py, h5dump
+//   and the HDF5 library (VTK's vtkHDFReader, ParaView) resolve them, and both ChimeraX readers
+//   see exactly one map, in place (tests/viewers, with the readers of the ChimeraX 0.1.71 wheel).
+// No dimension scales: PyTables-based readers fail on them.
+void write_chimerax_view(hid_t file, const GridSpec& grid, const Writer& w, const Failure& failure) {
+  constexpr const char* kImage = "/MDF/images/0/image";
+  const Handle mdf = w.group(file, "MDF");
+  const Handle images = w.group(mdf.get(), "images");
+  const Handle image = w.group(images.get(), "0");
+  const hid_t id = image.get();
+  failure.status(H5Lmove(file, "/potential", file, kImage, H5P_DEFAULT, H5P_DEFAULT),
+                 "H5Lmove(/potential, /MDF/images/0/image)");
+  failure.status(H5Lcreate_soft(kImage, file, "/potential", H5P_DEFAULT, H5P_DEFAULT),
+                 "H5Lcreate_soft(/potential)");
+  // EMAN HDF (ChimeraX's reader indexes these attributes: one-element arrays).
+  const char* apix[3] = {"EMAN.apix_x", "EMAN.apix_y", "EMAN.apix_z"};
+  for (int a = 0; a < 3; ++a)
+    w.attribute(id, apix[a], H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {1}, &grid.spacing[a]);
+  // The 3x4 transform as a compound of fields "00".."23"; ChimeraX reads the origin as
+  // translation * step, so the translation is in voxels.
+  std::array<double, 12> transform{};
+  for (int r = 0; r < 3; ++r) {
+    transform[static_cast<std::size_t>(4 * r + r)] = 1.0;
+    transform[static_cast<std::size_t>(4 * r + 3)] = grid.origin[r] / grid.spacing[r];
+  }
+  const Handle compound(failure.id(H5Tcreate(H5T_COMPOUND, sizeof(transform)), "H5Tcreate"),
+                        H5Tclose);
+  for (std::size_t field = 0; field < transform.size(); ++field)
+    failure.status(H5Tinsert(compound.get(), fmt::format("{}{}", field / 4, field % 4).c_str(),
+                             field * sizeof(double), H5T_NATIVE_DOUBLE),
+                   "H5Tinsert");
+  w.attribute(id, "EMAN.xform.align3d", compound.get(), compound.get(), {1}, transform.data());
+  // Chimera map (.cmap): the group's origin and step, (x, y, z).
+  w.doubles(id, "origin", grid.origin.data(), 3);
+  w.doubles(id, "step", grid.spacing.data(), 3);
+}
+
 void write_vtkhdf(hid_t file, const GridSpec& grid, const Writer& w, const Failure& failure) {
+  write_chimerax_view(file, grid, w, failure);
   const Handle group = w.group(file, "VTKHDF");
   const hid_t id = group.get();
   const std::array<std::int64_t, 2> version{1, 0};
@@ -159,16 +207,11 @@ void write_vtkhdf(hid_t file, const GridSpec& grid, const Writer& w, const Failu
   w.doubles(id, "Direction", direction.data(), 9);
   const Handle point_data = w.group(id, "PointData");
   w.fixed_text(point_data.get(), "Scalars", "potential");
-  // The same dataset under the name VTKHDF looks for: a hard link stores nothing twice and
-  // cannot dangle.
-  failure.status(
-      H5Lcreate_hard(file, "/potential", point_data.get(), "potential", H5P_DEFAULT, H5P_DEFAULT),
-      "H5Lcreate_hard(/VTKHDF/PointData/potential)");
-  // VTKHDF >= 2.6 marks the active array on the dataset itself (VTK 9.7 honours this one; the
-  // group attribute above is the 1.0 form).
-  const Handle set(failure.id(H5Dopen2(file, "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
-                   H5Dclose);
-  w.fixed_text(set.get(), "Attribute", "Scalars");
+  // The same dataset under the name VTKHDF looks for; a soft link, which the HDF5 library
+  // follows (vtkHDFReader of VTK 9.2.6 and 9.7.2 read it) and ChimeraX's readers skip.
+  failure.status(H5Lcreate_soft("/MDF/images/0/image", point_data.get(), "potential", H5P_DEFAULT,
+                                H5P_DEFAULT),
+                 "H5Lcreate_soft(/VTKHDF/PointData/potential)");
 }
 
 }  // namespace h5

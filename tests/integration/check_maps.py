@@ -99,7 +99,7 @@ def check_vtkhdf(f, pot, origin, spacing):
     require(linked.shape == (nz, ny, nx), f"VTKHDF point data shape {linked.shape}")
     scalars = text(vtk["PointData"].attrs.get("Scalars", b""))
     require(scalars == "potential", f"VTKHDF PointData Scalars is {scalars!r}")
-    return "VTKHDF ImageData consistent (hard link to /potential)"
+    return "VTKHDF ImageData consistent (links to the /potential dataset)"
 
 
 def check_with_vtk(h5_path, h5_xyz, origin, spacing):

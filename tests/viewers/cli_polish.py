@@ -11,6 +11,7 @@
                  "no CUDA device:", and "no NVIDIA GPU found" where no NVIDIA driver is loaded
   kernels        `dcs kernels`: lines <= 100 columns, one "(default)" per group, no variant twice
                  in a group
+  dx_beside      `-o sub/x.h5 --dx` writes sub/x.dx (not ./x.dx or ./<input>.dx)
 Prints "cli_polish: OK <case>".
 """
 import os
@@ -153,6 +154,17 @@ def case_kernels(dcs, source, work):
     text = run.stdout
     for name in ("production", "simd", "reference", "warp-shuffle", "cpu-threaded", "cpu-serial"):
         check(re.search(rf"(?m)^  {re.escape(name)}\s", text), f"{name} missing")
+
+
+def case_dx_beside(dcs, source, work):
+    os.makedirs(os.path.join(work, "sub"))
+    run = subprocess.run([dcs, "--atoms", os.path.join(source, "data", "2lzt.pqr"), "--grid", "7",
+                          "-o", "sub/x.h5", "--dx", "-q"], capture_output=True, text=True,
+                         cwd=work, timeout=120)
+    check(run.returncode == 0, run.stderr)
+    check(sorted(os.listdir(os.path.join(work, "sub"))) == ["x.dx", "x.h5"],
+          f"sub/ holds {sorted(os.listdir(os.path.join(work, 'sub')))}")
+    check(sorted(os.listdir(work)) == ["sub"], f"written outside sub/: {sorted(os.listdir(work))}")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

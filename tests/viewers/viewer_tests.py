@@ -10,7 +10,7 @@ between them, where the reader's own interpolation is compared with trilinear in
 the h5py values). Cases:
 
   chimerax_h5        ChimeraX `open mol.h5` (EMAN HDF reader): one map, origin, step, values
-  chimerax_cmap      the same file named .cmap (Chimera map reader)
+  chimerax_cmap      the same file, gzip-compressed, named .cmap (Chimera map reader)
   chimerax_noncubic  both readers on a non-cubic grid
   chimerax_layout    why the layout is what it is: the alternative (second hard link) that the
                      cmap reader shows as two maps, built with h5py
@@ -164,7 +164,7 @@ def case_chimerax_h5(ctx):
 
 
 def case_chimerax_cmap(ctx):
-    h5 = ctx.molecule_map()
+    h5 = ctx.molecule_map(extra=("--compress", "4"))  # PyTables reads the shuffle + gzip chunks
     cmap = os.path.join(ctx.work, "mol.cmap")
     shutil.copy(h5, cmap)
     check_chimerax(cmap, "cmap")
@@ -357,6 +357,8 @@ def case_xarray_reader(ctx):
         check(np.array_equal(v[a].values, want), f"coordinate {a}")
         check(v[a].attrs["units"] == "angstrom", f"coordinate {a} units")
     check(v.attrs["units"] == "kT/e", "units attr")
+    check(v.attrs["dielectric"] == 1.0 and v.attrs["temperature"] == 298.15, "physics attrs")
+    check("origin" not in v.attrs and "dims" not in v.attrs, "grid attrs duplicate the coords")
     check(v.attrs["provenance_program"] == "dcs", "provenance attr")
     check("statistics_max" in v.attrs, "statistics attrs")
     i, j, k = 2, 3, 1

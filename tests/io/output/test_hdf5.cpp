@@ -335,7 +335,7 @@ TEST(Hdf5, VtkHdfImageDataGroup) {
   EXPECT_EQ(f.doubles("/VTKHDF", "Spacing"), f.doubles("/potential", "spacing"));
   EXPECT_EQ(f.doubles("/VTKHDF", "Direction"), (std::vector<double>{1, 0, 0, 0, 1, 0, 0, 0, 1}));
   EXPECT_EQ(f.text("/VTKHDF/PointData", "Scalars"), "potential");
-  EXPECT_EQ(f.text("/potential", "Attribute"), "Scalars");
+  EXPECT_EQ(H5Aexists_by_name(f.id(), "/potential", "Attribute", H5P_DEFAULT), 0);  // not VTKHDF's
   {
     // VTK's reader checks Type is an ASCII string; the examples in its docs are fixed-length.
     const Id attr{H5Aopen_by_name(f.id(), "/VTKHDF", "Type", H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
@@ -343,12 +343,23 @@ TEST(Hdf5, VtkHdfImageDataGroup) {
     EXPECT_EQ(H5Tget_cset(type), H5T_CSET_ASCII);
     EXPECT_EQ(H5Tis_variable_str(type), 0);
   }
-  H5L_info_t link{};
-  ASSERT_GE(H5Lget_info(f.id(), "/VTKHDF/PointData/potential", &link, H5P_DEFAULT), 0);
-  EXPECT_EQ(link.type, H5L_TYPE_HARD);
-  // A hard link: the same object, with two names.
-  EXPECT_EQ(f.shape("/VTKHDF/PointData/potential"), (std::vector<hsize_t>{5, 4, 3}));
-  EXPECT_EQ(f.data<float>("/VTKHDF/PointData/potential", H5T_NATIVE_FLOAT), s.values);
+  // The map is stored once: one hard link (/MDF/images/0/image, ChimeraX's view) and soft links
+  // for /potential and VTKHDF, which PyTables-based readers (ChimeraX) do not follow.
+  for (const char* name : {"/VTKHDF/PointData/potential", "/potential"}) {
+    H5L_info_t link{};
+    ASSERT_GE(H5Lget_info(f.id(), name, &link, H5P_DEFAULT), 0) << name;
+    EXPECT_EQ(link.type, H5L_TYPE_SOFT) << name;
+    EXPECT_EQ(f.shape(name), (std::vector<hsize_t>{5, 4, 3})) << name;
+    EXPECT_EQ(f.data<float>(name, H5T_NATIVE_FLOAT), s.values) << name;
+  }
+  H5L_info_t image{};
+  ASSERT_GE(H5Lget_info(f.id(), "/MDF/images/0/image", &image, H5P_DEFAULT), 0);
+  EXPECT_EQ(image.type, H5L_TYPE_HARD);
+  EXPECT_EQ(f.doubles("/MDF/images/0", "origin"), f.doubles("/potential", "origin"));
+  EXPECT_EQ(f.doubles("/MDF/images/0", "step"), f.doubles("/potential", "spacing"));
+  const std::vector<double> spacing = f.doubles("/potential", "spacing");
+  EXPECT_EQ(f.doubles("/MDF/images/0", "EMAN.apix_x"), std::vector<double>{spacing[0]});
+  EXPECT_EQ(f.doubles("/MDF/images/0", "EMAN.apix_z"), std::vector<double>{spacing[2]});
 }
 
 TEST(Hdf5, ChunkedPlanesAndOptionalCompression) {
@@ -515,9 +526,9 @@ TEST(Hdf5, H5dumpParsesTheFile) {
   const int status = ::pclose(pipe.release());
   EXPECT_EQ(status, 0) << output;
   for (const char* expected :
-       {"DATASET \"potential\"", "H5T_IEEE_F32LE",
-        "DATASPACE  SIMPLE { ( 5, 4, 3 ) / ( 5, 4, 3 ) }", "GROUP \"VTKHDF\"", "\"ImageData\"",
-        "HARDLINK", "GROUP \"statistics\"", "GROUP \"atoms\"", "\"ZN2+\"", "GROUP \"provenance\"",
+       {"DATASET \"image\"", "SOFTLINK \"potential\"", "LINKTARGET \"/MDF/images/0/image\"",
+        "H5T_IEEE_F32LE", "DATASPACE  SIMPLE { ( 5, 4, 3 ) / ( 5, 4, 3 ) }", "GROUP \"VTKHDF\"",
+        "\"ImageData\"", "GROUP \"statistics\"", "GROUP \"atoms\"", "\"ZN2+\"", "GROUP \"provenance\"",
         "\"kT/e\""})
     EXPECT_NE(output.find(expected), std::string::npos) << "missing " << expected;
 }

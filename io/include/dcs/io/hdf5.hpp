@@ -3,8 +3,9 @@
 // Layout (format_version 1; lengths in Å, charges in e, times in s):
 //
 //   /                      attrs: format ("dcs potential map"), format_version (1), program
-//   /potential             float32 dataset, shape [nz][ny][nx]: C order, so x varies fastest and
-//                          potential[k][j][i] is the value at origin + (i*hx, j*hy, k*hz).
+//   /potential             float32 dataset (a soft link to /MDF/images/0/image, its one hard
+//                          link: see /MDF below), shape [nz][ny][nx]: C order, so x varies
+//                          fastest and potential[k][j][i] is the value at origin + (i*hx, j*hy, k*hz).
 //                          Chunked (whole z-planes up to ~1 MiB per chunk), optionally
 //                          shuffle + gzip. attrs:
 //        origin            float64[3]  (x, y, z) of point (0, 0, 0), Å
@@ -36,13 +37,17 @@
 //                          attrs Version int64[2] = (1, 0), Type "ImageData",
 //                          WholeExtent int64[6] = (0, nx-1, 0, ny-1, 0, nz-1), Origin float64[3],
 //                          Spacing float64[3], Direction float64[9] (identity).
-//   /VTKHDF/PointData      attr Scalars = "potential"; "potential" is a hard link to /potential
-//                          (the same data, stored once; VTKHDF expects image point arrays with
-//                          shape [nz][ny][nx], which is exactly ours). /potential also carries
-//                          Attribute = "Scalars" (VTKHDF 2.6's way to mark the active array).
-//                          Checked with vtkHDFReader of VTK 9.2.6 (ParaView 5.11) and 9.7.2:
-//                          dimensions, origin, spacing and every value match (9.7 also makes
-//                          potential the active scalar; 9.2 lists it without activating it).
+//   /VTKHDF/PointData      attr Scalars = "potential"; "potential" is a soft link to the map
+//                          (VTKHDF expects image point arrays with shape [nz][ny][nx], which is
+//                          exactly ours). Checked with vtkHDFReader of VTK 9.2.6 (ParaView 5.11)
+//                          and 9.7.2: dimensions, origin, spacing and every value match. ParaView
+//                          opens it by name as .vtkhdf or .hdf (`-o mol.vtkhdf`).
+//   /MDF/images/0          the view ChimeraX reads (`open mol.h5`: EMAN HDF reader; renamed
+//                          .cmap: Chimera map reader): dataset "image" is the map; attrs
+//                          EMAN.apix_x/y/z float64[1] (spacing), EMAN.xform.align3d (compound
+//                          "00".."23", translation = origin / spacing), origin and step
+//                          float64[3]. ChimeraX's readers walk the file with PyTables, which skips
+//                          soft links, so they see one map, in place (tests/viewers).
 //
 // Thread safety: Debian's HDF5 is built without its thread-safe option, so call these functions
 // from one thread at a time.
