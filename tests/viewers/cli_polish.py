@@ -4,7 +4,7 @@
 
   progress_tty   on a (pseudo) terminal 60 columns wide, with an input under a long directory
                  path: every redraw is "\\r" + at most 59 characters + "\\x1b[K", names the file by
-                 its basename, and the line is cleared at the end
+                 its basename, and the line is cleared at the end; with -q nothing is drawn
   progress_log   not a terminal: no carriage returns or escape sequences on stderr
   quiet          -q prints no summary on stdout (and no info lines on stderr); failures still do
   devices        `dcs devices` on this machine: no "insufficient driver" alarm, no repeated
@@ -44,14 +44,13 @@ def long_path_input(work, source):
 SLOW = ["--grid", "56", "--kernel", "reference", "--threads", "1", "--force"]
 
 
-def case_progress_tty(dcs, source, work):
-    pqr = long_path_input(work, source)
-    out = os.path.join(work, "m.h5")
+def run_on_terminal(command, cwd, columns):
+    """Runs `command` with stderr on a pseudo-terminal `columns` wide; returns (rc, stderr)."""
     master, slave = pty.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 60, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     env = dict(os.environ, COLUMNS="200")  # the terminal's own width must win
-    proc = subprocess.Popen([dcs, "--atoms", pqr, "-o", out, *SLOW], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=slave, cwd=work, env=env)
+    proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=slave, cwd=cwd, env=env)
     os.close(slave)
     data = b""
     while True:
@@ -67,8 +66,14 @@ def case_progress_tty(dcs, source, work):
         data += chunk
     proc.wait(timeout=120)
     os.close(master)
-    check(proc.returncode == 0, f"dcs exited {proc.returncode}: {data[-500:]!r}")
-    text = data.decode("utf-8", "replace")
+    return proc.returncode, data.decode("utf-8", "replace")
+
+
+def case_progress_tty(dcs, source, work):
+    pqr = long_path_input(work, source)
+    out = os.path.join(work, "m.h5")
+    rc, text = run_on_terminal([dcs, "--atoms", pqr, "-o", out, *SLOW], work, 60)
+    check(rc == 0, f"dcs exited {rc}: {text[-500:]!r}")
     redraws = re.findall(r"\r([^\r\n\x1b]*)\x1b\[K", text)
     lines = [r for r in redraws if r]
     check(lines, f"no progress line was drawn (the run must last over 1 s): {text[-800:]!r}")
@@ -81,6 +86,9 @@ def case_progress_tty(dcs, source, work):
         check("%" in line and "ETA" in line, f"progress line lacks percent or ETA: {line!r}")
     check(text.count("\r\x1b[K") >= 1 and redraws[-1] == "",
           "the progress line is not cleared at the end")
+    # -q: nothing at all on the terminal.
+    rc, text = run_on_terminal([dcs, "--atoms", pqr, "-o", out, *SLOW, "-q"], work, 60)
+    check(rc == 0 and text == "", f"-q on a terminal printed {text[-300:]!r}")
 
 
 def case_progress_log(dcs, source, work):
