@@ -335,6 +335,23 @@ def case_pymol(ctx):
         check(field.shape == ref.dims, f"PyMOL field shape {field.shape}")
         check(np.array_equal(field, ref.values.astype(np.float32).transpose(2, 1, 0)),
               "PyMOL values != h5py")
+    # The README's recipe on the DX of a real run: load, ramp at ±L, surface coloured by it.
+    h5 = ctx.molecule_map(extra=("--dx",))
+    ref = H5Map(h5)
+    limit = float(np.percentile(np.abs(ref.values), 99))
+    cmd.delete("all")
+    cmd.load(ctx.pqr, "mol")
+    cmd.load(h5[:-3] + ".dx", "pot")
+    lo, hi = (np.array(v) for v in cmd.get_extent("pot"))
+    end = ref.origin + (np.array(ref.dims) - 1) * ref.spacing
+    check(np.allclose(lo, ref.origin, atol=1e-3) and np.allclose(hi, end, atol=1e-3),
+          f"PyMOL DX extent {lo} {hi}")
+    field = cmd.get_volume_field("pot")
+    check(np.allclose(field, ref.values.transpose(2, 1, 0), rtol=1e-6, atol=1e-6 * limit),
+          "PyMOL DX values != h5py")
+    cmd.ramp_new("ramp", "pot", [-limit, 0, limit], ["red", "white", "blue"])
+    cmd.set("surface_color", "ramp", "mol")
+    check(cmd.get_type("ramp") == "object:ramp", f"ramp is {cmd.get_type('ramp')}")
 
 
 # --- Python reader -------------------------------------------------------------------------
