@@ -30,7 +30,7 @@ def robust_limit(dataset, percentile, max_points=16_000_000):
     return float(np.percentile(np.abs(values), percentile)), step
 
 
-def render(path, out, percentile, force):
+def render(path, out, percentile):
     import h5py
     import matplotlib
 
@@ -87,8 +87,6 @@ def render(path, out, percentile, force):
                  f"atoms: black within {NEAR_PLANE} Å of the slice")
 
     directory = os.path.dirname(os.path.abspath(out))
-    if os.path.exists(out) and not force:
-        raise FileExistsError(f"{out} exists; use --force to overwrite")
     fd, temp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".tmp.", dir=directory)
     try:
         with os.fdopen(fd, "wb") as stream:
@@ -118,7 +116,9 @@ def main(argv=None):
             raise ValueError(f"--percentile must lie in (0, 100], got {args.percentile}")
         if not os.path.isfile(args.input):
             raise FileNotFoundError(f"{args.input}: no such file")
-        limit = render(args.input, out, args.percentile, args.force)
+        if os.path.exists(out) and not args.force:
+            raise FileExistsError(f"{out} exists; use --force to overwrite")
+        limit = render(args.input, out, args.percentile)
     except ImportError as error:
         print(f"dcs preview: needs h5py, numpy and matplotlib ({error}); run "
               "scripts/setup-viewers.sh or apt install python3-matplotlib", file=sys.stderr)

@@ -413,6 +413,16 @@ def case_preview(ctx):
     limit = np.percentile(np.abs(ref.values), 99.0)
     text = run.stdout + run.stderr
     check(f"{limit:.3g}" in text, f"preview should report its limit ±{limit:.3g}: {text}")
+    # An existing PNG is kept unless --force.
+    with open(png, "rb") as f:
+        before = f.read()
+    again = ctx.dcs("preview", h5, "-o", png, "--percentile", "90", check_rc=False)
+    check(again.returncode != 0 and "--force" in again.stderr, f"overwrote: {again.stderr}")
+    with open(png, "rb") as f:
+        check(f.read() == before, "the existing PNG changed")
+    ctx.dcs("preview", h5, "-o", png, "--percentile", "90", "--force")
+    with open(png, "rb") as f:
+        check(f.read() != before, "--force did not replace the PNG")
     # A file without /potential is a clean error, not a traceback.
     bad = ctx.dcs("preview", os.path.join(ctx.work, "missing.h5"), "-o", png + "2", check_rc=False)
     check(bad.returncode != 0 and "Traceback" not in bad.stderr, f"missing file: {bad.stderr}")
