@@ -76,4 +76,15 @@ ColourRange robust_colour_range(const AbsValueHistogram& histogram, double low_p
   return range;
 }
 
+std::size_t ColourRangeSink::memory_bytes() const { return kBins * sizeof(std::uint64_t); }
+
+void ColourRangeSink::begin(const MapMetadata& meta) {
+  plane_points_ = meta.grid.plane_points();
+  histogram_ = AbsValueHistogram();
+}
+
+void ColourRangeSink::write_slab(const Slab& slab, const float* values, const StatsAccum*) {
+  histogram_.add(values, plane_points_ * static_cast<std::size_t>(slab.z_count));
+}
+
 }  // namespace dcs::io

@@ -168,6 +168,28 @@ void MrcWriter::commit() {
 
 void MrcWriter::abort() noexcept { impl_->file.discard(); }
 
+MrcSink::MrcSink(std::string path, bool force) : path_(std::move(path)), force_(force) {}
+
+MrcSink::~MrcSink() = default;
+
+void MrcSink::begin(const MapMetadata& meta) {
+  writer_ = std::make_unique<MrcWriter>(path_, force_);
+  writer_->begin(meta);
+}
+
+void MrcSink::write_slab(const Slab& slab, const float* values, const StatsAccum* /*plane_stats*/) {
+  writer_->write_slab(slab.z_begin, slab.z_count, values);
+}
+
+void MrcSink::finish(const MapMetadata& meta, MapReader& /*map*/) { writer_->finish(meta.stats); }
+
+void MrcSink::commit() { writer_->commit(); }
+
+void MrcSink::abort() noexcept {
+  if (writer_) writer_->abort();
+  writer_.reset();
+}
+
 void write_mrc(const std::string& path, const float* values, const MapMetadata& meta, bool force) {
   MrcWriter writer(path, force);
   writer.begin(meta);

@@ -165,6 +165,46 @@ TEST(MrcHeader, RefusesCountsBeyondInt32) {
   EXPECT_THROW(mrc_header(meta, nullptr), UsageError);
 }
 
+// The pipeline's view: MrcSink through the MapSink interface gives write_mrc's bytes; abort()
+// leaves nothing.
+class NoReader final : public MapReader {
+ public:
+  void read_planes(const Slab&, float*) override { ADD_FAILURE() << "MrcSink read the map back"; }
+  void read_x_columns(std::int64_t, std::int64_t, float*) override {
+    ADD_FAILURE() << "MrcSink read the map back";
+  }
+  std::int64_t x_chunk() const override { return 1; }
+};
+
+TEST(MrcSink, StreamsSlabsLikeWriteMrcAndAbortLeavesNothing) {
+  ScratchDir dir;
+  const GridSpec grid = test::asymmetric_grid(3, 4, 5);
+  const std::vector<float> values = test::index_map(grid);
+  MapMetadata meta = sample(values);
+  write_mrc(dir.file("whole.mrc"), values.data(), meta, false);
+  NoReader reader;
+  {
+    MrcSink sink(dir.file("sink.mrc"), false);
+    MapSink& as_sink = sink;
+    EXPECT_EQ(as_sink.memory_bytes(), 0u);
+    EXPECT_TRUE(as_sink.wants_slabs());
+    as_sink.begin(meta);
+    const std::size_t plane = grid.plane_points();
+    as_sink.write_slab(Slab{0, 3}, values.data(), nullptr);
+    as_sink.write_slab(Slab{3, 2}, values.data() + 3 * plane, nullptr);
+    as_sink.finish(meta, reader);
+    as_sink.commit();
+  }
+  EXPECT_EQ(file_bytes(dir.file("sink.mrc")), file_bytes(dir.file("whole.mrc")));
+  {
+    MrcSink sink(dir.file("aborted.mrc"), false);
+    sink.begin(meta);
+    sink.write_slab(Slab{0, 2}, values.data(), nullptr);
+    sink.abort();
+  }
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"sink.mrc", "whole.mrc"}));
+}
+
 // --- colour range ----------------------------------------------------------------------------
 
 double exact_percentile(std::vector<double> abs_values, double p) {
@@ -211,6 +251,27 @@ TEST(ColourRange, SkipsNonFiniteAndHandlesZerosAndEmpty) {
   EXPECT_NEAR(h.percentile(100.0), 2.0, 2e-3);
   EXPECT_THROW(h.percentile(101.0), UsageError);
   EXPECT_THROW(robust_colour_range(h, 99.0, 1.0), UsageError);
+}
+
+TEST(ColourRange, SinkCountsEverySlab) {
+  const GridSpec grid = test::asymmetric_grid(6, 7, 8);
+  const std::vector<float> values = test::index_map(grid);
+  AbsValueHistogram whole;
+  whole.add(values.data(), values.size());
+  ColourRangeSink sink(5.0, 95.0);
+  NoReader reader;
+  sink.begin(test::sample_metadata(grid, values));
+  EXPECT_EQ(sink.memory_bytes(), std::size_t{1} << 20);
+  const std::size_t plane = grid.plane_points();
+  for (std::int64_t z = 0; z < 8; z += 3)
+    sink.write_slab(Slab{z, std::min<std::int64_t>(3, 8 - z)},
+                    values.data() + static_cast<std::size_t>(z) * plane, nullptr);
+  sink.finish(test::sample_metadata(grid, values), reader);
+  EXPECT_EQ(sink.histogram().count(), values.size());
+  const ColourRange range = sink.range();
+  EXPECT_EQ(range.low, whole.percentile(5.0));
+  EXPECT_EQ(range.high, whole.percentile(95.0));
+  EXPECT_EQ(range.high_percentile, 95.0);
 }
 
 }  // namespace

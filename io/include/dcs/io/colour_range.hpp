@@ -13,7 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
+
+#include "dcs/map_sink.hpp"
 
 namespace dcs::io {
 
@@ -47,5 +50,29 @@ struct ColourRange {
 /// Reads the range from a histogram of the whole map (or of a sample of it).
 ColourRange robust_colour_range(const AbsValueHistogram& histogram, double low_percentile = 1.0,
                                 double high_percentile = 99.0);
+
+/// A sink that only watches: it counts every slab into an AbsValueHistogram, so the range is
+/// known after the last slab without reading the map again. 1 MiB of counts.
+class ColourRangeSink final : public MapSink {
+ public:
+  explicit ColourRangeSink(double low_percentile = 1.0, double high_percentile = 99.0)
+      : low_(low_percentile), high_(high_percentile) {}
+  std::string name() const override { return "(colour range)"; }
+  std::size_t memory_bytes() const override;
+  void begin(const MapMetadata& meta) override;
+  void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) override;
+  void finish(const MapMetadata&, MapReader&) override {}
+  void commit() override {}
+  void abort() noexcept override {}
+  /// The range of every slab so far (all of them after the pipeline's last slab).
+  ColourRange range() const { return robust_colour_range(histogram_, low_, high_); }
+  const AbsValueHistogram& histogram() const noexcept { return histogram_; }
+
+ private:
+  double low_;
+  double high_;
+  std::size_t plane_points_ = 0;
+  AbsValueHistogram histogram_;
+};
 
 }  // namespace dcs::io

@@ -32,6 +32,7 @@
 #include <string>
 
 #include "dcs/map.hpp"
+#include "dcs/map_sink.hpp"
 #include "dcs/stats.hpp"
 
 namespace dcs::io {
@@ -72,6 +73,26 @@ class MrcWriter {
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
+};
+
+/// The MRC writer as a sink of the map pipeline (dcs/map_sink.hpp): the file is created in
+/// begin(), takes every slab in z order, gets its statistics in finish() and is renamed onto
+/// `path` in commit(); abort() removes it. Holds no map data (memory_bytes() == 0).
+class MrcSink final : public MapSink {
+ public:
+  MrcSink(std::string path, bool force);
+  ~MrcSink() override;
+  std::string name() const override { return path_; }
+  void begin(const MapMetadata& meta) override;
+  void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) override;
+  void finish(const MapMetadata& meta, MapReader& map) override;
+  void commit() override;
+  void abort() noexcept override;
+
+ private:
+  std::string path_;
+  bool force_;
+  std::unique_ptr<MrcWriter> writer_;
 };
 
 /// Whole-map convenience (tests, small tools): begin, one slab, finish with the statistics of
