@@ -16,6 +16,7 @@
 #include "dcs/backend.hpp"
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/error.hpp"
+#include "dcs/grid.hpp"
 #include "dcs/io/atomic_file.hpp"
 #include "dcs/log.hpp"
 #include "dcs/parallel.hpp"
@@ -29,17 +30,43 @@ namespace dcs::app {
 namespace {
 
 volatile std::sig_atomic_t g_signal_count = 0;
+volatile std::sig_atomic_t g_first_signal = 0;
 
 extern "C" void on_signal(int signal_number) {
-  // First signal: ask the pipeline to stop at the next slab (temporaries are removed as the
-  // stack unwinds). Second: remove temporaries now and leave at once.
+  // First signal: ask the pipeline (and the atom readers) to stop at their next check; the
+  // outputs of the run are removed as the stack unwinds and main_entry exits 128 + the signal.
+  // Second: remove the pending temporaries now and leave at once. Either way the status is
+  // 128 + the first signal (130 SIGINT, 143 SIGTERM). The partial file (<output>.partial) is
+  // no temporary: it is kept for --resume.
   if (g_signal_count == 0) {
     g_signal_count = 1;
+    g_first_signal = signal_number;
     request_interrupt();
     return;
   }
   io::remove_pending_temporaries();
-  std::_Exit(128 + signal_number);
+  std::_Exit(128 + g_first_signal);
+}
+
+/// The exit status of a run that ended with `code`: an interrupted run exits 128 + the signal
+/// that interrupted it (ExitCode::kInterrupted is SIGINT's 130).
+int exit_status(int code) {
+  if (code == static_cast<int>(ExitCode::kInterrupted) && g_first_signal != 0)
+    return 128 + g_first_signal;
+  return code;
+}
+
+/// --threads beyond this many times the hardware threads only adds scheduling overhead
+/// (100000 threads ran 25x slower); larger requests are capped with a warning.
+constexpr unsigned kMaxThreadsPerHardwareThread = 4;
+
+unsigned capped_threads(unsigned requested, const char* option) {
+  const unsigned hardware = resolve_threads(0);
+  const unsigned cap = kMaxThreadsPerHardwareThread * std::max(1u, hardware);
+  if (requested <= cap) return requested;
+  log().warn("{} {} is more than {} x the {} hardware threads; using {}", option, requested,
+             kMaxThreadsPerHardwareThread, hardware, cap);
+  return cap;
 }
 
 void install_signal_handlers() {
@@ -321,6 +348,7 @@ int main_entry(int argc, char** argv) {
     if (*preview_cmd) return run_preview(preview);
     if (*bench_cmd) {
       bench.command_line = quoted_command_line(argc, argv);
+      bench.options.threads = capped_threads(bench.options.threads, "--threads");
       return run_bench(bench);
     }
 
@@ -346,19 +374,23 @@ int main_entry(int argc, char** argv) {
     if (app.count("--tolerance")) config.tolerance = tolerance;
     if (!memory_limit_text.empty()) config.memory_limit = parse_size(memory_limit_text);
     config.command_line = quoted_command_line(argc, argv);
+    // Options are checked against their limits (dcs/limits.hpp) before any file is read.
+    validate(config.grid);
+    validate(config.physics);
+    config.backend.threads = capped_threads(config.backend.threads, "--threads");
 
     install_signal_handlers();
     ConsoleProgress progress(isatty(STDERR_FILENO) != 0, 10.0);
-    const std::vector<RunResult> results = run(config, no_progress || quiet ? nullptr : &progress);
+    const std::vector<RunResult> results = run(config, no_progress ? nullptr : &progress);
     int exit_code = 0;
     for (const RunResult& result : results) {
       if (!quiet || !result.error.empty()) print_summary(result);  // -q: failures only
       if (result.exit_code != 0 && exit_code == 0) exit_code = result.exit_code;
     }
-    return exit_code;
+    return exit_status(exit_code);
   } catch (const Error& error) {
     log().error("{}", error.what());
-    return static_cast<int>(error.exit_code());
+    return exit_status(static_cast<int>(error.exit_code()));
   } catch (const std::bad_alloc&) {
     log().error("out of memory");
     return static_cast<int>(ExitCode::kRuntimeError);
