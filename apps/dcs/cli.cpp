@@ -381,7 +381,7 @@ int main_entry(int argc, char** argv) {
 
     install_signal_handlers();
     ConsoleProgress progress(isatty(STDERR_FILENO) != 0, 10.0);
-    const std::vector<RunResult> results = run(config, no_progress ? nullptr : &progress);
+    const std::vector<RunResult> results = run(config, no_progress || quiet ? nullptr : &progress);
     int exit_code = 0;
     for (const RunResult& result : results) {
       if (!quiet || !result.error.empty()) print_summary(result);  // -q: failures only
