@@ -332,6 +332,7 @@ RunResult run_one(const RunConfig& config, const std::string& input, Workers& wo
   result.atoms = system.size();
   log().info("{}: {} atoms, total charge {:+.4f} e", input, system.size(), system.total_charge());
 
+  check_potential_bound(system, config.physics);  // |V| stays far inside float32 (dcs/limits.hpp)
   const GridSpec grid = make_grid(system, config.grid);
   log().info("grid: {}", grid.describe());
 
@@ -425,6 +426,8 @@ RunResult run_one(const RunConfig& config, const std::string& input, Workers& wo
     options.chunk_depth = chunk_depth;
     store = io::MapStore::create(paths.store, meta, system, key, options);
   }
+  const double store_seconds = seconds_since(start) - read_seconds;
+  log().info("store {} ready after {:.3f} s", paths.store, store_seconds);
   bool store_finished = false;
   std::vector<MapSink*> sinks;
   try {
@@ -490,6 +493,7 @@ RunResult run_one(const RunConfig& config, const std::string& input, Workers& wo
     const auto finish_start = SteadyClock::now();
     stop_if_interrupted();
     store->finish(meta);
+    log().info("store finished in {:.3f} s", seconds_since(finish_start));
     store_finished = true;
     StoreReader reader(*store);
     for (MapSink* sink : sinks) {
@@ -497,8 +501,10 @@ RunResult run_one(const RunConfig& config, const std::string& input, Workers& wo
       sink->finish(meta, reader);
     }
     stop_if_interrupted();
+    const auto commit_start = SteadyClock::now();
     if (!paths.h5.empty()) {
       store->commit(paths.h5, config.force);
+      log().info("{} committed (closed, fsync, renamed) in {:.3f} s", paths.h5, seconds_since(commit_start));
       result.outputs.push_back(paths.h5);
     } else {
       store->discard();
