@@ -20,17 +20,21 @@ struct KernelDescription {
 };
 
 /// Registry order; the first entry is the default on the GPU.
-inline constexpr std::array<KernelDescription, 8> kKernelCatalog{{
+inline constexpr std::array<KernelDescription, 9> kKernelCatalog{{
     {"production",
-     "3-D launch per 4000-atom chunk, shared-memory atom tiles, 16 z-points per thread, clamp "
-     "only where needed, 2 of 16 rsqrt on the FMA pipe; MUFU-bound (passes the rsqrt ceiling)"},
+     "3-D launch per 4000-atom chunk, shared-memory atom tiles, 16 z-points per thread, r^2 of "
+     "planes +-j from one shared sum, exact path and clamp only near an atom (warp vote per 2 "
+     "atoms), 3 of 16 rsqrt on the FMA pipe (seed + cubic); MUFU and issue (~1.07x the ceiling)"},
     {"production-mufu",
-     "the production kernel with every rsqrt on MUFU; bound by the rsqrt ceiling"},
+     "the production kernel with every rsqrt on MUFU (vote per 4 atoms); bound by the rsqrt "
+     "ceiling"},
+    {"production-sw4",
+     "the production kernel with 4 of 16 rsqrt in software: issue-bound, MUFU to spare"},
+    {"production-sw2",
+     "the production kernel with 2 of 16 rsqrt in software, vote per 4 atoms: MUFU-bound"},
     {"production-8",
-     "the production kernel with 8 z-points per thread (1 of 8 rsqrt in software): more warps, "
+     "the production kernel with 8 z-points per thread (2 of 8 rsqrt in software): more warps, "
      "but the atom loads and dx^2+dy^2 are shared by half as many pairs"},
-    {"production-sw3",
-     "the production kernel with 3 of 16 rsqrt in software: more FMA-pipe work, less MUFU"},
     {"scatter",
      "PMPP Fig. 18.5: one thread per atom, atomicAdd into one z-plane per launch; atomics"},
     {"gather",

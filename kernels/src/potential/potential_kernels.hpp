@@ -68,18 +68,25 @@ extern template void launch_gather<GatherCoalesced>(const PotentialLaunch&, Stre
 /// are staged in shared-memory tiles of kTileAtoms. SoftwarePoints of a thread's points take
 /// their rsqrt from an FMA-pipe Newton iteration instead of MUFU. MinBlocksPerSm caps the
 /// registers (__launch_bounds__) so that this many blocks fit on an SM.
-template <int PointsPerThread, int SoftwarePoints, int MinBlocksPerSm>
+template <int PointsPerThread, int SoftwarePoints, int MinBlocksPerSm, int AtomsPerVote = 4>
 struct ProductionPolicy {
   static constexpr int kThreads = 256;
   static constexpr int kTileAtoms = 500;
   static constexpr int kPointsPerThread = PointsPerThread;
   static constexpr int kSoftwarePoints = SoftwarePoints;
   static constexpr int kMinBlocksPerSm = MinBlocksPerSm;
+  /// Atoms per step of the pair loop (one warp vote for the exact path per step): 4 amortises
+  /// the vote, 2 halves the run of MUFU instructions one step issues (1, 2 or 4).
+  static constexpr int kUnroll = AtomsPerVote;
 };
-using ProductionDefault = ProductionPolicy<16, 2, 4>;    // "production"
-using ProductionMufu = ProductionPolicy<16, 0, 4>;       // "production-mufu"
-using Production8 = ProductionPolicy<8, 1, 6>;           // "production-8"
-using ProductionSoftware3 = ProductionPolicy<16, 3, 4>;  // "production-sw3"
+// Measured on an H200 and an H100 (bench/results/gpu_hybrid_rsqrt_2026-11-23.md): voting per 2
+// atoms keeps each step's run of MUFU instructions short enough for the MIO queue; 3 of 16 in
+// software balances MUFU against issue best.
+using ProductionDefault = ProductionPolicy<16, 3, 4, 2>;  // "production"
+using ProductionMufu = ProductionPolicy<16, 0, 4>;        // "production-mufu"
+using ProductionSoftware4 = ProductionPolicy<16, 4, 4, 2>;// "production-sw4"
+using ProductionSoftware2 = ProductionPolicy<16, 2, 4>;   // "production-sw2"
+using Production8 = ProductionPolicy<8, 2, 5>;            // "production-8"
 
 /// Overwrites the slab on a chunk with accumulate == false, adds otherwise. Launched with
 /// programmatic dependent launch: the next chunk's blocks start on SMs this launch frees and
@@ -88,7 +95,8 @@ template <class Policy>
 void launch_production(const PotentialLaunch& launch, StreamView stream);
 extern template void launch_production<ProductionDefault>(const PotentialLaunch&, StreamView);
 extern template void launch_production<ProductionMufu>(const PotentialLaunch&, StreamView);
+extern template void launch_production<ProductionSoftware4>(const PotentialLaunch&, StreamView);
+extern template void launch_production<ProductionSoftware2>(const PotentialLaunch&, StreamView);
 extern template void launch_production<Production8>(const PotentialLaunch&, StreamView);
-extern template void launch_production<ProductionSoftware3>(const PotentialLaunch&, StreamView);
 
 }  // namespace dcs::cuda::detail

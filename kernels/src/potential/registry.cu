@@ -25,8 +25,9 @@ constexpr KernelRequirements kGatherNeeds{kConstantChunkAtoms, true, true};
 constexpr std::array kRegistry{
     row("production", &launch_production<ProductionDefault>, kProductionNeeds),
     row("production-mufu", &launch_production<ProductionMufu>, kProductionNeeds),
+    row("production-sw4", &launch_production<ProductionSoftware4>, kProductionNeeds),
+    row("production-sw2", &launch_production<ProductionSoftware2>, kProductionNeeds),
     row("production-8", &launch_production<Production8>, kProductionNeeds),
-    row("production-sw3", &launch_production<ProductionSoftware3>, kProductionNeeds),
     row("scatter", &launch_scatter, kScatterNeeds),
     row("gather", &launch_gather<GatherPlain>, kGatherNeeds),
     row("coarsened", &launch_gather<GatherCoarsened>, kGatherNeeds),

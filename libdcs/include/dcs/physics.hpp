@@ -93,12 +93,53 @@ DCS_HD inline float reciprocal_sqrt(float x) {
 #endif
 }
 
+/// r2 clamped from below at min_r2, NaN in, NaN out: a NaN r2 (a broken input) shows as a NaN
+/// point and is counted by the statistics instead of passing silently as q/r_min.
+/// On the device the float overload is one FMNMX.NAN (max.NaN.f32).
+template <class Real>
+DCS_HD inline Real clamp_r2(Real r2, Real min_r2) {
+  return r2 < min_r2 ? min_r2 : r2;
+}
+#if defined(__CUDA_ARCH__)
+__device__ inline float clamp_r2(float r2, float min_r2) {
+  float clamped;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(clamped) : "f"(r2), "f"(min_r2));
+  return clamped;
+}
+#endif
+
+/// a * b + c, fused on the device (FFMA); on the host as the compiler contracts it.
+DCS_HD inline float multiply_add(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+DCS_HD inline double multiply_add(double a, double b, double c) { return a * b + c; }
+
+/// The reciprocal square root of reciprocal_sqrt(), as a function object (the default of
+/// add_coulomb_term(); kernels may pass another, such as an FMA-pipe rsqrt).
+struct HardwareRsqrt {
+  template <class Real>
+  DCS_HD Real operator()(Real x) const { return reciprocal_sqrt(x); }
+};
+
+/// The Coulomb term of every backend: energy + q / max(r, r_min) for one charge at squared
+/// distance r2, given r_min^2. Clamping r2 rather than r keeps one rsqrt per pair and removes
+/// the singularity; a NaN r2 gives a NaN energy. Real is double (reference), float (GPU and
+/// scalar CPU) or a SIMD vector type with clamp_r2 / reciprocal_sqrt / multiply_add overloads
+/// found by argument-dependent lookup (the CPU fast backend).
+template <class Real, class Rsqrt = HardwareRsqrt>
+DCS_HD inline Real add_coulomb_term(Real energy, Real charge, Real r2, Real min_r2,
+                                    Rsqrt rsqrt = {}) {
+  return multiply_add(charge, rsqrt(clamp_r2(r2, min_r2)), energy);
+}
+
 /// Contribution q / max(r, r_min) of one charge at squared distance r2, given r_min^2.
-/// Clamping r2 rather than r keeps one rsqrt per pair and removes the singularity.
 template <class Real>
 DCS_HD inline Real coulomb_term(Real charge, Real r2, Real min_r2) {
-  const Real clamped = r2 < min_r2 ? min_r2 : r2;
-  return charge * reciprocal_sqrt(clamped);
+  return charge * reciprocal_sqrt(clamp_r2(r2, min_r2));
 }
 
 }  // namespace dcs

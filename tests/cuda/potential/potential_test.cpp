@@ -254,6 +254,65 @@ std::string case_test_name(const ::testing::TestParamInfo<KernelCase>& info) {
 INSTANTIATE_TEST_SUITE_P(Registry, KernelVsReference, ::testing::ValuesIn(all_kernel_cases()),
                          case_test_name);
 
+// --- Values do not depend on the slab -------------------------------------------------------
+
+class KernelSlabIndependence : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    if (!cuda::cuda_available()) GTEST_SKIP() << "no GPU: " << cuda::cuda_unavailable_reason();
+  }
+};
+
+/// backend.hpp's determinism contract: a point's value is the same bits whichever slab computes
+/// it, provided slabs start at multiples of slab_hint().plane_multiple, including slabs that end
+/// inside a kernel's group of planes. Atoms on and next to grid points exercise the exact path.
+TEST_P(KernelSlabIndependence, PointValuesAreBitIdenticalAcrossSlabings) {
+  BackendOptions options;
+  options.kernel = GetParam();
+  const auto backend = cuda::make_cuda_backend(options);
+  const std::int64_t multiple = backend->slab_hint().plane_multiple;
+  const std::int64_t nz = 3 * multiple + 5;
+  const GridSpec grid = make_spec(29, 23, nz, {-7.0, -5.5, -0.5 * static_cast<double>(nz) * 0.4},
+                                  {0.5, 0.5, 0.4});
+  System system = protein_like(1500, {0.0, 0.0, 0.0}, 77);
+  for (std::int64_t k = 0; k < nz; k += 3) {  // atoms on grid points, every third plane
+    const Vec3 p = grid.point(k % 29, (2 * k) % 23, k);
+    system.atoms.push_back(make_atom(p[0], p[1], p[2], k % 2 == 0 ? 0.6 : -0.6));
+  }
+  backend->prepare(system, grid, Physics{});
+  const std::size_t plane = grid.plane_points();
+  std::vector<float> whole(plane * static_cast<std::size_t>(nz));
+  backend->compute(Slab{0, nz}, whole.data());
+  // Slabs starting at multiples of plane_multiple, with lengths that end mid-group.
+  const std::int64_t m = multiple;
+  const std::vector<Slab> slabs{{0, m},     {m, m},         {2 * m, m},    {3 * m, 5}, {0, m + 3},
+                                {m, 3},     {m, nz - m},    {2 * m, 1},    {3 * m, 2}, {0, 1},
+                                {2 * m, m + 4}};
+  for (const Slab& slab : slabs) {
+    std::vector<float> part(plane * static_cast<std::size_t>(slab.z_count));
+    backend->compute(slab, part.data());
+    for (std::size_t p = 0; p < part.size(); ++p) {
+      const std::size_t index = static_cast<std::size_t>(slab.z_begin) * plane + p;
+      ASSERT_EQ(part[p], whole[index])
+          << "slab [" << slab.z_begin << ", " << slab.z_begin + slab.z_count << ") point " << index;
+    }
+  }
+}
+
+std::vector<std::string> production_kernels() {
+  std::vector<std::string> names;
+  for (const VariantInfo& variant : cuda::cuda_kernel_variants())
+    if (variant.name.rfind("production", 0) == 0) names.push_back(variant.name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Registry, KernelSlabIndependence, ::testing::ValuesIn(production_kernels()),
+                         [](const ::testing::TestParamInfo<std::string>& kernel) {
+                           std::string name = kernel.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
 // --- The registry and the backend's contract ------------------------------------------------
 
 TEST(CudaKernelRegistry, ListsEveryKernelOnceWithTheDefaultFirst) {
