@@ -156,6 +156,21 @@ struct MapStore::Impl {
     fd = -1;
   }
 
+  /// Uncompressed maps keep HDF5 closed while values stream in (pwrite through fd): a process
+  /// killed then leaves a cleanly closed file. Reopened here for reading back and finishing.
+  void ensure_open() {
+    if (file.get() >= 0) return;
+    const QuietErrors quiet;
+    file = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "H5Fopen"), H5Fclose);
+    dataset = Handle(failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
+                     H5Dclose);
+  }
+  void close_hdf5() {
+    const QuietErrors quiet;
+    dataset.close(failure, "H5Dclose(potential)");
+    file.close(failure, "H5Fclose");
+  }
+
   std::size_t chunk_floats() const {
     return static_cast<std::size_t>(chunk[0] * chunk[1] * chunk[2]);
   }
@@ -351,18 +366,23 @@ struct MapStore::Impl {
     }
   }
 
-  Handle open_dataset_for_reading() const {
+  Handle open_dataset_for_reading(hid_t from) const {
     Handle dapl(failure.id(H5Pcreate(H5P_DATASET_ACCESS), "H5Pcreate"), H5Pclose);
     // No chunk cache: chunks may be written behind HDF5's back (pwrite) between reads.
     failure.status(H5Pset_chunk_cache(dapl.get(), 0, 0, 1.0), "H5Pset_chunk_cache");
-    return {failure.id(H5Dopen2(file.get(), "/potential", dapl.get()), "H5Dopen2(/potential)"),
-            H5Dclose};
+    return {failure.id(H5Dopen2(from, "/potential", dapl.get()), "H5Dopen2(/potential)"), H5Dclose};
   }
 
   void read_box(const std::array<hsize_t, 3>& start, const std::array<hsize_t, 3>& count,
-                float* out) const {
+                float* out) {
     const QuietErrors quiet;
-    const Handle set = open_dataset_for_reading();
+    // While values stream in, an uncompressed store's HDF5 file is closed: read through a
+    // read-only handle that leaves it so (a writer's handle would mark the file open).
+    Handle reader;
+    if (file.get() < 0)
+      reader = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen"),
+                      H5Fclose);
+    const Handle set = open_dataset_for_reading(file.get() >= 0 ? file.get() : reader.get());
     const Handle file_space(failure.id(H5Dget_space(set.get()), "H5Dget_space"), H5Sclose);
     failure.status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
                                        count.data(), nullptr),
@@ -411,6 +431,10 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
   const QuietErrors quiet;
   const Writer w(failure);
   const Handle fapl = h5::file_access_plist(failure);
+  if (s.gzip_level == 0)  // the 1.10 format's fixed-array chunk index: allocating and looking up
+                          // 10^5 chunks takes milliseconds, not the v1 B-tree's minutes
+    failure.status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110),
+                   "H5Pset_libver_bounds");
   s.file = Handle(failure.id(H5Fcreate(partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                              "H5Fcreate"),
                   H5Fclose);
@@ -471,7 +495,10 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
   }
   failure.status(H5Fflush(root, H5F_SCOPE_LOCAL), "H5Fflush");
   s.read_resume_addresses();
-  if (s.gzip_level == 0) s.read_chunk_addresses();
+  if (s.gzip_level == 0) {
+    s.read_chunk_addresses();
+    s.close_hdf5();
+  }
   s.open_fd();
   s.done.assign(static_cast<std::size_t>(grid.nz()), 0);
   s.stats.assign(static_cast<std::size_t>(grid.nz()), StatsAccum{});
@@ -542,7 +569,10 @@ MapStore MapStore::open_partial(const std::string& partial_path, const MapMetada
   }
   s.failure = Failure(partial_path, /*reading=*/false);
   s.read_resume_addresses();
-  if (s.gzip_level == 0) s.read_chunk_addresses();
+  if (s.gzip_level == 0) {
+    s.read_chunk_addresses();
+    s.close_hdf5();
+  }
   s.open_fd();
   s.load_resume_state();
   return MapStore(std::move(impl));
@@ -581,7 +611,7 @@ void MapStore::checkpoint() {
 }
 
 void MapStore::read_planes(const Slab& slab, float* out) {
-  const Impl& s = *impl_;
+  Impl& s = *impl_;
   s.read_box({static_cast<hsize_t>(slab.z_begin), 0, 0},
              {static_cast<hsize_t>(slab.z_count), static_cast<hsize_t>(s.grid.ny()),
               static_cast<hsize_t>(s.grid.nx())},
@@ -589,7 +619,7 @@ void MapStore::read_planes(const Slab& slab, float* out) {
 }
 
 void MapStore::read_x_columns(std::int64_t x_begin, std::int64_t count, float* out) {
-  const Impl& s = *impl_;
+  Impl& s = *impl_;
   s.read_box({0, 0, static_cast<hsize_t>(x_begin)},
              {static_cast<hsize_t>(s.grid.nz()), static_cast<hsize_t>(s.grid.ny()),
               static_cast<hsize_t>(count)},
@@ -600,6 +630,7 @@ void MapStore::finish(const MapMetadata& meta) {
   Impl& s = *impl_;
   const QuietErrors quiet;
   s.checkpoint();
+  s.ensure_open();
   const Failure& failure = s.failure;
   const Writer w(failure);
   const hid_t root = s.file.get();
