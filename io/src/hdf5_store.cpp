@@ -190,8 +190,44 @@ struct MapStore::Impl {
               (grid.nx() + chunk[2] - 1) / chunk[2]};
   }
 
+  haddr_t chunk_address_at(std::int64_t zc, std::int64_t yc, std::int64_t xc) const {
+    const std::array<hsize_t, 3> offset{static_cast<hsize_t>(zc * chunk[0]),
+                                        static_cast<hsize_t>(yc * chunk[1]),
+                                        static_cast<hsize_t>(xc * chunk[2])};
+    unsigned filter_mask = 0;
+    haddr_t address = HADDR_UNDEF;
+    hsize_t size = 0;
+    failure.status(H5Dget_chunk_info_by_coord(dataset.get(), offset.data(), &filter_mask, &address,
+                                              &size),
+                   "H5Dget_chunk_info_by_coord");
+    if (address == HADDR_UNDEF || size != chunk_floats() * sizeof(float))
+      failure.invalid("a chunk of /potential is not allocated");
+    return address;
+  }
+
   void read_chunk_addresses() {
     chunk_address.assign(static_cast<std::size_t>(chunks[0] * chunks[1] * chunks[2]), HADDR_UNDEF);
+    // Early allocation with the fixed-array index lays the chunks out in index order, back to
+    // back: check that on a sample (first, last, every chunk of the first row, a stride through
+    // the rest) and compute the others instead of asking HDF5 for each of 10^5 chunks.
+    const haddr_t first = chunk_address_at(0, 0, 0);
+    const std::uint64_t bytes = chunk_floats() * sizeof(float);
+    bool regular = true;
+    const std::size_t total = chunk_address.size();
+    const std::size_t per_row = static_cast<std::size_t>(chunks[1] * chunks[2]);
+    for (std::size_t index = 0; regular && index < total;
+         index += index < per_row ? 1 : std::max<std::size_t>(1, total / 257)) {
+      const auto zc = static_cast<std::int64_t>(index / per_row);
+      const auto yc = static_cast<std::int64_t>(index % per_row) / chunks[2];
+      const auto xc = static_cast<std::int64_t>(index % per_row) % chunks[2];
+      regular = chunk_address_at(zc, yc, xc) == first + index * bytes;
+    }
+    regular = regular && chunk_address_at(chunks[0] - 1, chunks[1] - 1, chunks[2] - 1) ==
+                             first + (total - 1) * bytes;
+    if (regular) {
+      for (std::size_t index = 0; index < total; ++index) chunk_address[index] = first + index * bytes;
+      return;
+    }
     for (std::int64_t zc = 0; zc < chunks[0]; ++zc)
       for (std::int64_t yc = 0; yc < chunks[1]; ++yc)
         for (std::int64_t xc = 0; xc < chunks[2]; ++xc) {
