@@ -293,6 +293,8 @@ int main_entry(int argc, char** argv) {
   app.add_option("--cpu-workers", config.cpu_workers,
                  "CPU backends side by side, threads split between them (simulates several "
                  "devices; the map is identical)")->capture_default_str()->group(g_comp);
+  app.add_flag("--null-output", config.null_output,
+               "Benchmarks: compute and reduce every slab but write nothing")->group(g_comp);
   app.add_option("--checkpoint-interval", config.checkpoint_seconds,
                  "Seconds between checkpoints of the partial file (what a killed run keeps)")
       ->capture_default_str()->group(g_comp);
