@@ -250,6 +250,7 @@ using h5::Failure;
 using h5::Handle;
 using h5::QuietErrors;
 using h5::prepare_library;
+using h5::read_string_attribute;
 
 std::vector<double> read_double_attribute(hid_t object, const char* name, std::size_t n,
                                           const Failure& failure) {
@@ -263,28 +264,6 @@ std::vector<double> read_double_attribute(hid_t object, const char* name, std::s
   failure.status(H5Aread(attr.get(), H5T_NATIVE_DOUBLE, values.data()),
                  fmt::format("H5Aread({})", name));
   return values;
-}
-
-std::string read_string_attribute(hid_t object, const char* name, const Failure& failure) {
-  const Handle attr(
-      failure.id(H5Aopen(object, name, H5P_DEFAULT), fmt::format("H5Aopen({})", name)), H5Aclose);
-  const Handle type(failure.id(H5Aget_type(attr.get()), "H5Aget_type"), H5Tclose);
-  if (H5Tget_class(type.get()) != H5T_STRING)
-    failure.invalid(fmt::format("attribute '{}' is not a string", name));
-  const htri_t variable = H5Tis_variable_str(type.get());
-  failure.status(variable, "H5Tis_variable_str");
-  if (variable > 0) {
-    char* pointer = nullptr;
-    failure.status(H5Aread(attr.get(), type.get(), &pointer), fmt::format("H5Aread({})", name));
-    std::string value = pointer != nullptr ? pointer : "";
-    H5free_memory(pointer);
-    return value;
-  }
-  const std::size_t size = H5Tget_size(type.get());
-  std::string value(size, '\0');
-  failure.status(H5Aread(attr.get(), type.get(), value.data()), fmt::format("H5Aread({})", name));
-  value.resize(std::strlen(value.c_str()));
-  return value;
 }
 
 }  // namespace

@@ -78,12 +78,6 @@ void read_at(int fd, void* data, std::size_t bytes, std::uint64_t offset, const 
   }
 }
 
-std::string settings_text(const ResumeKey& key) {
-  std::string text;
-  for (const auto& [name, value] : key.settings) text += name + " = " + value + "\n";
-  return text;
-}
-
 std::vector<std::pair<std::string, std::string>> parse_settings(const std::string& text) {
   std::vector<std::pair<std::string, std::string>> settings;
   std::size_t begin = 0;
@@ -98,18 +92,6 @@ std::vector<std::pair<std::string, std::string>> parse_settings(const std::strin
   return settings;
 }
 
-std::string read_text_attribute(hid_t object, const char* name, const Failure& failure) {
-  const Handle attr(failure.id(H5Aopen(object, name, H5P_DEFAULT), fmt::format("H5Aopen({})", name)),
-                    H5Aclose);
-  const Handle type(failure.id(H5Aget_type(attr.get()), "H5Aget_type"), H5Tclose);
-  char* pointer = nullptr;
-  if (H5Tis_variable_str(type.get()) <= 0) failure.invalid(fmt::format("attribute {} is not text", name));
-  failure.status(H5Aread(attr.get(), type.get(), &pointer), fmt::format("H5Aread({})", name));
-  std::string value = pointer != nullptr ? pointer : "";
-  H5free_memory(pointer);
-  return value;
-}
-
 /// Byte-shuffles `n` 4-byte elements (HDF5's shuffle filter: all first bytes, then all second
 /// bytes, ...).
 void shuffle4(const float* in, std::size_t n, std::uint8_t* out) {
@@ -121,6 +103,12 @@ void shuffle4(const float* in, std::size_t n, std::uint8_t* out) {
 }  // namespace
 
 std::string partial_path_for(const std::string& final_path) { return final_path + ".partial"; }
+
+std::string settings_text(const ResumeKey& key) {
+  std::string text;
+  for (const auto& [name, value] : key.settings) text += name + " = " + value + "\n";
+  return text;
+}
 
 struct MapStore::Impl {
   std::string path;
@@ -174,6 +162,12 @@ struct MapStore::Impl {
   std::size_t chunk_floats() const {
     return static_cast<std::size_t>(chunk[0] * chunk[1] * chunk[2]);
   }
+  /// The chunk (z, y, x) of job `job` among the chunk rows from `zc0` on, row-major.
+  std::array<std::int64_t, 3> chunk_of_job(std::int64_t zc0, std::size_t job) const {
+    const auto per_row = static_cast<std::size_t>(chunks[1] * chunks[2]);
+    const auto in_row = static_cast<std::int64_t>(job % per_row);
+    return {zc0 + static_cast<std::int64_t>(job / per_row), in_row / chunks[2], in_row % chunks[2]};
+  }
   std::size_t chunk_index(std::int64_t zc, std::int64_t yc, std::int64_t xc) const {
     return static_cast<std::size_t>((zc * chunks[1] + yc) * chunks[2] + xc);
   }
@@ -217,9 +211,7 @@ struct MapStore::Impl {
     const std::size_t per_row = static_cast<std::size_t>(chunks[1] * chunks[2]);
     for (std::size_t index = 0; regular && index < total;
          index += index < per_row ? 1 : std::max<std::size_t>(1, total / 257)) {
-      const auto zc = static_cast<std::int64_t>(index / per_row);
-      const auto yc = static_cast<std::int64_t>(index % per_row) / chunks[2];
-      const auto xc = static_cast<std::int64_t>(index % per_row) % chunks[2];
+      const auto [zc, yc, xc] = chunk_of_job(0, index);
       regular = chunk_address_at(zc, yc, xc) == first + index * bytes;
     }
     regular = regular && chunk_address_at(chunks[0] - 1, chunks[1] - 1, chunks[2] - 1) ==
@@ -230,20 +222,8 @@ struct MapStore::Impl {
     }
     for (std::int64_t zc = 0; zc < chunks[0]; ++zc)
       for (std::int64_t yc = 0; yc < chunks[1]; ++yc)
-        for (std::int64_t xc = 0; xc < chunks[2]; ++xc) {
-          const std::array<hsize_t, 3> offset{static_cast<hsize_t>(zc * chunk[0]),
-                                              static_cast<hsize_t>(yc * chunk[1]),
-                                              static_cast<hsize_t>(xc * chunk[2])};
-          unsigned filter_mask = 0;
-          haddr_t address = HADDR_UNDEF;
-          hsize_t size = 0;
-          failure.status(H5Dget_chunk_info_by_coord(dataset.get(), offset.data(), &filter_mask,
-                                                    &address, &size),
-                         "H5Dget_chunk_info_by_coord");
-          if (address == HADDR_UNDEF || size != chunk_floats() * sizeof(float))
-            failure.invalid("a chunk of /potential is not allocated");
-          chunk_address[chunk_index(zc, yc, xc)] = address;
-        }
+        for (std::int64_t xc = 0; xc < chunks[2]; ++xc)
+          chunk_address[chunk_index(zc, yc, xc)] = chunk_address_at(zc, yc, xc);
   }
 
   void read_resume_addresses() {
@@ -292,9 +272,7 @@ struct MapStore::Impl {
     parallel_for(jobs, threads, [&](std::size_t begin, std::size_t end) {
       std::vector<float> buffer(chunk_floats());
       for (std::size_t job = begin; job < end; ++job) {
-        const std::int64_t zc = zc0 + static_cast<std::int64_t>(job / per_row);
-        const std::int64_t yc = static_cast<std::int64_t>(job % per_row) / chunks[2];
-        const std::int64_t xc = static_cast<std::int64_t>(job % per_row) % chunks[2];
+        const auto [zc, yc, xc] = chunk_of_job(zc0, job);
         const std::int64_t p0 = std::max(s0, zc * chunk[0]);
         const std::int64_t p1 = std::min(s1, (zc + 1) * chunk[0]);
         pack(values, s0, p0, p1, yc, xc, buffer.data());
@@ -326,9 +304,7 @@ struct MapStore::Impl {
       const std::size_t bound =
           libdeflate_zlib_compress_bound(compressor.get(), floats * sizeof(float));
       for (std::size_t job = begin; job < end; ++job) {
-        const std::int64_t zc = zc0 + static_cast<std::int64_t>(job / per_row);
-        const std::int64_t yc = static_cast<std::int64_t>(job % per_row) / chunks[2];
-        const std::int64_t xc = static_cast<std::int64_t>(job % per_row) % chunks[2];
+        const auto [zc, yc, xc] = chunk_of_job(zc0, job);
         const std::int64_t p0 = zc * chunk[0];
         const std::int64_t p1 = std::min(s1, (zc + 1) * chunk[0]);
         if (p1 - p0 < chunk[0]) std::fill(buffer.begin(), buffer.end(), 0.0f);  // last chunk row
@@ -343,9 +319,7 @@ struct MapStore::Impl {
       }
     });
     for (std::size_t job = 0; job < jobs; ++job) {
-      const std::int64_t zc = zc0 + static_cast<std::int64_t>(job / per_row);
-      const std::int64_t yc = static_cast<std::int64_t>(job % per_row) / chunks[2];
-      const std::int64_t xc = static_cast<std::int64_t>(job % per_row) % chunks[2];
+      const auto [zc, yc, xc] = chunk_of_job(zc0, job);
       const std::array<hsize_t, 3> offset{static_cast<hsize_t>(zc * chunk[0]),
                                           static_cast<hsize_t>(yc * chunk[1]),
                                           static_cast<hsize_t>(xc * chunk[2])};
@@ -561,12 +535,12 @@ MapStore MapStore::open_partial(const std::string& partial_path, const MapMetada
                       H5Gclose);
 
   // What differs, in words: the input, then each setting.
-  const std::string stored_sha = read_text_attribute(resume.get(), "input_sha256", failure);
+  const std::string stored_sha = h5::read_string_attribute(resume.get(), "input_sha256", failure);
   std::vector<std::string> differences;
   if (stored_sha != key.input_sha256)
     differences.push_back(fmt::format("the input file differs (SHA-256 {} in the partial file, {} "
                                       "now)", stored_sha.substr(0, 12), key.input_sha256.substr(0, 12)));
-  const auto stored = parse_settings(read_text_attribute(resume.get(), "settings", failure));
+  const auto stored = parse_settings(h5::read_string_attribute(resume.get(), "settings", failure));
   for (const auto& [name, value] : key.settings) {
     const auto found = std::find_if(stored.begin(), stored.end(),
                                     [&](const auto& entry) { return entry.first == name; });
@@ -747,8 +721,8 @@ ResumeKey read_completed_key(const std::string& path) {
   const Failure failure(path, true);
   try {
     const Handle prov(failure.id(H5Gopen2(file, "provenance", H5P_DEFAULT), "H5Gopen2"), H5Gclose);
-    key.input_sha256 = read_text_attribute(prov.get(), "input_sha256", failure);
-    key.settings = parse_settings(read_text_attribute(prov.get(), "settings", failure));
+    key.input_sha256 = h5::read_string_attribute(prov.get(), "input_sha256", failure);
+    key.settings = parse_settings(h5::read_string_attribute(prov.get(), "settings", failure));
   } catch (const Error&) {
     return ResumeKey{};
   }

@@ -317,6 +317,29 @@ inline Handle file_access_plist(const Failure& failure) {
   return fapl;
 }
 
+/// A string attribute, variable- or fixed-length (trailing NULs dropped).
+inline std::string read_string_attribute(hid_t object, const char* name, const Failure& failure) {
+  const Handle attr(
+      failure.id(H5Aopen(object, name, H5P_DEFAULT), fmt::format("H5Aopen({})", name)), H5Aclose);
+  const Handle type(failure.id(H5Aget_type(attr.get()), "H5Aget_type"), H5Tclose);
+  if (H5Tget_class(type.get()) != H5T_STRING)
+    failure.invalid(fmt::format("attribute '{}' is not a string", name));
+  const htri_t variable = H5Tis_variable_str(type.get());
+  failure.status(variable, "H5Tis_variable_str");
+  if (variable > 0) {
+    char* pointer = nullptr;
+    failure.status(H5Aread(attr.get(), type.get(), &pointer), fmt::format("H5Aread({})", name));
+    std::string value = pointer != nullptr ? pointer : "";
+    H5free_memory(pointer);
+    return value;
+  }
+  const std::size_t size = H5Tget_size(type.get());
+  std::string value(size, '\0');
+  failure.status(H5Aread(attr.get(), type.get(), value.data()), fmt::format("H5Aread({})", name));
+  value.resize(std::strlen(value.c_str()));
+  return value;
+}
+
 /// The attributes of /potential (grid, units, physics, description).
 void write_potential_attributes(hid_t dataset, const MapMetadata& meta, const Writer& w);
 void write_statistics(hid_t file, const GridStats& stats, const Writer& w);

@@ -81,12 +81,6 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
   return key;
 }
 
-std::string settings_text(const io::ResumeKey& key) {
-  std::string text;
-  for (const auto& [name, value] : key.settings) text += name + " = " + value + "\n";
-  return text;
-}
-
 /// The memory the pipeline may hold: --memory-limit, else half of what is available now.
 std::size_t memory_budget(const RunConfig& config) {
   if (config.memory_limit) return *config.memory_limit;
@@ -226,6 +220,17 @@ struct Workers {
   PotentialBackend& first() { return *owned.front(); }
 };
 
+/// What every worker's slabs must satisfy: plane counts in multiples of each one's
+/// plane_multiple, at least the largest min_points.
+SlabHint combined_hint(const Workers& workers) {
+  SlabHint hint;
+  for (const PotentialBackend* w : workers.list) {
+    hint.plane_multiple = std::lcm(hint.plane_multiple, std::max<std::int64_t>(1, w->slab_hint().plane_multiple));
+    hint.min_points = std::max(hint.min_points, w->slab_hint().min_points);
+  }
+  return hint;
+}
+
 Workers make_workers(const RunConfig& config) {
   const DeviceChoice choice = resolve_device(config.device, config.backend);
   Workers workers;
@@ -287,13 +292,8 @@ RunResult run_without_output(const RunConfig& config, const std::string& input,
   RunResult result;
   result.input = input;
   result.atoms = system.size();
-  std::int64_t multiple = 1;
-  std::size_t min_points = 0;
-  for (PotentialBackend* w : workers.list) {
-    multiple = std::lcm(multiple, std::max<std::int64_t>(1, w->slab_hint().plane_multiple));
-    min_points = std::max(min_points, w->slab_hint().min_points);
-  }
-  const pipeline::MapPlan plan = make_plan(grid, workers.list.size(), multiple, min_points,
+  const SlabHint hint = combined_hint(workers);
+  const pipeline::MapPlan plan = make_plan(grid, workers.list.size(), hint.plane_multiple, hint.min_points,
                                            memory_budget(config), system.size() * 64,
                                            config.checkpoint_seconds);
   for (PotentialBackend* w : workers.list) w->prepare(system, grid, config.physics);
@@ -362,18 +362,13 @@ RunResult run_one(const RunConfig& config, const std::string& input, Workers& wo
   // Memory: the slab buffers within the budget; disk: the outputs on their file systems.
   const std::size_t budget = memory_budget(config);
   const std::size_t map_bytes_total = grid.points() * sizeof(float);
-  std::int64_t multiple = 1;
-  std::size_t min_points = 0;
-  for (PotentialBackend* w : workers.list) {
-    multiple = std::lcm(multiple, std::max<std::int64_t>(1, w->slab_hint().plane_multiple));
-    min_points = std::max(min_points, w->slab_hint().min_points);
-  }
+  const SlabHint hint = combined_hint(workers);
   const bool resuming = config.resume && std::filesystem::exists(paths.store);
   std::int64_t chunk_depth = 0;  // decided by the partial file when resuming
   std::unique_ptr<pipeline::OpenDxSink> dx_sink;
   std::size_t reserved = system.size() * 64;  // atoms in the backends and the store
   if (!paths.dx.empty()) reserved += pipeline::OpenDxSink::memory_for(grid, budget / 4);
-  pipeline::MapPlan plan = make_plan(grid, workers.list.size(), multiple, min_points, budget,
+  pipeline::MapPlan plan = make_plan(grid, workers.list.size(), hint.plane_multiple, hint.min_points, budget,
                                      reserved, config.checkpoint_seconds);
   // Compressed chunks are written whole, so slabs must end on chunk rows: a depth dividing the step.
   chunk_depth = config.compression > 0 ? std::gcd(plan.step, std::int64_t{16})
@@ -408,7 +403,7 @@ RunResult run_one(const RunConfig& config, const std::string& input, Workers& wo
     prov.device += (w ? "; " : "") + workers.list[w]->device_name();
   prov.hostname = host_name();
   prov.created = utc_now_iso8601();
-  prov.settings = settings_text(key);
+  prov.settings = io::settings_text(key);
 
   // The store: continue the partial file (--resume) or start a new one.
   std::optional<io::MapStore> store;

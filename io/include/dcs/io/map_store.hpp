@@ -58,6 +58,9 @@ struct MapStoreOptions {
   unsigned threads = 0;          ///< packing / compression threads (0: up to 8 hardware threads)
 };
 
+/// The settings as "name = value" lines, as stored in /resume and /provenance.
+std::string settings_text(const ResumeKey& key);
+
 /// "<final>.partial": where the map of `final_path` is built and kept when interrupted.
 std::string partial_path_for(const std::string& final_path);
 
