@@ -2,18 +2,22 @@
 // (scratch files: scratch_dir.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
 
 #include "../scratch_dir.hpp"
 
 #include "dcs/error.hpp"
 #include "dcs/io/pqr.hpp"
+#include "dcs/log.hpp"
 
 namespace dcs::test {
 
@@ -53,5 +57,24 @@ inline dcs::System xyzq_from_text(const std::string& text,
   std::istringstream in(text);
   return dcs::io::parse_xyzq(in, name);
 }
+
+/// Captures what the library logs (dcs::log()) while alive.
+class LogCapture {
+ public:
+  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
+    dcs::log().sinks().push_back(sink_);
+  }
+  ~LogCapture() {
+    auto& sinks = dcs::log().sinks();
+    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
+  }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  std::string text() const { return stream_.str(); }
+
+ private:
+  std::ostringstream stream_;
+  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
+};
 
 }  // namespace dcs::test

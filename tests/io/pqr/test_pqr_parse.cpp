@@ -15,6 +15,7 @@
 namespace {
 
 using dcs::test::expect_input_error;
+using dcs::test::LogCapture;
 using dcs::test::pqr_from_text;
 
 void expect_atom(const dcs::Atom& atom, double x, double y, double z, double charge,
@@ -226,25 +227,6 @@ TEST(PqrParse, NoTrailingNewline) {
   const dcs::System system = pqr_from_text("ATOM 1 H ALA 1 0 0 0 0.3 1.0");
   EXPECT_EQ(system.size(), 1u);
 }
-
-// Captures what the library logs while alive.
-class LogCapture {
- public:
-  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
-    dcs::log().sinks().push_back(sink_);
-  }
-  ~LogCapture() {
-    auto& sinks = dcs::log().sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  std::string text() const { return stream_.str(); }
-
- private:
-  std::ostringstream stream_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
-};
 
 const char* const kThreeModels =
     "MODEL        1\n"

@@ -20,25 +20,6 @@
 namespace dcs::test {
 namespace {
 
-// Captures what the library logs while alive.
-class LogCapture {
- public:
-  LogCapture() : sink_(std::make_shared<spdlog::sinks::ostream_sink_mt>(stream_)) {
-    dcs::log().sinks().push_back(sink_);
-  }
-  ~LogCapture() {
-    auto& sinks = dcs::log().sinks();
-    sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());
-  }
-  LogCapture(const LogCapture&) = delete;
-  LogCapture& operator=(const LogCapture&) = delete;
-  std::string text() const { return stream_.str(); }
-
- private:
-  std::ostringstream stream_;
-  std::shared_ptr<spdlog::sinks::ostream_sink_mt> sink_;
-};
-
 std::string gzip_of(const std::string& text) {
   uLongf size = compressBound(static_cast<uLong>(text.size())) + 64;
   std::string out(size, '\0');
