@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/cuda_bench.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "dcs/parallel.hpp"

@@ -19,7 +19,6 @@
 #include "dcs/error.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
-#include "potential/kernel_catalog.hpp"
 #include "potential/registry.hpp"
 #include "reduce/reduce.hpp"
 #include "stream.hpp"
@@ -226,8 +225,12 @@ std::unique_ptr<PotentialBackend> make_cuda_backend(const BackendOptions& option
 
 // The registry's rows carry the catalog's names and summaries in its order (static_assert in
 // registry.cu), so the catalog is the list.
-std::vector<VariantInfo> cuda_kernel_variants() { return detail::kernel_catalog_variants(); }
+std::vector<VariantInfo> cuda_kernel_variants() {
+  return variant_infos(BackendKind::Cuda, VariantKind::Potential);
+}
 
-std::vector<VariantInfo> cuda_reduction_variants() { return detail::reduction_variants(); }
+std::vector<VariantInfo> cuda_reduction_variants() {
+  return variant_infos(BackendKind::Cuda, VariantKind::Reduction);
+}
 
 }  // namespace dcs::cuda

@@ -1,14 +1,12 @@
 // dcs::cuda in a build without CUDA (DCS_ENABLE_CUDA=OFF): the same public functions, so callers
-// never need #ifdefs. No device is ever available; the variant lists still come from the plain
-// C++ catalogs the CUDA build's registries check themselves against, so `dcs kernels` shows
-// what a CUDA build would offer.
+// never need #ifdefs. No device is ever available; the variant lists still come from the
+// variant table (dcs/variants.hpp) the CUDA build's registries check themselves against, so
+// `dcs kernels` shows what a CUDA build would offer.
 #include <string>
 #include <vector>
 
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/error.hpp"
-#include "potential/kernel_catalog.hpp"
-#include "reduce/reduction_registry.hpp"
 
 namespace dcs::cuda {
 namespace {
@@ -25,16 +23,12 @@ std::unique_ptr<PotentialBackend> make_cuda_backend(const BackendOptions&) {
   throw CudaError(std::string("the CUDA backend is not available: ") + kReason);
 }
 
-std::vector<VariantInfo> cuda_kernel_variants() { return detail::kernel_catalog_variants(); }
-
-std::vector<VariantInfo> cuda_reduction_variants() { return detail::reduction_variants(); }
-
-std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions&) {
-  throw CudaError(std::string("cannot benchmark the CUDA potential kernels: ") + kReason);
+std::vector<VariantInfo> cuda_kernel_variants() {
+  return variant_infos(BackendKind::Cuda, VariantKind::Potential);
 }
 
-std::vector<BenchTable> benchmark_reductions(const BenchOptions&) {
-  throw CudaError(std::string("cannot benchmark the CUDA reductions: ") + kReason);
+std::vector<VariantInfo> cuda_reduction_variants() {
+  return variant_infos(BackendKind::Cuda, VariantKind::Reduction);
 }
 
 }  // namespace dcs::cuda

@@ -9,7 +9,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
-#include "unit_support.hpp"
+#include "test_systems.hpp"
 
 namespace dcs::test {
 namespace {

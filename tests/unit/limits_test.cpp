@@ -10,7 +10,7 @@
 #include "dcs/grid.hpp"
 #include "dcs/limits.hpp"
 #include "dcs/physics.hpp"
-#include "unit_support.hpp"
+#include "test_systems.hpp"
 
 namespace dcs::test {
 namespace {

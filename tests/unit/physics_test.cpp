@@ -1,5 +1,5 @@
 // Units and the Coulomb factor (DESIGN §4), checked against values computed here by hand from
-// the CODATA constants, and the shared Coulomb term.
+// the CODATA constants. The Coulomb term's edge cases: coulomb_term_test.cpp.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -114,15 +114,6 @@ TEST(Physics, ValidateRefusesNonPositiveOrNonFiniteParameters) {
     m.min_distance = bad;
     EXPECT_THROW(validate(m), UsageError) << "min_distance " << bad;
   }
-}
-
-TEST(CoulombTerm, ClampsAtMinDistanceSquared) {
-  EXPECT_DOUBLE_EQ(coulomb_term(2.0, 4.0, 0.01), 1.0);     // q / r
-  EXPECT_DOUBLE_EQ(coulomb_term(2.0, 0.0, 0.01), 20.0);    // on the atom: q / r_min
-  EXPECT_DOUBLE_EQ(coulomb_term(2.0, 0.0049, 0.01), 20.0); // inside r_min
-  EXPECT_DOUBLE_EQ(coulomb_term(-3.0, 0.01, 0.01), -30.0); // on the boundary
-  EXPECT_FLOAT_EQ(coulomb_term(2.0f, 4.0f, 0.01f), 1.0f);
-  EXPECT_FLOAT_EQ(coulomb_term(2.0f, 0.0f, 0.01f), 20.0f);
 }
 
 }  // namespace

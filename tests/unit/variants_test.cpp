@@ -1,5 +1,5 @@
-// The CPU variant list (`dcs kernels`), the shared atom chunking and packing, and the CPU
-// benchmark's table shape (a functional check, never a timing).
+// The variant table and the CPU variant list (`dcs kernels`), and the shared atom chunking and
+// packing.
 #include <set>
 #include <string>
 #include <vector>
@@ -8,9 +8,9 @@
 
 #include "dcs/atoms.hpp"
 #include "dcs/backend.hpp"
-#include "dcs/bench.hpp"
 #include "dcs/error.hpp"
-#include "unit_support.hpp"
+#include "dcs/variants.hpp"
+#include "test_systems.hpp"
 
 namespace dcs::test {
 namespace {
@@ -52,6 +52,53 @@ TEST(CpuVariants, EveryListedPotentialVariantIsAcceptedByItsBackend) {
   EXPECT_TRUE(has("cpu-fast", "simd"));
   EXPECT_TRUE(has("cpu-fast", "cpu-serial"));
   EXPECT_TRUE(has("cpu-reference", "cpu-serial"));
+}
+
+TEST(VariantTable, OneDefaultPerBackendAndKindAndNamesUniqueWithinEach) {
+  for (BackendKind backend : {BackendKind::CpuReference, BackendKind::CpuFast, BackendKind::Cuda})
+    for (VariantKind kind : {VariantKind::Potential, VariantKind::Reduction}) {
+      SCOPED_TRACE(std::string(backend_name(backend)));
+      std::set<std::string> names;
+      int defaults = 0;
+      for (const Variant& row : kVariantTable) {
+        if (row.backend != backend || row.kind != kind) continue;
+        EXPECT_TRUE(names.insert(std::string(row.name)).second) << "twice: " << row.name;
+        EXPECT_FALSE(row.summary.empty()) << row.name;
+        EXPECT_EQ(variant_index(backend, kind, row.name), names.size() - 1);
+        defaults += row.is_default;
+      }
+      EXPECT_EQ(names.size(), variant_count(backend, kind));
+      EXPECT_GE(names.size(), 1u);
+      EXPECT_EQ(defaults, 1);
+      EXPECT_EQ(variant_index(backend, kind, "no-such-variant"), names.size());
+    }
+}
+
+TEST(VariantTable, FindVariantGivesTheDefaultOrNamesTheValidOnes) {
+  EXPECT_EQ(find_variant(BackendKind::CpuFast, VariantKind::Potential, "").name, "simd");
+  EXPECT_EQ(find_variant(BackendKind::Cuda, VariantKind::Potential, "").name, "production");
+  EXPECT_EQ(find_variant(BackendKind::Cuda, VariantKind::Reduction, "").name, "warp-shuffle");
+  EXPECT_EQ(find_variant(BackendKind::CpuReference, VariantKind::Reduction, "").name, "cpu-serial");
+  EXPECT_EQ(find_variant(BackendKind::Cuda, VariantKind::Potential, "coalesced").summary,
+            kVariantTable[variant_index(BackendKind::Cuda, VariantKind::Potential, "coalesced") +
+                          variant_count(BackendKind::CpuReference, VariantKind::Potential) +
+                          variant_count(BackendKind::CpuReference, VariantKind::Reduction) +
+                          variant_count(BackendKind::CpuFast, VariantKind::Potential) +
+                          variant_count(BackendKind::CpuFast, VariantKind::Reduction)]
+                .summary);
+  try {
+    find_variant(BackendKind::Cuda, VariantKind::Reduction, "fastest");
+    FAIL() << "no exception";
+  } catch (const UsageError& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("'fastest'"), std::string::npos) << message;
+    EXPECT_NE(message.find("cuda"), std::string::npos) << message;
+    for (const VariantInfo& info : variant_infos(BackendKind::Cuda, VariantKind::Reduction))
+      EXPECT_NE(message.find(info.name), std::string::npos) << message;
+  }
+  // A name of another backend or kind is not this one's.
+  EXPECT_THROW(find_variant(BackendKind::CpuFast, VariantKind::Potential, "production"), UsageError);
+  EXPECT_THROW(find_variant(BackendKind::Cuda, VariantKind::Potential, "warp-shuffle"), UsageError);
 }
 
 TEST(AtomChunks, SplitIntoConsecutiveChunksOfAtMost4000) {
@@ -98,29 +145,6 @@ TEST(PackGridAtoms, ResidualKeepsDigitsFarFromTheOrigin) {
   const GridAtom atom = pack_grid_atoms(system, grid, 1.0).front();
   EXPECT_EQ(atom.ix, 2000.0f);
   EXPECT_NEAR(atom.rx, 1e-4, 1e-10);
-}
-
-TEST(CpuBench, ProducesAFullTableForTinySizes) {
-  BenchOptions options;
-  options.grid_sizes = {8};
-  options.atom_counts = {20};
-  options.repetitions = 1;
-  const std::vector<BenchTable> tables = benchmark_cpu_backends(options);
-  ASSERT_EQ(tables.size(), 1u);
-  const BenchTable& table = tables.front();
-  EXPECT_NE(table.title.find("PyMOL"), std::string::npos);
-  EXPECT_GE(table.rows.size(), 3u);  // simd (all threads and 1), per-ISA kernels, reference
-  bool reference = false;
-  for (const auto& row : table.rows) {
-    ASSERT_EQ(row.size(), table.columns.size());
-    if (row[0] == "cpu-reference") reference = true;
-  }
-  EXPECT_TRUE(reference);
-  options.repetitions = 0;
-  EXPECT_THROW(benchmark_cpu_backends(options), UsageError);
-  options.repetitions = 1;
-  options.kernels = {"reference"};
-  EXPECT_EQ(benchmark_cpu_backends(options).front().rows.size(), 1u);
 }
 
 }  // namespace

@@ -13,8 +13,8 @@
 //    memory: constant-cache misses stalled the same loop by 40-80% in measurements (GPU-NOTES).
 //    The tile stores dz at the middle plane of the block's group, computed once per block.
 //  - Some of a thread's points (3 of 16 in the default) take their rsqrt from the FMA pipe
-//    (bit seed + cubic, potential_common.cuh, 7 instructions): MUFU does the other 13 while the
-//    issue slots it leaves idle do those 3. SASS per 2 atoms x 16 planes (default): 26 MUFU.RSQ,
+//    (bit seed + cubic: dcs::FmaPipeRsqrt of dcs/physics.hpp, 7 instructions): MUFU does the
+//    other 13 while the issue slots it leaves idle do those 3. SASS per 2 atoms x 16 planes (default): 26 MUFU.RSQ,
 //    ~158 instructions in the fast path + ~20 of loads and A; MUFU-bound would be 208 cycles.
 //  - Programmatic dependent launch: a chunk's blocks may start as the previous chunk's last
 //    wave drains and wait only before reading and writing the slab (measured: a chunk in a
@@ -119,8 +119,9 @@ struct TileView {
 /// slots per pair instead of 2. The expansion loses accuracy only where d0 + j hz cancels, i.e.
 /// for atoms whose z lies within the group and whose xy lies close to the thread's column; the
 /// warp sends those to the exact path (near threshold, stage_tile). Here r^2 >= min_r2 holds,
-/// so the clamp of the Coulomb term is a no-op and is left out. MUFU pairs cost FADD/2 + FFMA +
-/// MUFU + FFMA; software pairs FADD/2 + FFMA + 7 + FMUL (q y0) + FFMA.
+/// so the clamp of the Coulomb term is a no-op and is left out (dcs::add_unclamped_coulomb_term,
+/// the same arithmetic as the exact path's dcs::add_coulomb_term). MUFU pairs cost FADD/2 +
+/// FFMA + MUFU + FFMA; software pairs FADD/2 + FFMA + 7 + FMUL (q y0) + FFMA.
 template <int Planes, int Computed, int SoftwarePoints, int Unroll>
 __device__ __forceinline__ void accumulate_fast(float (&energy)[Planes], const float (&a2)[Unroll],
                                                 const float4* sm_zq, const float* offset_sq) {
@@ -134,20 +135,13 @@ __device__ __forceinline__ void accumulate_fast(float (&energy)[Planes], const f
 #pragma unroll
     for (int m = 0; m < Computed; ++m) {
       const float r2 = fmaf(plane_offset<Planes>(m), twice_hz_d0, shifted[offset_index<Planes>(m)]);
-      if (takes_software_rsqrt<Planes, SoftwarePoints>(m)) {
-        const RsqrtParts parts = rsqrt_fma_pipe_parts(r2);
-        energy[m] = fmaf(q * parts.seed, parts.correction, energy[m]);
-      } else {
-        energy[m] = fmaf(q, rsqrtf(r2), energy[m]);
-      }
+      if (takes_software_rsqrt<Planes, SoftwarePoints>(m))
+        energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, FmaPipeRsqrt{});
+      else
+        energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, HardwareRsqrt{});
     }
   }
 }
-
-/// FMA-pipe rsqrt as a function object for dcs::add_coulomb_term.
-struct SoftwareRsqrt {
-  __device__ float operator()(float x) const { return rsqrt_fma_pipe(x); }
-};
 
 /// The exact path for a group of kUnroll atoms of which one comes near some thread's column:
 /// dz = d0 + j hz and r^2 = dx^2 + dy^2 + dz^2 per pair, then dcs::add_coulomb_term (clamp at
@@ -168,9 +162,9 @@ __device__ __forceinline__ void accumulate_exact(float (&energy)[Planes], const 
       const float dz = fmaf(plane_offset<Planes>(m), hz, d0);
       const float r2 = fmaf(dz, dz, dxy2);
       if (takes_software_rsqrt<Planes, SoftwarePoints>(m))
-        energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, SoftwareRsqrt{});
+        energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, FmaPipeRsqrt{});
       else
-        energy[m] = add_coulomb_term(energy[m], q, r2, min_r2);
+        energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, HardwareRsqrt{});
     }
   }
 }

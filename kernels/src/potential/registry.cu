@@ -1,21 +1,24 @@
-// The registry rows: {name, summary, launch function, requirements}. Names and summaries come
-// from kernel_catalog.hpp (shared with the CPU-only stub); a static_assert keeps the two in step.
+// The registry rows: {name, launch function, requirements}. Names and summaries are the variant
+// table's (dcs/variants.hpp, shared with the CPU-only stub); a static_assert keeps the two in
+// step.
 #include "potential/registry.hpp"
 
 #include <array>
 
 #include "dcs/atoms.hpp"
 #include "dcs/error.hpp"
-#include "potential/kernel_catalog.hpp"
+#include "dcs/variants.hpp"
 
 namespace dcs::cuda::detail {
 namespace {
 
 constexpr PotentialKernel row(std::string_view name, PotentialLaunchFn launch,
                               KernelRequirements requirements) {
-  const std::size_t index = catalog_index(name);
-  if (index == kKernelCatalog.size()) throw "registry row without a catalog entry";
-  return {name, kKernelCatalog[index].summary, launch, requirements};
+  for (const Variant& variant : kVariantTable)
+    if (variant.backend == BackendKind::Cuda && variant.kind == VariantKind::Potential &&
+        variant.name == name)
+      return {name, variant.summary, launch, requirements};
+  throw "registry row without a variant-table entry";
 }
 
 constexpr KernelRequirements kProductionNeeds{kProductionChunkAtoms, false, false};
@@ -34,27 +37,16 @@ constexpr std::array kRegistry{
     row("coalesced", &launch_gather<GatherCoalesced>, kGatherNeeds),
 };
 
-constexpr bool registry_matches_catalog() {
-  if (kRegistry.size() != kKernelCatalog.size()) return false;
-  for (std::size_t i = 0; i < kRegistry.size(); ++i)
-    if (kRegistry[i].name != kKernelCatalog[i].name) return false;
-  return true;
-}
-static_assert(registry_matches_catalog(),
-              "registry.cu rows and kernel_catalog.hpp entries must list the same names in order");
+static_assert(registry_matches_table(BackendKind::Cuda, VariantKind::Potential, kRegistry),
+              "registry.cu rows must list the variant table's CUDA kernels in table order");
 
 }  // namespace
 
 std::span<const PotentialKernel> potential_kernels() { return kRegistry; }
 
 const PotentialKernel& find_potential_kernel(const std::string& name) {
-  if (name.empty()) return kRegistry.front();
-  for (const PotentialKernel& kernel : kRegistry)
-    if (kernel.name == name) return kernel;
-  std::string valid;
-  for (const PotentialKernel& kernel : kRegistry)
-    valid += (valid.empty() ? "" : ", ") + std::string(kernel.name);
-  throw UsageError("unknown CUDA kernel '" + name + "' (valid: " + valid + ")");
+  const Variant& variant = find_variant(BackendKind::Cuda, VariantKind::Potential, name);
+  return kRegistry[variant_index(BackendKind::Cuda, VariantKind::Potential, variant.name)];
 }
 
 void enqueue_potential(const PotentialKernel& kernel, const GridSpec& grid, const Slab& slab,

@@ -1,7 +1,7 @@
-// The one registry of CUDA potential kernels: --kernel, the backend and the benchmark reach the
-// kernels through it (`dcs kernels` lists kernel_catalog.hpp, which the registry is checked
-// against at compile time). Adding a variant is one catalog entry (kernel_catalog.hpp), one
-// policy instantiation and one row in registry.cu.
+// The registry of CUDA potential kernels: the variant table's CUDA kernel rows
+// (dcs/variants.hpp, checked at compile time) paired with their launch functions; --kernel, the
+// backend and the benchmark reach the kernels through it. Adding a variant is one table row,
+// one policy instantiation and one row in registry.cu.
 #pragma once
 
 #include <cstddef>

@@ -44,7 +44,7 @@ constexpr VariantLaunch shared_tree(std::string_view name) {
 }
 
 using Algo = BlockReduceAlgo;
-constexpr std::array<VariantLaunch, kReductionNames.size()> kLaunchTable{{
+constexpr std::array<VariantLaunch, kReductionCount> kLaunchTable{{
     in_place<Algo::Simple, 1>("simple"),
     in_place<Algo::Convergent, 1>("convergent"),
     shared_tree<2, Merge::SecondPass>("shared"),
@@ -63,15 +63,10 @@ constexpr std::array<VariantLaunch, kReductionNames.size()> kLaunchTable{{
      &launch_shuffle<DiffReduction, kShuffleBlockThreads, kShuffleUnroll>},
 }};
 
-constexpr bool table_matches_registry() {
-  for (std::size_t index = 0; index < kLaunchTable.size(); ++index)
-    if (kLaunchTable[index].name != kReductionNames[index].name) return false;
-  return true;
-}
-static_assert(table_matches_registry(),
-              "kLaunchTable must list the variants of reduction_registry.hpp in the same order");
+static_assert(registry_matches_table(BackendKind::Cuda, VariantKind::Reduction, kLaunchTable),
+              "kLaunchTable must list the variant table's CUDA reductions in table order");
 
-const VariantLaunch& find_variant(const std::string& name) {
+const VariantLaunch& find_launch(const std::string& name) {
   check_reduction_name(name);
   return kLaunchTable[reduction_index(name)];
 }
@@ -101,7 +96,7 @@ void* ReduceWorkspace::grow(DeviceBuffer<std::byte>& buffer, std::size_t bytes) 
 
 void enqueue_statistics(const float* d_values, std::size_t n, const std::string& variant,
                         ReduceWorkspace& workspace, StreamView stream, StatsAccum* d_result) {
-  const VariantLaunch& launch = find_variant(variant);
+  const VariantLaunch& launch = find_launch(variant);
   if (n == 0) {
     init_result_kernel<StatsReduction><<<1, 1, 0, stream.get()>>>(d_result);
     DCS_CUDA_CHECK_LAUNCH("init_result", stream.get());
@@ -114,7 +109,7 @@ void enqueue_statistics(const float* d_values, std::size_t n, const std::string&
 void enqueue_difference(const float* d_values, const double* d_reference, std::size_t n,
                         const std::string& variant, ReduceWorkspace& workspace, StreamView stream,
                         DiffAccum* d_result) {
-  const VariantLaunch& launch = find_variant(variant);
+  const VariantLaunch& launch = find_launch(variant);
   if (n == 0) {
     init_result_kernel<DiffReduction><<<1, 1, 0, stream.get()>>>(d_result);
     DCS_CUDA_CHECK_LAUNCH("init_result", stream.get());

@@ -26,8 +26,6 @@
 
 namespace dcs {
 
-enum class BackendKind { CpuReference, CpuFast, Cuda };
-
 /// Choices that travel to a backend without widening the interface.
 struct BackendOptions {
   std::string kernel;     ///< potential variant name; empty: the backend's default
@@ -115,7 +113,8 @@ std::unique_ptr<PotentialBackend> make_cpu_reference_backend(const BackendOption
 /// float32, SIMD (AVX-512 where the CPU has it) and multi-threaded; the default without a GPU.
 std::unique_ptr<PotentialBackend> make_cpu_fast_backend(const BackendOptions& options);
 
-/// Variants of the CPU backends, for `dcs kernels` and --kernel.
+/// The table's rows of both CPU backends (dcs/variants.hpp), ISA-specific kernels this CPU
+/// cannot run marked "[not supported by this CPU]", for `dcs kernels` and --kernel.
 std::vector<VariantInfo> cpu_variants();
 
 /// Float64 reference potential at arbitrary points (Å), in the unit of `physics`: the oracle

@@ -1,6 +1,7 @@
 // Everything a writer needs to describe a finished map besides its values.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,40 @@ struct Provenance {
   std::vector<std::pair<std::string, double>> timings;  ///< stage name -> seconds
 };
 
+/// Which model(s) of a multi-model input (NMR ensemble, MD snapshots) the map is of.
+struct ModelInfo {
+  std::string mode = "first";  ///< --models: "first", "each" or "average"
+  long long model = 1;         ///< first, each: the model mapped (MODEL serial or ordinal)
+  std::size_t count = 1;       ///< models in the input file
+  /// average: the models averaged (their atoms summed with charges / count); else empty
+  std::vector<long long> averaged;
+};
+
+/// One line for logs, summaries and file comments: "model 5 (of 3 models; --models each)",
+/// "mean of 3 models (--models average)"; empty for a single-model input read with --models
+/// first.
+inline std::string describe(const ModelInfo& models) {
+  const std::string count =
+      std::to_string(models.count) + (models.count == 1 ? " model" : " models");
+  if (models.mode == "average") return "mean of " + count + " (--models average)";
+  if (models.mode == "first" && models.count <= 1) return {};
+  return "model " + std::to_string(models.model) + " (of " + count + "; --models " + models.mode +
+         ")";
+}
+
+/// The range a viewer's colour ramp should span: symmetric limits -high .. +high about 0, with
+/// `high` a high percentile of |V| (the map's min/max, thousands of kT/e next to atom centres at
+/// ε = 1, would show one colour everywhere). `low` is the |V| below which values read as "near
+/// zero". Both in the map's units; estimated by dcs::io::ColourRangeSink (dcs/io/colour_range.hpp).
+struct ColourRange {
+  double low = 0.0;               ///< percentile low_percentile of |V|
+  double high = 0.0;              ///< percentile high_percentile of |V|
+  double low_percentile = 1.0;    ///< e.g. 1
+  double high_percentile = 99.0;  ///< e.g. 99
+  std::uint64_t values = 0;       ///< |V| values it was estimated from (0: not known)
+  bool known() const noexcept { return values > 0; }
+};
+
 struct MapMetadata {
   GridSpec grid;
   Physics physics;
@@ -35,6 +70,8 @@ struct MapMetadata {
   GridStats stats;
   Validation validation;
   Provenance provenance;
+  ModelInfo models;
+  ColourRange colour_range;     ///< known once every slab is in (written by the store's finish())
 };
 
 }  // namespace dcs

@@ -34,6 +34,11 @@ class MapSink {
   /// False for sinks that only read the finished map back in finish() (the pipeline then does not
   /// feed them slabs, nor read back slabs a resumed run did not compute).
   virtual bool wants_slabs() const { return true; }
+  /// For a sink that wants slabs: whether it also needs the slabs a resumed run (or MPI rank 0
+  /// gathering a map its ranks wrote) finds done in the store. False lets the pipeline skip
+  /// reading them back for this sink, which then sees only the slabs computed now (in z order,
+  /// with gaps) and must read what else it needs through MapReader.
+  virtual bool wants_done_slabs() const { return wants_slabs(); }
   /// Host memory the sink holds at most (for the pipeline's memory budget).
   virtual std::size_t memory_bytes() const { return 0; }
   /// Called once before any slab, with the grid, physics and provenance known so far.
@@ -44,7 +49,11 @@ class MapSink {
   /// Every slab is in; `meta` holds the statistics, validation and provenance. `map` reads the
   /// whole map back.
   virtual void finish(const MapMetadata& meta, MapReader& map) = 0;
-  /// Makes the output visible under its final name (after every sink finished).
+  /// Makes the output complete and durable under its temporary name (fsync: the slow part of
+  /// committing), so that commit() only renames and a run's outputs appear close together.
+  /// Called after every sink finished, before any output is committed. Default: nothing.
+  virtual void sync() {}
+  /// Makes the output visible under its final name (after every sink finished and synced).
   virtual void commit() = 0;
   /// Removes whatever the sink wrote. Never throws.
   virtual void abort() noexcept = 0;

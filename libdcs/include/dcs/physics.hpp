@@ -7,7 +7,9 @@
 // unit and divided by the relative dielectric constant.
 #pragma once
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,6 +83,17 @@ double coulomb_factor(const Physics& physics);
 std::string factor_unit(Unit unit);
 
 // --- The Coulomb term ------------------------------------------------------------------------
+//
+// Every backend adds q / max(r, r_min) for each atom-point pair through add_coulomb_term():
+// the float64 reference, the CPU fast backend's scalar and SIMD kernels and the CUDA kernels.
+// It is written once for any Real that has the four operations below: double and float
+// (overloads here, DCS_HD for the device) and the CPU SIMD vector types (overloads found by
+// argument-dependent lookup in libdcs/src/cpu/simd_*.hpp). The pieces:
+//   clamp_r2(r2, min_r2)             max(r2, min_r2), NaN in, NaN out;
+//   rsqrt policy .add(e, q, x)       e + q / sqrt(x): hardware, FMA-pipe or Newton-refined;
+//   multiply_add(a, b, c)            a * b + c, fused where the hardware fuses it.
+// Edge cases (r2 = 0, inside and on r_min, +inf, NaN, the smallest accepted r_min) are tested
+// once for every Real and policy (tests/support/coulomb_term_cases.hpp).
 
 /// Reciprocal square root in the precision of Real. On the device the float overload is the
 /// special-function unit's rsqrt (MUFU.RSQ, ~2 ulp); on the host it is exact to rounding.
@@ -95,7 +108,8 @@ DCS_HD inline float reciprocal_sqrt(float x) {
 
 /// r2 clamped from below at min_r2, NaN in, NaN out: a NaN r2 (a broken input) shows as a NaN
 /// point and is counted by the statistics instead of passing silently as q/r_min.
-/// On the device the float overload is one FMNMX.NAN (max.NaN.f32).
+/// On the device the float overload is one FMNMX.NAN (max.NaN.f32); the SIMD overloads put r2
+/// in the operand that (v)maxps returns when either is NaN.
 template <class Real>
 DCS_HD inline Real clamp_r2(Real r2, Real min_r2) {
   return r2 < min_r2 ? min_r2 : r2;
@@ -118,28 +132,92 @@ DCS_HD inline float multiply_add(float a, float b, float c) {
 }
 DCS_HD inline double multiply_add(double a, double b, double c) { return a * b + c; }
 
-/// The reciprocal square root of reciprocal_sqrt(), as a function object (the default of
-/// add_coulomb_term(); kernels may pass another, such as an FMA-pipe rsqrt).
+/// 1/sqrt(x) for normal positive float x without the special-function unit, as y0 * P(e) with
+/// e = x * y0^2: the bit-level first guess y0 (relative error within 3.5%, so e lies in
+/// [0.9324, 1.0692]) corrected by the cubic P that is minimax for the relative error of
+/// e^(-1/2) on that interval (Remez, 7.5e-7; 1.1e-6 measured in float over [1e-12, 1.3e14];
+/// MUFU.RSQ is ~1.2e-7). Seven FMA/ALU instructions (SHF, IADD, FMUL, FMUL, 3 FFMA) instead of
+/// one MUFU: worth it only where MUFU is the bottleneck and issue slots are left over (the
+/// production kernel). NaN in, NaN out; +inf gives 0 * P(NaN) = NaN (never reached: r2 is
+/// bounded by dcs/limits.hpp). The host version does the same arithmetic (for the tests).
+struct RsqrtParts {
+  float seed;        ///< y0
+  float correction;  ///< P(x * y0^2)
+};
+DCS_HD inline RsqrtParts rsqrt_fma_pipe_parts(float x) {
+  // (One IMAD.HI, i * -2^31 + K, would save an issue slot, but its two constants need registers
+  // the 16-plane loop does not have: ptxas rematerialises them with MOVs, a net loss.)
+#if defined(__CUDA_ARCH__)
+  const float y0 = __int_as_float(0x5F375A86 - (__float_as_int(x) >> 1));
+  const float e = (x * y0) * y0;
+  const float p = fmaf(fmaf(fmaf(-0.313054074f, e, 1.31544123f), e, -2.19172067f), e, 2.18933276f);
+#else
+  const float y0 = std::bit_cast<float>(0x5F375A86 - (std::bit_cast<std::int32_t>(x) >> 1));
+  const float e = (x * y0) * y0;
+  const float p = std::fma(std::fma(std::fma(-0.313054074f, e, 1.31544123f), e, -2.19172067f), e,
+                           2.18933276f);
+#endif
+  return {y0, p};
+}
+
+// Rsqrt policies: how the term e + q / sqrt(x) is formed from a reciprocal square root. Each
+// has add(energy, charge, x) and kChargeScale, the factor the caller applies to the charges it
+// passes (once, when staging atoms): a power of two, so scaled sums round exactly as unscaled.
+
+/// reciprocal_sqrt(): MUFU.RSQ on the device, correctly rounded 1/sqrt on the host.
 struct HardwareRsqrt {
+  static constexpr float kChargeScale = 1.0f;
   template <class Real>
-  DCS_HD Real operator()(Real x) const { return reciprocal_sqrt(x); }
+  DCS_HD Real add(Real energy, Real charge, Real x) const {
+    return multiply_add(charge, reciprocal_sqrt(x), energy);
+  }
+};
+
+/// rsqrt_fma_pipe_parts() with the charge folded into the seed: (q y0) P(e) + energy, float only.
+struct FmaPipeRsqrt {
+  static constexpr float kChargeScale = 1.0f;
+  DCS_HD float add(float energy, float charge, float x) const {
+    const RsqrtParts parts = rsqrt_fma_pipe_parts(x);
+    return multiply_add(charge * parts.seed, parts.correction, energy);
+  }
+};
+
+/// A hardware estimate y0 (approximate_reciprocal_sqrt: vrsqrtps, 12 bits; vrsqrt14ps, 14 bits)
+/// refined by one Newton step, 1/sqrt(x) = y0/2 (3 - x y0^2) to a few ulp, for the SIMD types.
+/// The 1/2 is folded into the charges (kChargeScale), leaving 4 operations after the estimate:
+/// (q/2 y0) (3 - x y0 y0) + energy as FMUL, FNMADD, FMUL, FMADD.
+struct NewtonRsqrt {
+  static constexpr float kChargeScale = 0.5f;
+  template <class Vec>
+  Vec add(Vec energy, Vec half_charge, Vec x) const {
+    const Vec y0 = approximate_reciprocal_sqrt(x);
+    const Vec three = Vec::broadcast(3.0f);
+    return multiply_add(half_charge * y0, negative_multiply_add(x * y0, y0, three), energy);
+  }
 };
 
 /// The Coulomb term of every backend: energy + q / max(r, r_min) for one charge at squared
-/// distance r2, given r_min^2. Clamping r2 rather than r keeps one rsqrt per pair and removes
-/// the singularity; a NaN r2 gives a NaN energy. Real is double (reference), float (GPU and
-/// scalar CPU) or a SIMD vector type with clamp_r2 / reciprocal_sqrt / multiply_add overloads
-/// found by argument-dependent lookup (the CPU fast backend).
+/// distance r2, given r_min^2 (charge pre-multiplied by Rsqrt::kChargeScale). Clamping r2
+/// rather than r keeps one rsqrt per pair and removes the singularity; a NaN r2 gives a NaN
+/// energy on every backend.
 template <class Real, class Rsqrt = HardwareRsqrt>
 DCS_HD inline Real add_coulomb_term(Real energy, Real charge, Real r2, Real min_r2,
                                     Rsqrt rsqrt = {}) {
-  return multiply_add(charge, rsqrt(clamp_r2(r2, min_r2)), energy);
+  return rsqrt.add(energy, charge, clamp_r2(r2, min_r2));
 }
 
-/// Contribution q / max(r, r_min) of one charge at squared distance r2, given r_min^2.
+/// add_coulomb_term() for a caller that has shown r2 >= min_r2 already (the CUDA production
+/// kernel's fast path, whose warps vote atoms near a point onto the clamped path): the same
+/// arithmetic without the clamp.
+template <class Real, class Rsqrt = HardwareRsqrt>
+DCS_HD inline Real add_unclamped_coulomb_term(Real energy, Real charge, Real r2, Rsqrt rsqrt = {}) {
+  return rsqrt.add(energy, charge, r2);
+}
+
+/// q / max(r, r_min) on its own (scatter's atomicAdd operand): add_coulomb_term() onto zero.
 template <class Real>
 DCS_HD inline Real coulomb_term(Real charge, Real r2, Real min_r2) {
-  return charge * reciprocal_sqrt(clamp_r2(r2, min_r2));
+  return add_coulomb_term(Real(0), charge, r2, min_r2);
 }
 
 }  // namespace dcs

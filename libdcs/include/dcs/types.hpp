@@ -30,6 +30,11 @@ struct System {
   std::string source_path;    ///< file the atoms were read from
   std::string source_format;  ///< "pqr", "xyzq"
   std::string source_sha256;  ///< checksum of the file's bytes as stored (compressed if .gz)
+  /// The model these atoms are: the serial number of its MODEL record, or its 1-based ordinal
+  /// when the record has no number or the file has no MODEL records; 0 when the atoms of
+  /// several models are merged (--models average).
+  long long model = 1;
+  std::size_t model_count = 1;  ///< models in the source file (a file without MODEL records: 1)
 
   std::size_t size() const noexcept { return atoms.size(); }
   double total_charge() const noexcept {

@@ -1,6 +1,6 @@
-// The variant list of the CPU backends, for `dcs kernels` and --kernel/--reduction: the
-// reference's one kernel and the fast backend's registry (fast_kernels.hpp), plus the CPU
-// statistics reductions.
+// The CPU backends' rows of the variant table (dcs/variants.hpp), for `dcs kernels` and the
+// device choice of --kernel: the table's text, with the fast backend's ISA-specific kernels
+// that this CPU cannot run marked.
 #include <string>
 #include <vector>
 
@@ -10,28 +10,15 @@
 namespace dcs {
 
 std::vector<VariantInfo> cpu_variants() {
-  // Both backends offer the serial oracle reduction; only the reference makes it the default.
-  const std::string serial_summary =
-      "one pass over the map on one thread, double sums (the statistics oracle)";
-  std::vector<VariantInfo> variants;
-  variants.push_back({"reference",
-                      "float64 plain loops over points and atoms, the oracle; bound by scalar "
-                      "double sqrt and divide",
-                      "cpu-reference", VariantKind::Potential, true});
-  for (const cpu_fast::FastKernel& kernel : cpu_fast::fast_kernels()) {
-    std::string summary(kernel.summary);
-    if (!kernel.automatic && !cpu_fast::isa_supported(kernel.isa))
-      summary += " [not supported by this CPU]";
-    variants.push_back({std::string(kernel.name), summary, "cpu-fast", VariantKind::Potential,
-                        kernel.automatic});
+  std::vector<VariantInfo> variants = variant_infos(BackendKind::CpuReference);
+  for (VariantInfo& info : variant_infos(BackendKind::CpuFast)) {
+    if (info.kind == VariantKind::Potential) {
+      const cpu_fast::FastKernel& kernel = cpu_fast::find_fast_kernel(info.name);
+      if (!kernel.automatic && !cpu_fast::isa_supported(kernel.isa))
+        info.summary += " [not supported by this CPU]";
+    }
+    variants.push_back(std::move(info));
   }
-  variants.push_back(
-      {"cpu-serial", serial_summary, "cpu-reference", VariantKind::Reduction, true});
-  variants.push_back({"cpu-threaded",
-                      "contiguous ranges per thread, partial results combined in range order "
-                      "(deterministic); bound by memory bandwidth",
-                      "cpu-fast", VariantKind::Reduction, true});
-  variants.push_back({"cpu-serial", serial_summary, "cpu-fast", VariantKind::Reduction, false});
   return variants;
 }
 

@@ -1,11 +1,14 @@
-// Private to dcs::core: the registry of the fast CPU backend's potential kernels, shared by
-// the backend (to resolve --kernel), cpu_variants() (for `dcs kernels`), the benchmark and the
-// unit tests (which run every kernel the CPU supports).
+// Private to dcs::core: the fast CPU backend's registry (each of its rows in the variant table,
+// dcs/variants.hpp, paired with an instruction set) and the kernel interface that
+// row_kernel.hpp implements per instruction set.
 #pragma once
 
-#include <string>
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <string_view>
-#include <vector>
+
+#include "dcs/variants.hpp"
 
 namespace dcs::cpu_fast {
 
@@ -14,14 +17,83 @@ namespace dcs::cpu_fast {
 enum class Isa { Portable, Avx2, Avx512 };
 
 struct FastKernel {
-  std::string_view name;     ///< --kernel name
-  std::string_view summary;  ///< one line for `dcs kernels`
+  std::string_view name;     ///< the variant table's name (--kernel)
   Isa isa;                   ///< Portable for "simd" means: resolved to the best supported ISA
   bool automatic;            ///< true for "simd": picks the best ISA this CPU supports
 };
 
-/// All kernels of the fast backend, the default ("simd") first.
-const std::vector<FastKernel>& fast_kernels();
+/// The registry: the table's cpu-fast potential rows in table order, with their ISAs.
+inline constexpr std::array<FastKernel, 4> kFastKernels{{
+    {"simd", Isa::Portable, true},
+    {"simd-avx512", Isa::Avx512, false},
+    {"simd-avx2", Isa::Avx2, false},
+    {"simd-portable", Isa::Portable, false},
+}};
+static_assert(registry_matches_table(BackendKind::CpuFast, VariantKind::Potential, kFastKernels),
+              "kFastKernels must list the variant table's cpu-fast kernels in table order");
+
+/// The registry row of a table name (find_variant() first: it names the valid ones).
+const FastKernel& find_fast_kernel(std::string_view name);
+
+/// One chunk of staged atoms, structure of arrays (contiguous, in input order).
+struct ChunkView {
+  const float* ia = nullptr;      ///< nearest grid index along x (integer-valued)
+  const float* neg_fx = nullptr;  ///< -(x/hx - ia), grid units
+  const float* q = nullptr;       ///< charge * coulomb factor / hx * IsaKernels::charge_scale
+  std::size_t count = 0;
+};
+
+/// Arguments of one row sweep: adds the chunk's contribution to out_row[0, nx).
+struct RowArgs {
+  ChunkView atoms;
+  const float* yz2 = nullptr;  ///< ((y_j - y_a)^2 + (z_k - z_a)^2) / hx^2 per atom of the chunk
+  std::int64_t nx = 0;
+  float min_r2 = 0.0f;         ///< min_distance^2 / hx^2
+  float* out_row = nullptr;
+};
+
+/// Lanes of the widest vector type (AVX-512).
+inline constexpr int kMaxLanes = 16;
+
+/// Arguments of one tail sweep: points from the ends of several rows packed into one vector
+/// (a row of 129 points leaves 1 after 8 full AVX-512 vectors: 16 rows' last points fill one),
+/// each lane with its own (i, j, k); adds the chunk's contribution to *out[lane].
+struct TailArgs {
+  ChunkView atoms;
+  const float* iy = nullptr;      ///< nearest grid index along y (integer-valued)
+  const float* neg_fy = nullptr;  ///< -(y residual) / hx
+  const float* iz = nullptr;      ///< nearest grid index along z
+  const float* neg_fz = nullptr;  ///< -(z residual) / hx
+  float y_scale = 1.0f;           ///< hy / hx
+  float z_scale = 1.0f;           ///< hz / hx
+  float min_r2 = 0.0f;            ///< min_distance^2 / hx^2
+  float x[kMaxLanes] = {};        ///< each lane's point: grid indices i, j, k
+  float y[kMaxLanes] = {};
+  float z[kMaxLanes] = {};
+  float* out[kMaxLanes] = {};     ///< where each lane's sum goes
+  int lanes = 0;                  ///< lanes in use
+};
+
+/// Stages yz2[a] = (y - ay[a])^2 + (z - az[a])^2 (grid units, float64, rounded once).
+using StageFn = void (*)(const double* ay, const double* az, std::size_t n, double y, double z,
+                         float* yz2);
+using RowFn = void (*)(const RowArgs& args);
+using TailFn = void (*)(const TailArgs& args);
+
+/// The kernels of one instruction set (row_kernel.hpp instantiated by fast_kernels_<isa>.cpp).
+struct IsaKernels {
+  StageFn stage = nullptr;
+  RowFn row = nullptr;
+  TailFn tail = nullptr;      ///< nullptr for one lane (rows never leave a partial vector)
+  int lanes = 1;              ///< lanes of the vector type
+  float charge_scale = 1.0f;  ///< the rsqrt policy's kChargeScale: multiply staged charges by it
+};
+
+/// Each defined in its own translation unit compiled for that instruction set; call the AVX
+/// ones only where isa_supported() says so. The AVX ones exist only in x86 builds.
+IsaKernels portable_kernels();
+IsaKernels avx2_kernels();
+IsaKernels avx512_kernels();
 
 /// Whether this CPU (and OS) can run code compiled for `isa`.
 bool isa_supported(Isa isa) noexcept;

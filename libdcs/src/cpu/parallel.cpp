@@ -59,4 +59,81 @@ void parallel_for(std::size_t n, unsigned threads,
   if (failure) std::rethrow_exception(failure);
 }
 
+ThreadPool::ThreadPool(unsigned threads) : threads_(resolve_threads(threads)) {
+  workers_.reserve(threads_ - 1);
+  for (unsigned index = 1; index < threads_; ++index)
+    workers_.emplace_back([this, index] { work(index); });
+}
+
+ThreadPool::~ThreadPool() {
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  for (std::thread& worker : workers_) worker.join();
+}
+
+void ThreadPool::run_range(unsigned index) noexcept {
+  const std::size_t begin = std::min(n_, (units_ * index / ranges_) * grain_);
+  const std::size_t end = std::min(n_, (units_ * (index + 1) / ranges_) * grain_);
+  try {
+    if (begin < end) (*body_)(begin, end);
+  } catch (...) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!failure_) failure_ = std::current_exception();
+  }
+}
+
+void ThreadPool::work(unsigned index) {
+  std::uint64_t seen = 0;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      if (index >= ranges_) continue;  // this loop has fewer ranges than threads
+    }
+    run_range(index);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (--pending_ == 0) done_.notify_one();
+  }
+}
+
+void ThreadPool::parallel_for(std::size_t n,
+                              const std::function<void(std::size_t, std::size_t)>& body,
+                              std::size_t grain) {
+  if (n == 0) return;
+  grain = std::max<std::size_t>(grain, 1);
+  const std::size_t units = (n + grain - 1) / grain;
+  const auto ranges = static_cast<unsigned>(std::min<std::size_t>(threads_, units));
+  if (ranges <= 1) {
+    body(0, n);
+    return;
+  }
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    body_ = &body;
+    n_ = n;
+    grain_ = grain;
+    units_ = units;
+    ranges_ = ranges;
+    failure_ = nullptr;
+    pending_ = ranges - 1;  // the workers' ranges; the caller runs range 0
+    ++generation_;
+  }
+  wake_.notify_all();
+  run_range(0);
+  std::exception_ptr failure;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+    body_ = nullptr;
+    failure = failure_;
+    failure_ = nullptr;
+  }
+  if (failure) std::rethrow_exception(failure);
+}
+
 }  // namespace dcs

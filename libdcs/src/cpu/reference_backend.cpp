@@ -34,7 +34,7 @@ double potential_at(const std::vector<PointCharge>& charges, double min_r2, doub
     const double dx = point[0] - atom.x;
     const double dy = point[1] - atom.y;
     const double dz = point[2] - atom.z;
-    sum += coulomb_term(atom.q, dx * dx + dy * dy + dz * dz, min_r2);
+    sum = add_coulomb_term(sum, atom.q, dx * dx + dy * dy + dz * dz, min_r2);
   }
   return factor * sum;
 }
@@ -42,13 +42,10 @@ double potential_at(const std::vector<PointCharge>& charges, double min_r2, doub
 class ReferenceBackend final : public PotentialBackend {
  public:
   explicit ReferenceBackend(const BackendOptions& options) : options_(options) {
-    if (!options.kernel.empty() && options.kernel != "reference")
-      throw UsageError("unknown kernel '" + options.kernel + "' for the cpu-reference backend "
-                       "(valid: reference)");
-    // Checked like the kernel: a --reduction this backend would silently ignore is a mistake.
-    if (!options.reduction.empty() && options.reduction != "cpu-serial")
-      throw UsageError("unknown reduction '" + options.reduction + "' for the cpu-reference "
-                       "backend (valid: cpu-serial)");
+    // Both checked against the table: a --kernel or --reduction this backend would silently
+    // ignore is a mistake.
+    find_variant(BackendKind::CpuReference, VariantKind::Potential, options.kernel);
+    find_variant(BackendKind::CpuReference, VariantKind::Reduction, options.reduction);
   }
 
   std::string name() const override { return "cpu-reference"; }
@@ -70,6 +67,11 @@ class ReferenceBackend final : public PotentialBackend {
   }
 
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
+    if (charges_.empty()) throw UsageError("cpu-reference: compute() called before prepare()");
+    if (slab.z_begin < 0 || slab.z_count < 0 || slab.z_begin + slab.z_count > grid_.nz())
+      throw UsageError("cpu-reference: slab [" + std::to_string(slab.z_begin) + ", " +
+                       std::to_string(slab.z_begin + slab.z_count) + ") outside the grid's " +
+                       std::to_string(grid_.nz()) + " planes");
     const auto start = std::chrono::steady_clock::now();
     const double min_r2 = physics_.min_distance * physics_.min_distance;
     const std::size_t rows = static_cast<std::size_t>(slab.z_count * grid_.ny());

@@ -10,7 +10,7 @@
 
 #include "dcs/backend.hpp"
 #include "dcs/cuda/cuda_backend.hpp"
-#include "potential_cases.hpp"
+#include "test_systems.hpp"
 
 int main() {
   using namespace dcs;

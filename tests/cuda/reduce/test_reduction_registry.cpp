@@ -13,7 +13,7 @@ namespace {
 
 TEST(ReductionRegistry, ListsTheSeedsFamilyOnceEach) {
   const auto variants = reduction_variants();
-  ASSERT_EQ(variants.size(), kReductionNames.size());
+  ASSERT_EQ(variants.size(), kReductionCount);
   std::set<std::string> names;
   int defaults = 0;
   for (const VariantInfo& info : variants) {
@@ -32,7 +32,7 @@ TEST(ReductionRegistry, ListsTheSeedsFamilyOnceEach) {
 }
 
 TEST(ReductionRegistry, DefaultIsARegisteredName) {
-  EXPECT_LT(reduction_index(default_reduction()), kReductionNames.size());
+  EXPECT_LT(reduction_index(default_reduction()), kReductionCount);
   EXPECT_NO_THROW(check_reduction_name(default_reduction()));
 }
 

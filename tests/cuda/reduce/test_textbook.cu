@@ -14,7 +14,7 @@
 
 #include "dcs/error.hpp"
 #include "reduce/reduce.hpp"
-#include "reduce/textbook.hpp"
+#include "textbook.hpp"
 #include "reduce_test_support.cuh"
 
 namespace dcs::cuda::test {

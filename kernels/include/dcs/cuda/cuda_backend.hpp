@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "dcs/backend.hpp"
-#include "dcs/bench.hpp"
 #include "dcs/variants.hpp"
 
 namespace dcs::cuda {
@@ -42,11 +41,5 @@ std::unique_ptr<PotentialBackend> make_cuda_backend(const BackendOptions& option
 std::vector<VariantInfo> cuda_kernel_variants();
 /// The registry of reduction variants (the default marked), for --reduction and `dcs kernels`.
 std::vector<VariantInfo> cuda_reduction_variants();
-
-/// `dcs bench` for the potential kernels: the rsqrt ceiling microbenchmark, then every
-/// selected kernel on every grid x atom count, as atom-evaluations/s and % of the ceiling.
-std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options);
-/// `dcs bench` for the reductions: GB/s of every variant, % of a device copy, ratio to CUB.
-std::vector<BenchTable> benchmark_reductions(const BenchOptions& options);
 
 }  // namespace dcs::cuda

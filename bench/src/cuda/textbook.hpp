@@ -15,7 +15,7 @@
 #include <cstddef>
 #include <string>
 
-#include "reduce.hpp"
+#include "reduce/reduce.hpp"
 #include "stream.hpp"
 
 namespace dcs::cuda::detail {

@@ -8,6 +8,7 @@
 
 #include "dcs/bench.hpp"
 #include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/cuda_bench.hpp"
 #include "dcs/error.hpp"
 
 namespace {

@@ -25,6 +25,7 @@ struct BenchOptions {
   int repetitions = 5;                   ///< timed repetitions after one warm-up; median taken
   int device = 0;
   unsigned threads = 0;
+  bool peers = true;                     ///< CPU benchmark: also measure PyMOL in the same run
 };
 
 /// Markdown of a table: a "### title" heading, the table, then each note as a paragraph.
@@ -33,7 +34,8 @@ std::string to_markdown(const BenchTable& table);
 }  // namespace dcs
 
 namespace dcs {
-/// Benchmark of the CPU backends (fast and reference) on a molecule's atoms or random atoms:
-/// atom-evaluations/s per backend and per core.
+/// Benchmark of the CPU backends (fast and reference) on protein-like random atoms:
+/// atom-evaluations/s per backend and per core, % of the SIMD port limit measured on this CPU
+/// (table "cpu_port_limit") and the ratio to PyMOL measured in the same run.
 std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options);
 }  // namespace dcs

@@ -1,6 +1,6 @@
-// Measurements of the reduction family (private to dcs::cuda). reduce_bench.cu runs the kernels
+// Measurements of the reduction family (dcs::cuda_bench). reduce_bench.cu runs the kernels
 // and CUB and returns plain numbers; reduce_bench.cpp turns them into BenchTables
-// (benchmark_reductions() of dcs/cuda/cuda_backend.hpp, the PCC ladder) -- fmt/spdlog stay out
+// (benchmark_reductions() of dcs/cuda_bench.hpp, the PCC ladder) -- fmt/spdlog stay out
 // of .cu files. Used by `dcs bench --reductions`, dcs_reduce_bench and scripts/seed_claims.sh.
 #pragma once
 

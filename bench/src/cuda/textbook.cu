@@ -8,6 +8,7 @@
 
 #include "block_reduce.cuh"
 #include "cuda_check.hpp"
+#include "dcs/error.hpp"
 #include "device_reduce.cuh"
 #include "reduce_ops.cuh"
 #include "textbook.hpp"
@@ -187,7 +188,7 @@ struct TextbookKernel {
   bool in_place;
 };
 
-constexpr std::array<TextbookKernel, kReductionNames.size()> kTextbook{{
+constexpr std::array<TextbookKernel, kReductionCount> kTextbook{{
     {"simple", Family::PmppSingle, 0, true},
     {"convergent", Family::PmppSingle, 0, true},
     {"shared", Family::PmppSingle, 0, false},
@@ -205,12 +206,8 @@ constexpr std::array<TextbookKernel, kReductionNames.size()> kTextbook{{
     {"warp-shuffle", Family::Shuffle, 0, false},
 }};
 
-constexpr bool textbook_matches_registry() {
-  for (std::size_t index = 0; index < kTextbook.size(); ++index)
-    if (kTextbook[index].name != kReductionNames[index].name) return false;
-  return true;
-}
-static_assert(textbook_matches_registry(), "kTextbook must follow reduction_registry.hpp");
+static_assert(registry_matches_table(BackendKind::Cuda, VariantKind::Reduction, kTextbook),
+              "kTextbook must follow the variant table's CUDA reductions");
 
 const TextbookKernel& find_textbook(const std::string& name) {
   check_reduction_name(name);

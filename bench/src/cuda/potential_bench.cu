@@ -22,6 +22,7 @@
 #include "dcs/atoms.hpp"
 #include "dcs/backend.hpp"
 #include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/cuda_bench.hpp"
 #include "dcs/error.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"

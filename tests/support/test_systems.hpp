@@ -1,13 +1,17 @@
-// Helpers shared by the unit tests: test systems, whole-grid computation through the
-// PotentialBackend interface, the float64 oracle on a grid, and a minimal PQR fixture reader.
+// Helpers shared by every backend's tests: test systems, grids, whole-grid computation through
+// the PotentialBackend interface, the float64 oracle at the same points and the comparison with
+// it, and a minimal PQR fixture reader (the product's reader lives in dcs::io; the backends'
+// tests must not depend on it). Plain C++: the GPU tests compile in every build.
 #pragma once
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -18,6 +22,7 @@
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/physics.hpp"
+#include "dcs/stats.hpp"
 #include "dcs/types.hpp"
 
 namespace dcs::test {
@@ -61,7 +66,25 @@ inline System protein_like_system(std::size_t atoms, std::uint32_t seed, Vec3 of
   return make_system(std::move(list));
 }
 
-/// A grid with explicit counts, spacing and origin.
+/// n atoms uniform in a box of side `side` centred on `centre`, charges uniform in [-1, 1]
+/// (or [0.1, 1] when `positive`), fixed seed.
+inline System random_atoms(std::size_t n, Vec3 centre, double side, std::uint64_t seed,
+                           bool positive = false) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> offset(-0.5 * side, 0.5 * side);
+  std::uniform_real_distribution<double> charge(positive ? 0.1 : -1.0, 1.0);
+  std::vector<Atom> list;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double x = centre[0] + offset(rng);
+    const double y = centre[1] + offset(rng);
+    const double z = centre[2] + offset(rng);
+    const double q = charge(rng);
+    list.push_back(make_atom(x, y, z, q));
+  }
+  return make_system(std::move(list));
+}
+
+/// A grid with explicit counts, one spacing and an origin.
 inline GridSpec make_spec(std::array<std::int64_t, 3> counts, double spacing, Vec3 origin) {
   GridSpec grid;
   grid.counts = counts;
@@ -70,12 +93,23 @@ inline GridSpec make_spec(std::array<std::int64_t, 3> counts, double spacing, Ve
   return grid;
 }
 
+/// A grid with explicit counts, origin and per-axis spacing.
+inline GridSpec make_spec(std::int64_t nx, std::int64_t ny, std::int64_t nz, Vec3 origin,
+                          Vec3 spacing) {
+  GridSpec grid;
+  grid.counts = {nx, ny, nz};
+  grid.origin = origin;
+  grid.spacing = spacing;
+  return grid;
+}
+
 /// Computes the whole grid through the interface, in slabs of `slab_planes` z-planes
-/// (0: one slab). Returns the map; `stats` receives the combined statistics.
+/// (0: one slab). The map starts as NaN, so a point the backend never writes shows. Returns
+/// the map; `stats` receives the slabs' statistics combined.
 inline std::vector<float> compute_grid(PotentialBackend& backend, const System& system,
                                        const GridSpec& grid, const Physics& physics,
                                        std::int64_t slab_planes = 0, StatsAccum* stats = nullptr) {
-  std::vector<float> map(grid.points(), -12345.0f);  // poison: every value must be written
+  std::vector<float> map(grid.points(), std::numeric_limits<float>::quiet_NaN());
   backend.prepare(system, grid, physics);
   if (slab_planes <= 0) slab_planes = grid.nz();
   StatsAccum total;
@@ -87,38 +121,75 @@ inline std::vector<float> compute_grid(PotentialBackend& backend, const System& 
   return map;
 }
 
-/// The float64 oracle at every point of the grid.
-inline std::vector<double> reference_grid(const System& system, const GridSpec& grid,
-                                          const Physics& physics) {
+/// Points of `slab` in storage order (x fastest).
+inline std::vector<Vec3> slab_points(const GridSpec& grid, const Slab& slab) {
   std::vector<Vec3> points;
-  points.reserve(grid.points());
-  for (std::int64_t k = 0; k < grid.nz(); ++k)
+  points.reserve(grid.plane_points() * static_cast<std::size_t>(slab.z_count));
+  for (std::int64_t k = slab.z_begin; k < slab.z_begin + slab.z_count; ++k)
     for (std::int64_t j = 0; j < grid.ny(); ++j)
       for (std::int64_t i = 0; i < grid.nx(); ++i) points.push_back(grid.point(i, j, k));
+  return points;
+}
+
+/// The float64 oracle at every point of `slab` (default: the whole grid), storage order.
+inline std::vector<double> reference_grid(const System& system, const GridSpec& grid,
+                                          const Physics& physics, Slab slab = {0, -1}) {
+  if (slab.z_count < 0) slab = {0, grid.nz()};
+  const std::vector<Vec3> points = slab_points(grid, slab);
   std::vector<double> values(points.size());
   reference_potential(system, physics, points.data(), points.size(), values.data());
   return values;
 }
 
+/// How computed values compare with the float64 reference.
 struct Comparison {
-  double max_abs_error = 0.0;
+  std::size_t points = 0;
+  std::size_t nonfinite = 0;  ///< points left unwritten (NaN poison) or broken
+  double max_abs_error = 0.0; ///< over the finite points
   double max_abs_reference = 0.0;
-  double relative() const { return max_abs_error / max_abs_reference; }
+  std::size_t worst_index = 0;
+  /// max|error| / max|V_ref|; infinite when any point is not finite.
+  double relative() const {
+    if (nonfinite > 0) return std::numeric_limits<double>::infinity();
+    return max_abs_reference > 0 ? max_abs_error / max_abs_reference : max_abs_error;
+  }
 };
 
-inline Comparison compare(const std::vector<float>& values, const std::vector<double>& reference) {
-  Comparison c;
-  for (std::size_t n = 0; n < values.size(); ++n) {
-    const double error = std::fabs(static_cast<double>(values[n]) - reference[n]);
-    c.max_abs_error = std::isfinite(error) ? std::max(c.max_abs_error, error) : INFINITY;
-    c.max_abs_reference = std::max(c.max_abs_reference, std::fabs(reference[n]));
+inline Comparison compare(const std::vector<float>& computed, const std::vector<double>& reference) {
+  Comparison result;
+  result.points = computed.size();
+  for (std::size_t p = 0; p < computed.size(); ++p) {
+    result.max_abs_reference = std::max(result.max_abs_reference, std::fabs(reference[p]));
+    if (!std::isfinite(computed[p])) {
+      ++result.nonfinite;
+      continue;
+    }
+    const double error = std::fabs(static_cast<double>(computed[p]) - reference[p]);
+    if (error > result.max_abs_error) {
+      result.max_abs_error = error;
+      result.worst_index = p;
+    }
   }
-  return c;
+  return result;
 }
 
-/// Minimal PQR reader for test fixtures only (the product's reader lives in dcs::io): ATOM and
-/// HETATM records, x y z charge radius taken as the last five whitespace-separated fields.
-/// Throws InputError on anything it cannot read, so a fixture never silently loses atoms.
+/// The tolerance every float32 path is held to: |V - V_ref| <= 1e-5 * max|V_ref| over the
+/// compared points (PotentialBackend::tolerance()).
+inline constexpr double kRelativeTolerance = 1e-5;
+
+/// Where the apbs-data molecules are: $DCS_APBS_DATA_DIR, else the build-time path.
+inline std::string apbs_data_dir() {
+  if (const char* env = std::getenv("DCS_APBS_DATA_DIR"); env != nullptr && *env != '\0') return env;
+#if defined(DCS_APBS_DATA_DIR)
+  return DCS_APBS_DATA_DIR;
+#else
+  return "/usr/share/apbs";
+#endif
+}
+
+/// Minimal PQR reader for test fixtures only: ATOM and HETATM records, x y z charge radius
+/// taken as the last five whitespace-separated fields. Throws InputError on anything it cannot
+/// read, so a fixture never silently loses atoms.
 inline System read_pqr_fixture(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw InputError(path, 0, "cannot open");

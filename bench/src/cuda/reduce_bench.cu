@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "cuda_check.hpp"
+#include "dcs/error.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
 #include "device_reduce.cuh"

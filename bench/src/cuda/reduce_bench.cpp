@@ -10,8 +10,10 @@
 #include <fmt/ranges.h>
 
 #include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/cuda_bench.hpp"
+#include "dcs/error.hpp"
 #include "device_info.hpp"
-#include "potential/kernel_catalog.hpp"
+#include "dcs/variants.hpp"
 #include "reduce_bench.hpp"
 #include "reduction_registry.hpp"
 
@@ -48,7 +50,8 @@ std::string check_stats(const StatsAccum& ours, const StatsAccum& cub, double su
 
 std::vector<std::string_view> reduction_names() {
   std::vector<std::string_view> names;
-  for (const ReductionName& entry : kReductionNames) names.push_back(entry.name);
+  for (const Variant& row : kVariantTable)
+    if (row.backend == BackendKind::Cuda && row.kind == VariantKind::Reduction) names.push_back(row.name);
   return names;
 }
 
@@ -58,9 +61,10 @@ std::vector<std::string_view> reduction_names() {
 std::vector<std::string> selected_variants(const BenchOptions& options) {
   std::vector<std::string> names;
   for (const std::string& name : options.kernels) {
-    if (reduction_index(name) < kReductionNames.size())
+    if (reduction_index(name) < kReductionCount)
       names.push_back(name);
-    else if (catalog_index(name) == kKernelCatalog.size())
+    else if (variant_index(BackendKind::Cuda, VariantKind::Potential, name) ==
+             variant_count(BackendKind::Cuda, VariantKind::Potential))
       throw UsageError(fmt::format("unknown variant '{}': neither a CUDA reduction ({}) nor a CUDA "
                                    "potential kernel",
                                    name, fmt::join(reduction_names(), ", ")));

@@ -17,8 +17,9 @@
 
 #include "dcs/bench.hpp"
 #include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/cuda_bench.hpp"
 #include "dcs/error.hpp"
-#include "reduce/reduce_bench.hpp"
+#include "reduce_bench.hpp"
 
 namespace {
 

@@ -1,0 +1,43 @@
+// The SIMD port limit of the CPU fast backend on the CPU it runs on (issue 12 item 2): how many
+// atom-point pairs per second one core can do when nothing but the kernel's arithmetic limits
+// it, measured by microbenchmarks on registers only (no loads), as the GPU benchmark measures
+// the MUFU ceiling. Each function is defined in a translation unit compiled for its instruction
+// set (port_limit_avx2.cpp, port_limit_avx512.cpp); call it only where the CPU has the set.
+#pragma once
+
+namespace dcs::bench {
+
+/// Throughput of one core, in vector instructions per second (one vector = `lanes` floats),
+/// each measured alone with enough independent chains to hide its latency, and of the kernel's
+/// per-pair instruction mix (row_kernel.hpp's sweep with dcs::NewtonRsqrt) in pairs per second.
+struct PortRates {
+  int lanes = 0;
+  double fma = 0.0;    ///< vfmadd...ps
+  double mul = 0.0;    ///< vmulps
+  double add = 0.0;    ///< vaddps
+  double max = 0.0;    ///< vmaxps
+  double rsqrt = 0.0;  ///< vrsqrtps (AVX2) / vrsqrt14ps (AVX-512)
+  double mix_pairs = 0.0;  ///< pairs/s of the kernel's arithmetic: dx (2 adds), r^2 (FMA), clamp
+                           ///< (max), rsqrt, Newton step and accumulate (2 MUL, FNMADD, FMA)
+};
+
+/// The instructions one vector of pairs costs in the fast kernel's sweep (per atom and vector;
+/// the atom's 4 broadcasts, shared by 4 vectors, are loads).
+struct PairInstructions {
+  static constexpr int kFma = 3;    // r^2 = dx dx + yz2; s = 3 - (r2 y0) y0; acc += (q y0) s
+  static constexpr int kMul = 2;    // r2 y0; q y0
+  static constexpr int kAdd = 2;    // (i - ia), + (-fx)
+  static constexpr int kMax = 1;    // the clamp
+  static constexpr int kRsqrt = 1;  // the estimate
+};
+
+/// Pairs per second one core can do by issue rates alone: the multiply pipes do the FMAs and
+/// MULs, the add pipes the ADDs and MAXes, the estimate unit the rsqrts (each at its measured
+/// rate): lanes / max(time of each group).
+double issue_limit_pairs(const PortRates& rates);
+
+/// Measurements take about `seconds` of thread CPU time each (best of 3).
+PortRates measure_port_rates_avx2(double seconds);
+PortRates measure_port_rates_avx512(double seconds);
+
+}  // namespace dcs::bench

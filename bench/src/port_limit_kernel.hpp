@@ -1,0 +1,108 @@
+// The port-limit microbenchmarks, written once as templates on the fast backend's vector types
+// (libdcs/src/cpu/simd_*.hpp) and instantiated by one translation unit per instruction set.
+// Timing is the thread's CPU time, so a shared machine's other processes do not count.
+#pragma once
+
+#include <time.h>
+
+#include <algorithm>
+
+#include "dcs/physics.hpp"
+#include "port_limit.hpp"
+
+namespace dcs::bench {
+
+inline double thread_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + 1e-9 * static_cast<double>(now.tv_nsec);
+}
+
+/// Keeps a value in a register the compiler cannot see through.
+template <class Vec>
+[[gnu::always_inline]] inline void opaque(Vec& x) {
+  asm volatile("" : "+v"(x.v));
+}
+
+constexpr int kChains = 12;  // independent chains: >= latency (4 cycles) x pipes (2), and more
+
+/// Instructions per second of `step` applied to kChains independent vectors, best of five runs
+/// of about `seconds` each; `step` is one instruction whose other operands the compiler cannot
+/// see (opaque), so that nothing folds and the chains stay in registers.
+template <class Vec, class Step>
+double instruction_rate(double seconds, Step step) {
+  double best = 0.0;
+  long iterations = 1 << 14;
+  for (int run = 0; run < 6; ++run) {
+    Vec x[kChains];
+    for (int c = 0; c < kChains; ++c) {
+      x[c] = Vec::broadcast(1.0f + 1e-3f * static_cast<float>(c));
+      opaque(x[c]);
+    }
+    const double t0 = thread_seconds();
+    for (long it = 0; it < iterations; ++it)
+      for (int c = 0; c < kChains; ++c) x[c] = step(x[c]);
+    for (int c = 0; c < kChains; ++c) opaque(x[c]);
+    const double elapsed = thread_seconds() - t0;
+    if (run == 0) {  // calibration: scale to the requested time
+      iterations = std::max<long>(iterations, static_cast<long>(static_cast<double>(iterations) * seconds / std::max(elapsed, 1e-6)));
+      continue;
+    }
+    best = std::max(best, static_cast<double>(iterations) * kChains / elapsed);
+  }
+  return best;
+}
+
+/// Pairs per second of the fast kernel's arithmetic per vector of pairs: dx from the split atom
+/// (two additions, fed back so that nothing is loop-invariant), r^2, then dcs::add_coulomb_term
+/// with dcs::NewtonRsqrt (clamp, estimate, Newton step, accumulate): exactly the sweep's
+/// instructions without its loads, in kMixChains independent chains, best of five runs.
+template <class Vec, int kMixChains>
+double mix_rate(double seconds) {
+  double best = 0.0;
+  long iterations = 1 << 12;
+  for (int run = 0; run < 6; ++run) {
+    Vec ia = Vec::broadcast(3.0f), neg_fx = Vec::broadcast(3.0f), yz2 = Vec::broadcast(2.25f);
+    Vec q = Vec::broadcast(0.4f), min_r2 = Vec::broadcast(0.04f);
+    opaque(ia), opaque(neg_fx), opaque(yz2), opaque(q), opaque(min_r2);
+    Vec ix[kMixChains], acc[kMixChains];
+    for (int c = 0; c < kMixChains; ++c) {
+      ix[c] = Vec::broadcast(static_cast<float>(c));
+      acc[c] = Vec::zero();
+    }
+    const double t0 = thread_seconds();
+    for (long it = 0; it < iterations; ++it) {
+      for (int c = 0; c < kMixChains; ++c) {
+        const Vec dx = (ix[c] - ia) + neg_fx;  // = ix: the next pair's displacement
+        ix[c] = dx;
+        acc[c] = add_coulomb_term(acc[c], q, multiply_add(dx, dx, yz2), min_r2, NewtonRsqrt{});
+      }
+    }
+    for (int c = 0; c < kMixChains; ++c) opaque(acc[c]);
+    const double elapsed = thread_seconds() - t0;
+    if (run == 0) {
+      iterations = std::max<long>(iterations, static_cast<long>(static_cast<double>(iterations) * seconds / std::max(elapsed, 1e-6)));
+      continue;
+    }
+    best = std::max(best, static_cast<double>(iterations) * kMixChains * Vec::kLanes / elapsed);
+  }
+  return best;
+}
+
+template <class Vec>
+PortRates measure_port_rates(double seconds) {
+  PortRates rates;
+  rates.lanes = Vec::kLanes;
+  Vec one = Vec::broadcast(1.0f), tiny = Vec::broadcast(1e-7f);
+  opaque(one), opaque(tiny);
+  rates.fma = instruction_rate<Vec>(seconds, [=](Vec x) { return multiply_add(x, one, tiny); });
+  rates.mul = instruction_rate<Vec>(seconds, [=](Vec x) { return x * one; });
+  rates.add = instruction_rate<Vec>(seconds, [=](Vec x) { return x + tiny; });
+  rates.max = instruction_rate<Vec>(seconds, [=](Vec x) { return clamp_r2(x, tiny); });
+  rates.rsqrt = instruction_rate<Vec>(seconds, [](Vec x) { return approximate_reciprocal_sqrt(x); });
+  // As many chains as fit the registers with the six constants (16 ymm for AVX2, 32 zmm).
+  rates.mix_pairs = mix_rate<Vec, (Vec::kLanes >= 16 ? 8 : 4)>(seconds);
+  return rates;
+}
+
+}  // namespace dcs::bench

@@ -1,0 +1,9 @@
+// Non-x86 builds: no AVX kernels, so no AVX port limit to measure (isa_supported() is false).
+#include "port_limit.hpp"
+
+namespace dcs::bench {
+
+PortRates measure_port_rates_avx2(double) { return {}; }
+PortRates measure_port_rates_avx512(double) { return {}; }
+
+}  // namespace dcs::bench
