@@ -4,11 +4,12 @@
 
 Three panels: the XY plane through the middle z, XZ through the middle y, YZ through the middle x,
 in Å. Diverging colours, red negative and blue positive (the APBS / PyMOL / ChimeraX
-convention), with symmetric limits ±L where L is the given percentile of |V| over the map (a
-regular subsample of at most ~16 M points for large maps), so the surface potential shows
-instead of the thousands of kT/e next to atom centres. The colour bar is labelled in the map's
-units. Atoms are drawn at their projected positions: black within 1.5 Å of the slice plane,
-faint grey otherwise. Needs h5py, numpy and matplotlib.
+convention), with symmetric limits ±L where L is the given percentile of |V| over the map, so
+the surface potential shows instead of the thousands of kT/e next to atom centres: the range
+dcs stored in the file (/potential's colour_range) when it is for that percentile, else computed
+here (on a regular subsample of at most ~16 M points for large maps). The colour bar is
+labelled in the map's units. Atoms are drawn at their projected positions: black within 1.5 Å
+of the slice plane, faint grey otherwise. Needs h5py, numpy and matplotlib.
 """
 import argparse
 import os
@@ -19,10 +20,29 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 NEAR_PLANE = 1.5  # Å: atoms this close to a slice are drawn in black
 
 
-def robust_limit(dataset, percentile, max_points=16_000_000):
-    """The percentile of |V| over the dataset, on a regular subsample for large maps."""
+def file_limit(dataset, percentile):
+    """The limit dcs stored with the map (/potential attribute colour_range, ±L with L the
+    colour_range_percentiles[1]-th percentile of |V|) when it is for this percentile, else None."""
     import numpy as np
 
+    attrs = dataset.attrs
+    if "colour_range" not in attrs or "colour_range_percentiles" not in attrs:
+        return None
+    percentiles = np.atleast_1d(np.asarray(attrs["colour_range_percentiles"], dtype=float))
+    if percentiles.size == 0 or abs(percentiles[-1] - percentile) > 1e-9:
+        return None
+    limit = float(np.max(np.abs(np.asarray(attrs["colour_range"], dtype=float))))
+    return limit if limit > 0 else None
+
+
+def robust_limit(dataset, percentile, max_points=16_000_000):
+    """The percentile of |V| over the dataset: the file's colour_range when it holds this
+    percentile (step 0), else computed on a regular subsample for large maps (step 1, 2, ...)."""
+    import numpy as np
+
+    stored = file_limit(dataset, percentile)
+    if stored is not None:
+        return stored, 0
     step = 1
     while dataset.size / step**3 > max_points:
         step += 1
@@ -81,7 +101,7 @@ def render(path, out, percentile):
         ax.set_title(title)
     bar = fig.colorbar(image, ax=axes, extend="both", shrink=0.9)
     bar.set_label(f"potential ({units})")
-    sampled = "" if step == 1 else f", every {step}th point"
+    sampled = "" if step <= 1 else f", every {step}th point"
     fig.suptitle(f"{os.path.basename(path)}: {nx} × {ny} × {nz} points, ε = {dielectric:g}; "
                  f"colours ±{limit:.3g} {units} = {percentile:g}th percentile of |V|{sampled}; "
                  f"atoms: black within {NEAR_PLANE} Å of the slice")
@@ -99,7 +119,7 @@ def render(path, out, percentile):
         os.unlink(temp)
         raise
     plt.close(fig)
-    return limit
+    return limit, step
 
 
 def main(argv=None):
@@ -116,9 +136,13 @@ def main(argv=None):
             raise ValueError(f"--percentile must lie in (0, 100], got {args.percentile}")
         if not os.path.isfile(args.input):
             raise FileNotFoundError(f"{args.input}: no such file")
+        if os.path.islink(out) or (os.path.lexists(out) and not os.path.isfile(out)):
+            # As dcs itself (io/atomic_file.hpp): never through a link, never over a device.
+            raise ValueError(f"cannot write {out}: it is a symbolic link or not a regular file; "
+                             "only regular files are replaced, even with --force")
         if os.path.exists(out) and not args.force:
             raise FileExistsError(f"{out} exists; use --force to overwrite")
-        limit = render(args.input, out, args.percentile)
+        limit, step = render(args.input, out, args.percentile)
     except ImportError as error:
         print(f"dcs preview: needs h5py, numpy and matplotlib ({error}); run "
               "scripts/setup-viewers.sh or apt install python3-matplotlib", file=sys.stderr)
@@ -126,8 +150,9 @@ def main(argv=None):
     except (OSError, ValueError, KeyError) as error:
         print(f"dcs preview: {error}", file=sys.stderr)
         return 1
+    source = "; the file's colour_range" if step == 0 else ""
     print(f"{args.input} -> {out}: colour limits ±{limit:.3g} ({args.percentile:g}th percentile "
-          "of |V|)")
+          f"of |V|{source})")
     return 0
 
 

@@ -1,6 +1,7 @@
 // Percentiles of |V| from a logarithmic histogram: see dcs/io/colour_range.hpp.
 #include "dcs/io/colour_range.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -73,6 +74,7 @@ ColourRange robust_colour_range(const AbsValueHistogram& histogram, double low_p
   range.high_percentile = high_percentile;
   range.low = histogram.percentile(low_percentile);
   range.high = histogram.percentile(high_percentile);
+  range.values = histogram.count();
   return range;
 }
 
@@ -80,11 +82,40 @@ std::size_t ColourRangeSink::memory_bytes() const { return kBins * sizeof(std::u
 
 void ColourRangeSink::begin(const MapMetadata& meta) {
   plane_points_ = meta.grid.plane_points();
+  nz_ = meta.grid.nz();
+  const std::size_t points = meta.grid.points();
+  stride_ = static_cast<std::int64_t>(
+      std::max<std::size_t>(1, sample_values_ > 0 ? points / sample_values_ : 1));
+  seen_.assign(static_cast<std::size_t>((nz_ + stride_ - 1) / stride_), false);
   histogram_ = AbsValueHistogram();
 }
 
+void ColourRangeSink::count_plane(std::int64_t z, const float* values) {
+  if (z % stride_ != 0) return;
+  const auto sample = static_cast<std::size_t>(z / stride_);
+  if (sample >= seen_.size() || seen_[sample]) return;
+  histogram_.add(values, plane_points_);
+  seen_[sample] = true;
+}
+
 void ColourRangeSink::write_slab(const Slab& slab, const float* values, const StatsAccum*) {
-  histogram_.add(values, plane_points_ * static_cast<std::size_t>(slab.z_count));
+  for (std::int64_t k = 0; k < slab.z_count; ++k)
+    count_plane(slab.z_begin + k, values + static_cast<std::size_t>(k) * plane_points_);
+}
+
+void ColourRangeSink::complete(MapReader& map) {
+  std::vector<float> plane;
+  for (std::size_t sample = 0; sample < seen_.size(); ++sample) {
+    if (seen_[sample]) continue;
+    const auto z = static_cast<std::int64_t>(sample) * stride_;
+    plane.resize(plane_points_);
+    map.read_planes(Slab{z, 1}, plane.data());
+    count_plane(z, plane.data());
+  }
+}
+
+ColourRange ColourRangeSink::range() const {
+  return robust_colour_range(histogram_, low_, high_);
 }
 
 }  // namespace dcs::io

@@ -45,6 +45,29 @@ void write_potential_attributes(hid_t id, const MapMetadata& meta, const Writer&
                      "fastest); value [k][j][i] is at origin + (i*hx, j*hy, k*hz) Angstrom; "
                      "origin, spacing and dims are given as (x, y, z).",
                      unit_name(meta.physics.unit)));
+  // Which model(s) of the input (--models): "first" and "each" map one model, "average" the
+  // mean over model_count models, listed in model_numbers.
+  const ModelInfo& models = meta.models;
+  w.text(id, "models", models.mode);
+  const auto model_count = static_cast<std::int64_t>(models.count);
+  w.int64s(id, "model_count", &model_count, 1);
+  if (models.mode == "average") {
+    const std::vector<std::int64_t> numbers(models.averaged.begin(), models.averaged.end());
+    w.attribute(id, "model_numbers", H5T_STD_I64LE, H5T_NATIVE_INT64, {numbers.size()},
+                numbers.data());
+  } else {
+    const auto model = static_cast<std::int64_t>(models.model);
+    w.int64s(id, "model", &model, 1);
+  }
+}
+
+void write_colour_range(hid_t dataset, const ColourRange& range, const Writer& w) {
+  if (!range.known()) return;
+  const std::array<double, 2> limits{-range.high, range.high};
+  const std::array<double, 2> percentiles{range.low_percentile, range.high_percentile};
+  w.doubles(dataset, "colour_range", limits.data(), 2);
+  w.doubles(dataset, "colour_range_percentiles", percentiles.data(), 2);
+  w.number(dataset, "colour_range_near_zero", range.low);
 }
 
 void write_statistics(hid_t file, const GridStats& stats, const Writer& w) {

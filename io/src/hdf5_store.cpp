@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
+#include "dcs/io/atomic_file.hpp"
 #include "dcs/io/map_store.hpp"
 #include "dcs/parallel.hpp"
 #include "hdf5_support.hpp"
@@ -130,6 +131,7 @@ struct MapStore::Impl {
   std::vector<StatsAccum> stats;
   std::vector<std::int64_t> pending;    // planes written since the last checkpoint
   bool finished = false;
+  bool synced = false;  ///< closed and fsynced after finish(): only a rename is left
 
   ~Impl() { close_handles(); }
 
@@ -543,7 +545,9 @@ MapStore MapStore::open_partial(const std::string& partial_path, const MapMetada
   const auto stored = parse_settings(h5::read_string_attribute(resume.get(), "settings", failure));
   for (const auto& [name, value] : key.settings) {
     const auto found = std::find_if(stored.begin(), stored.end(),
-                                    [&](const auto& entry) { return entry.first == name; });
+                                    [&key_name = name](const auto& entry) {  // clang < 16:
+                                      return entry.first == key_name;  // no binding captures
+                                    });
     if (found == stored.end())
       differences.push_back(fmt::format("{} is not recorded in the partial file", name));
     else if (found->second != value)
@@ -646,6 +650,7 @@ void MapStore::finish(const MapMetadata& meta) {
   const hid_t root = s.file.get();
   // A resumed file already has these groups only if finish() ran before (it never commits
   // twice), so they are created here once.
+  h5::write_colour_range(s.dataset.get(), meta.colour_range, w);
   h5::write_statistics(root, meta.stats, w);
   h5::write_validation(root, meta.validation, w);
   h5::write_provenance(root, meta.provenance, w, failure);
@@ -654,9 +659,10 @@ void MapStore::finish(const MapMetadata& meta) {
   s.finished = true;
 }
 
-void MapStore::commit(const std::string& final_path, bool force) {
+void MapStore::sync() {
   Impl& s = *impl_;
-  if (!s.finished) throw IoError("internal error: MapStore::commit() before finish()");
+  if (!s.finished) throw IoError("internal error: MapStore::sync() before finish()");
+  if (s.synced) return;
   {
     const QuietErrors quiet;
     s.dataset.close(s.failure, "H5Dclose(potential)");
@@ -666,6 +672,16 @@ void MapStore::commit(const std::string& final_path, bool force) {
     throw IoError(fmt::format("error writing {}: fsync: {}", s.path, errno_text()));
   ::close(s.fd);
   s.fd = -1;
+  s.synced = true;
+}
+
+void MapStore::commit(const std::string& final_path, bool force) {
+  Impl& s = *impl_;
+  if (!s.finished) throw IoError("internal error: MapStore::commit() before finish()");
+  sync();
+  // With --force, what is under the final name now must still be a regular file (never a
+  // symbolic link or a device: see check_output_path()).
+  if (force) check_output_path(final_path, true);
   int rc = ::renameat2(AT_FDCWD, s.path.c_str(), AT_FDCWD, final_path.c_str(),
                        force ? 0 : RENAME_NOREPLACE);
   if (rc != 0 && !force && (errno == EINVAL || errno == ENOSYS)) {

@@ -342,6 +342,8 @@ inline std::string read_string_attribute(hid_t object, const char* name, const F
 
 /// The attributes of /potential (grid, units, physics, description).
 void write_potential_attributes(hid_t dataset, const MapMetadata& meta, const Writer& w);
+/// /potential's colour_range, colour_range_percentiles and colour_range_near_zero (when known).
+void write_colour_range(hid_t dataset, const ColourRange& range, const Writer& w);
 void write_statistics(hid_t file, const GridStats& stats, const Writer& w);
 void write_validation(hid_t file, const Validation& validation, const Writer& w);
 void write_atoms(hid_t file, const System& system, const Writer& w);

@@ -112,6 +112,8 @@ Header mrc_header(const MapMetadata& meta, const GridStats* stats) {
   for (const std::string& label : labels) put_label(h, count++, label);
   if (!meta.provenance.input_path.empty())
     put_label(h, count++, "input " + meta.provenance.input_path);
+  if (const std::string models = describe(meta.models); !models.empty())
+    put_label(h, count++, models);
   for (int i = count; i < 10; ++i) put_label(h, i, "");
   put_int(h, 56, count);
   return h;
@@ -161,6 +163,11 @@ void MrcWriter::finish(const GridStats& stats) {
   s.finished = true;
 }
 
+void MrcWriter::sync() {
+  if (!impl_->finished) throw UsageError("MrcWriter::sync() before finish() for " + final_path());
+  impl_->file.sync();
+}
+
 void MrcWriter::commit() {
   if (!impl_->finished) throw UsageError("MrcWriter::commit() before finish() for " + final_path());
   impl_->file.commit();
@@ -182,6 +189,8 @@ void MrcSink::write_slab(const Slab& slab, const float* values, const StatsAccum
 }
 
 void MrcSink::finish(const MapMetadata& meta, MapReader& /*map*/) { writer_->finish(meta.stats); }
+
+void MrcSink::sync() { writer_->sync(); }
 
 void MrcSink::commit() { writer_->commit(); }
 

@@ -157,6 +157,8 @@ std::string header_comments(const MapMetadata& meta) {
   if (!prov.input_path.empty()) append_comment(out, "input: " + prov.input_path);
   // "sha256: " + 64 hex digits fits one comment line, so the digest is never split.
   if (!prov.input_sha256.empty()) append_comment(out, "sha256: " + prov.input_sha256);
+  if (const std::string models = describe(meta.models); !models.empty())
+    append_comment(out, "models: " + models);
   if (!prov.command_line.empty()) append_comment(out, "command: " + prov.command_line);
   std::string compute;
   if (!prov.backend.empty()) compute += "backend " + prov.backend;
@@ -194,6 +196,7 @@ struct OpenDxWriter::Impl {
   DxSink sink;
   int on_line = 0;
   std::int64_t next_x = 0;
+  bool synced = false;
 };
 
 OpenDxWriter::OpenDxWriter(const std::string& path, const MapMetadata& meta,
@@ -261,8 +264,9 @@ void OpenDxWriter::write_x_columns(std::int64_t x_begin, std::int64_t count, con
   s.next_x += count;
 }
 
-void OpenDxWriter::commit() {
+void OpenDxWriter::sync() {
   Impl& s = *impl_;
+  if (s.synced) return;
   if (s.next_x != s.grid.nx())
     throw IoError(fmt::format("internal error: OpenDX file {} committed after {} of {} x-columns",
                               s.file.final_path(), s.next_x, s.grid.nx()));
@@ -274,7 +278,13 @@ void OpenDxWriter::commit() {
   out += "component \"connections\" value 2\n";
   out += "component \"data\" value 3\n";
   s.sink.finish();
-  s.file.commit();
+  s.file.sync();
+  s.synced = true;
+}
+
+void OpenDxWriter::commit() {
+  sync();
+  impl_->file.commit();
 }
 
 void OpenDxWriter::discard() noexcept { impl_.reset(); }

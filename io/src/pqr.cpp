@@ -132,13 +132,19 @@ class GzLineSource final : public LineSource {
       throw InputError(path, 0, std::string("cannot open: ") +
                                     (errno != 0 ? std::strerror(errno) : "unknown error"));
     }
-    if (inflateInit2(&stream_, 15 + 16) != Z_OK)  // gzip wrapper only
-      throw InputError(path, 0, "zlib could not allocate its state");
-    initialised_ = true;
+    // The checks that may throw come before inflateInit2: a constructor that throws runs no
+    // destructor, so nothing here may throw once zlib holds memory (a leak per refused file).
     fill_input();
     // A .gz name that does not hold gzip data is more likely a mistake than a convenience.
     if (stream_.avail_in < 2 || !at_gzip_magic())
       throw InputError(path, 0, "not gzip-compressed data, although the name ends in '.gz'");
+    Bytef* const next_in = stream_.next_in;  // zlib may touch them; the bytes read stay
+    const uInt avail_in = stream_.avail_in;
+    if (inflateInit2(&stream_, 15 + 16) != Z_OK)  // gzip wrapper only
+      throw InputError(path, 0, "zlib could not allocate its state");
+    initialised_ = true;
+    stream_.next_in = next_in;
+    stream_.avail_in = avail_in;
   }
   ~GzLineSource() override {
     if (initialised_) inflateEnd(&stream_);
@@ -580,20 +586,62 @@ bool is_known_record(std::string_view letters) {
   return std::find(kRecords.begin(), kRecords.end(), letters) != kRecords.end();
 }
 
-System parse_pqr_lines(LineSource& source, const std::string& name) {
-  System system;
-  system.source_path = name;
-  system.source_format = "pqr";
+/// How a PQR file's models are read.
+struct ModelRead {
+  bool all = false;         ///< every model, MODEL/ENDMDL pairing checked; else the first only
+  bool same_atoms = false;  ///< all: every model must repeat the first one's atoms
+};
+
+/// "'CA ALA 12'": an atom as the model comparison names it.
+std::string atom_identity(const Atom& atom) {
+  return quote(atom.name + " " + atom.res_name + " " + std::to_string(atom.res_seq));
+}
+
+/// The serial number of a MODEL record (the first field after the record name); nullopt when
+/// the record has none. `rest` is the line after the record name.
+std::optional<long long> model_number(std::string_view rest, const std::string& name,
+                                      std::uint64_t line) {
+  rest = trim(rest);
+  if (rest.empty()) return std::nullopt;
+  std::size_t end = 0;
+  while (end < rest.size() && !is_blank(rest[end])) ++end;
+  long long number = 0;
+  if (!parse_integer(rest.substr(0, end), number) || number < 0)
+    throw InputError(name, line, "MODEL serial number " + quote(rest.substr(0, end)) +
+                                     " is not a non-negative integer");
+  return number;
+}
+
+std::vector<System> parse_pqr_lines(LineSource& source, const std::string& name,
+                                    const ModelRead& how) {
+  const auto empty_model = [&] {
+    System system;
+    system.source_path = name;
+    system.source_format = "pqr";
+    return system;
+  };
+  std::vector<System> models{empty_model()};
   PqrLineParser parser(name);
   std::string line;
   bool any_content = false;
+  std::map<std::string, std::uint64_t> unknown_records;
+  // The first model only (how.all false): later models are checked but not kept.
   bool first_model_closed = false;
   std::uint64_t ignored_records = 0;
   std::uint64_t ignored_models = 0;
-  std::map<std::string, std::uint64_t> unknown_records;
+  long long first_number = 1;  // of the MODEL record before the first atom, if any
+  // Every model (how.all): the pairing state.
+  bool in_model = false;           // between MODEL and ENDMDL
+  bool any_model_record = false;
+  std::uint64_t model_line = 0;    // of the open (or last) MODEL record
+  std::uint64_t endmdl_line = 0;   // of the last ENDMDL
+  std::uint64_t outside_line = 0;  // of the first atom read outside MODEL ... ENDMDL
+  std::map<long long, std::uint64_t> model_lines;  // number -> line of its MODEL record
+  std::vector<std::uint64_t> first_model_atom_lines;  // how.same_atoms: for the messages
 
   while (source.next(line)) {
     const std::string_view text = line;
+    const std::uint64_t line_number = source.line_number();
     std::size_t begin = 0;
     while (begin < text.size() && is_blank(text[begin])) ++begin;
     if (begin == text.size()) continue;
@@ -603,26 +651,120 @@ System parse_pqr_lines(LineSource& source, const std::string& name) {
     if (end == begin) {
       std::size_t word_end = begin;
       while (word_end < text.size() && !is_blank(text[word_end])) ++word_end;
-      throw InputError(name, source.line_number(),
+      throw InputError(name, line_number,
                        "not a PDB record: the line starts with " +
                            quote(text.substr(begin, word_end - begin)) +
                            " instead of a record name such as ATOM, HETATM or REMARK");
     }
     const std::string record = upper(text.substr(begin, end - begin));
     if (record == "ATOM" || record == "HETATM") {
-      Atom atom = parser.parse(text, begin, end, source.line_number(), record == "HETATM");
-      if (first_model_closed) {
-        ++ignored_records;
-      } else {
-        system.atoms.push_back(std::move(atom));
+      Atom atom = parser.parse(text, begin, end, line_number, record == "HETATM");
+      if (!how.all) {
+        if (first_model_closed) {
+          ++ignored_records;
+        } else {
+          models.front().atoms.push_back(std::move(atom));
+        }
+        continue;
       }
+      if (!in_model) {
+        if (any_model_record)
+          throw InputError(name, line_number,
+                           record + " record between ENDMDL (line " + std::to_string(endmdl_line) +
+                               ") and the next MODEL: in a file with MODEL records every atom "
+                               "must lie inside MODEL ... ENDMDL");
+        if (outside_line == 0) outside_line = line_number;
+      }
+      System& model = models.back();
+      if (how.same_atoms && models.size() > 1) {
+        const System& first = models.front();
+        const std::size_t index = model.atoms.size();
+        if (index >= first.atoms.size())
+          throw InputError(name, line_number,
+                           "model " + std::to_string(model.model) + " has more atoms than model " +
+                               std::to_string(first.model) + " (" +
+                               std::to_string(first.atoms.size()) +
+                               "): --models average needs every model to hold the same atoms "
+                               "in the same order");
+        const Atom& expected = first.atoms[index];
+        if (atom.name != expected.name || atom.res_name != expected.res_name ||
+            atom.res_seq != expected.res_seq)
+          throw InputError(name, line_number,
+                           "atom " + std::to_string(index + 1) + " of model " +
+                               std::to_string(model.model) + " is " + atom_identity(atom) +
+                               " but atom " + std::to_string(index + 1) + " of model " +
+                               std::to_string(first.model) + " (line " +
+                               std::to_string(first_model_atom_lines[index]) + ") is " +
+                               atom_identity(expected) +
+                               ": --models average needs every model to hold the same atoms "
+                               "(name, residue name, residue number) in the same order");
+      }
+      if (how.same_atoms && models.size() == 1) first_model_atom_lines.push_back(line_number);
+      model.atoms.push_back(std::move(atom));
     } else if (record == "MODEL") {
-      if (!system.atoms.empty()) {
-        first_model_closed = true;
-        ++ignored_models;
+      if (!how.all) {
+        if (!models.front().atoms.empty()) {
+          first_model_closed = true;
+          ++ignored_models;
+        } else if (!first_model_closed) {
+          try {
+            first_number = model_number(text.substr(end), name, line_number).value_or(1);
+          } catch (const InputError&) {  // the first model only: a bad number is not fatal
+            first_number = 1;
+          }
+        }
+        continue;
       }
+      if (in_model)
+        throw InputError(name, line_number,
+                         "MODEL record inside model " + std::to_string(models.back().model) +
+                             " (MODEL at line " + std::to_string(model_line) +
+                             "): its ENDMDL is missing");
+      if (outside_line != 0)
+        throw InputError(name, outside_line,
+                         "ATOM/HETATM record before the first MODEL (line " +
+                             std::to_string(line_number) +
+                             "): in a file with MODEL records every atom must lie inside "
+                             "MODEL ... ENDMDL");
+      if (any_model_record) models.push_back(empty_model());
+      const long long number = model_number(text.substr(end), name, line_number)
+                                   .value_or(static_cast<long long>(models.size()));
+      const auto [where, inserted] = model_lines.emplace(number, line_number);
+      if (!inserted)
+        throw InputError(name, line_number,
+                         "model " + std::to_string(number) + " appears twice (MODEL at line " +
+                             std::to_string(where->second) + " and here)");
+      models.back().model = number;
+      in_model = true;
+      any_model_record = true;
+      model_line = line_number;
     } else if (record == "ENDMDL") {
-      if (!system.atoms.empty()) first_model_closed = true;
+      if (!how.all) {
+        if (!models.front().atoms.empty()) first_model_closed = true;
+        continue;
+      }
+      if (!in_model)
+        throw InputError(name, line_number,
+                         any_model_record
+                             ? "ENDMDL without MODEL (the previous model ended at line " +
+                                   std::to_string(endmdl_line) + ")"
+                             : std::string("ENDMDL without MODEL"));
+      const System& model = models.back();
+      if (model.atoms.empty())
+        throw InputError(name, line_number,
+                         "model " + std::to_string(model.model) + " (MODEL at line " +
+                             std::to_string(model_line) + ") has no ATOM or HETATM records");
+      if (how.same_atoms && models.size() > 1 &&
+          model.atoms.size() < models.front().atoms.size())
+        throw InputError(name, line_number,
+                         "model " + std::to_string(model.model) + " ends after " +
+                             std::to_string(model.atoms.size()) + " atoms but model " +
+                             std::to_string(models.front().model) + " has " +
+                             std::to_string(models.front().atoms.size()) +
+                             ": --models average needs every model to hold the same atoms in "
+                             "the same order");
+      in_model = false;
+      endmdl_line = line_number;
     } else if (!is_known_record(record)) {
       // A damaged ATOM/HETATM name ("AT0M", "HETATN") must not drop an atom silently: a record
       // of unknown type whose fields parse as an atom is an error; others are counted.
@@ -631,12 +773,12 @@ System parse_pqr_lines(LineSource& source, const std::string& name) {
       const std::string word = upper(text.substr(begin, word_end - begin));
       bool atom_like = false;
       try {
-        parser.parse(text, begin, word_end, source.line_number(), false);
+        parser.parse(text, begin, word_end, line_number, false);
         atom_like = true;
       } catch (const InputError&) {
       }
       if (atom_like)
-        throw InputError(name, source.line_number(),
+        throw InputError(name, line_number,
                          "unknown record name " + quote(text.substr(begin, word_end - begin)) +
                              " on a line with the fields of an atom record (" + kPqrFields +
                              "); a damaged ATOM or HETATM?");
@@ -647,14 +789,25 @@ System parse_pqr_lines(LineSource& source, const std::string& name) {
     log().warn("{}: ignored {} record(s) of unknown type {}", name, count, quote(word));
 
   if (!any_content) throw InputError(name, 0, "empty file");
-  if (system.atoms.empty()) throw InputError(name, 0, "no ATOM or HETATM records");
-  if (ignored_records > 0 || ignored_models > 0) {
-    log().warn("{}: read only the first model ({} atoms); ignored {} ATOM/HETATM record(s) in {} "
-               "later model(s)",
-               name, system.atoms.size(), ignored_records,
-               std::max<std::uint64_t>(ignored_models, 1));
+  if (in_model)
+    throw InputError(name, model_line,
+                     "model " + std::to_string(models.back().model) +
+                         " has no ENDMDL: the file ends inside it (truncated?)");
+  if (models.front().atoms.empty()) throw InputError(name, 0, "no ATOM or HETATM records");
+  if (!how.all) {
+    System& system = models.front();
+    system.model = first_number;
+    const bool more = ignored_records > 0 || ignored_models > 0;
+    system.model_count = more ? 1 + std::max<std::size_t>(ignored_models, 1) : 1;
+    if (more)
+      log().warn("{}: read only the first model ({} atoms); ignored {} ATOM/HETATM record(s) in "
+                 "{} later model(s) (--models each or --models average reads every model)",
+                 name, system.atoms.size(), ignored_records,
+                 std::max<std::uint64_t>(ignored_models, 1));
+    return models;
   }
-  return system;
+  for (System& model : models) model.model_count = models.size();
+  return models;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -732,24 +885,15 @@ std::optional<FileKind> file_kind(const std::string& path) {
   return std::nullopt;
 }
 
-System parse_lines(Format format, LineSource& source, const std::string& name) {
-  return format == Format::kPqr ? parse_pqr_lines(source, name)
-                                : parse_xyzq_lines(source, name);
+std::vector<System> parse_lines(Format format, LineSource& source, const std::string& name,
+                                const ModelRead& how) {
+  if (format == Format::kPqr) return parse_pqr_lines(source, name, how);
+  return {parse_xyzq_lines(source, name)};
 }
 
-}  // namespace
-
-System parse_pqr(std::istream& in, const std::string& name) {
-  StreamLineSource source(in, name);
-  return parse_pqr_lines(source, name);
-}
-
-System parse_xyzq(std::istream& in, const std::string& name) {
-  StreamLineSource source(in, name);
-  return parse_xyzq_lines(source, name);
-}
-
-System read_atoms(const std::string& path) {
+/// Reads every model (or the first) of an atom file: the shared body of read_atoms and
+/// read_models.
+std::vector<System> read_file(const std::string& path, const ModelRead& how) {
   const std::optional<FileKind> kind = file_kind(path);
   if (!kind) {
     std::string supported;
@@ -773,11 +917,11 @@ System read_atoms(const std::string& path) {
   const std::uintmax_t size = fs::file_size(path, error);
   if (!error && size == 0) throw InputError(path, 0, "empty file");
 
-  System system;
+  std::vector<System> models;
   if (kind->gzip) {
     GzLineSource source(path);
     try {
-      system = parse_lines(kind->format, source, path);
+      models = parse_lines(kind->format, source, path, how);
     } catch (const InputError& parse_error) {
       // Corrupt deflate data can decode to plausible bytes that only the CRC at the end
       // exposes; a parse error in them is a symptom, the corruption the cause.
@@ -793,11 +937,65 @@ System read_atoms(const std::string& path) {
                            (errno != 0 ? std::strerror(errno) : "unknown error"));
     }
     StreamLineSource source(in, path);
-    system = parse_lines(kind->format, source, path);
+    models = parse_lines(kind->format, source, path, how);
   }
-  system.source_sha256 = sha256_file(path);
+  const std::string sha256 = sha256_file(path);
+  for (System& model : models) model.source_sha256 = sha256;
+  return models;
+}
+
+}  // namespace
+
+System parse_pqr(std::istream& in, const std::string& name) {
+  StreamLineSource source(in, name);
+  return std::move(parse_pqr_lines(source, name, ModelRead{}).front());
+}
+
+std::vector<System> parse_pqr_models(std::istream& in, const std::string& name,
+                                     ModelCheck check) {
+  StreamLineSource source(in, name);
+  return parse_pqr_lines(source, name,
+                         ModelRead{.all = true, .same_atoms = check == ModelCheck::kSameAtoms});
+}
+
+System parse_xyzq(std::istream& in, const std::string& name) {
+  StreamLineSource source(in, name);
+  return parse_xyzq_lines(source, name);
+}
+
+System read_atoms(const std::string& path) {
+  System system = std::move(read_file(path, ModelRead{}).front());
   log().debug("read {} atoms ({}) from {}", system.size(), system.source_format, path);
   return system;
+}
+
+std::vector<System> read_models(const std::string& path, ModelCheck check) {
+  std::vector<System> models =
+      read_file(path, ModelRead{.all = true, .same_atoms = check == ModelCheck::kSameAtoms});
+  log().debug("read {} model(s) of {} atoms ({}) from {}", models.size(),
+              models.front().size(), models.front().source_format, path);
+  return models;
+}
+
+System average_models(const std::vector<System>& models) {
+  if (models.empty()) throw Error("internal error: average_models() of no models");
+  System merged;
+  merged.source_path = models.front().source_path;
+  merged.source_format = models.front().source_format;
+  merged.source_sha256 = models.front().source_sha256;
+  merged.model = 0;
+  merged.model_count = models.size();
+  std::size_t total = 0;
+  for (const System& model : models) total += model.size();
+  merged.atoms.reserve(total);
+  const auto count = static_cast<double>(models.size());
+  for (const System& model : models) {
+    for (const Atom& atom : model.atoms) {
+      merged.atoms.push_back(atom);
+      merged.atoms.back().charge = atom.charge / count;
+    }
+  }
+  return merged;
 }
 
 }  // namespace dcs::io

@@ -274,5 +274,81 @@ TEST(ColourRange, SinkCountsEverySlab) {
   EXPECT_EQ(range.high_percentile, 95.0);
 }
 
+// A map held in memory that records which planes were read back.
+class PlaneReader final : public MapReader {
+ public:
+  PlaneReader(const GridSpec& grid, const std::vector<float>& values) : grid_(grid), values_(values) {}
+  void read_planes(const Slab& slab, float* out) override {
+    const std::size_t plane = grid_.plane_points();
+    for (std::int64_t k = 0; k < slab.z_count; ++k) read.push_back(slab.z_begin + k);
+    std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(slab.z_begin) * static_cast<std::ptrdiff_t>(plane),
+                static_cast<std::size_t>(slab.z_count) * plane, out);
+  }
+  void read_x_columns(std::int64_t, std::int64_t, float*) override { ADD_FAILURE() << "columns read"; }
+  std::int64_t x_chunk() const override { return 1; }
+  std::vector<std::int64_t> read;
+
+ private:
+  GridSpec grid_;
+  const std::vector<float>& values_;
+};
+
+// Large maps: whole planes evenly spread in z, the same for any slabbing; a resumed run (slabs
+// with gaps) reads back only the sampled planes it did not see, and gets the same range.
+TEST(ColourRange, SampledPlanesDependOnlyOnTheGrid) {
+  const GridSpec grid = test::asymmetric_grid(6, 7, 40);
+  std::vector<float> values = test::index_map(grid);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> noise(0.5f, 2.0f);
+  for (float& v : values) v *= noise(rng);
+  const MapMetadata meta = test::sample_metadata(grid, values);
+  const std::size_t plane = grid.plane_points();
+  const std::size_t budget = 4 * plane;  // points / budget = 10: planes 0, 10, 20, 30
+  auto feed = [&](ColourRangeSink& sink, std::int64_t z, std::int64_t count) {
+    sink.write_slab(Slab{z, count}, values.data() + static_cast<std::size_t>(z) * plane, nullptr);
+  };
+
+  ColourRangeSink streamed(1.0, 99.0, budget);
+  EXPECT_TRUE(streamed.wants_slabs());
+  EXPECT_FALSE(streamed.wants_done_slabs());  // a resumed run need not read the map back for it
+  streamed.begin(meta);
+  EXPECT_EQ(streamed.plane_stride(), 10);
+  for (std::int64_t z = 0; z < 40; z += 3) feed(streamed, z, std::min<std::int64_t>(3, 40 - z));
+  PlaneReader none(grid, values);
+  streamed.finish(meta, none);
+  EXPECT_TRUE(none.read.empty());
+  EXPECT_EQ(streamed.histogram().count(), 4 * plane);
+
+  AbsValueHistogram expected;
+  for (std::int64_t z : {0, 10, 20, 30}) expected.add(values.data() + static_cast<std::size_t>(z) * plane, plane);
+  const ColourRange range = streamed.range();
+  EXPECT_EQ(range.high, expected.percentile(99.0));
+  EXPECT_EQ(range.low, expected.percentile(1.0));
+  EXPECT_EQ(range.values, 4 * plane);
+  EXPECT_TRUE(range.known());
+
+  ColourRangeSink resumed(1.0, 99.0, budget);
+  resumed.begin(meta);
+  feed(resumed, 8, 8);    // planes 8..15 computed now (10 among them)
+  feed(resumed, 28, 12);  // 28..39 (30)
+  PlaneReader reader(grid, values);
+  resumed.complete(reader);
+  EXPECT_EQ(reader.read, (std::vector<std::int64_t>{0, 20}));
+  resumed.complete(reader);  // idempotent
+  EXPECT_EQ(reader.read.size(), 2u);
+  EXPECT_EQ(resumed.range().high, range.high);
+  EXPECT_EQ(resumed.range().low, range.low);
+  EXPECT_EQ(resumed.histogram().count(), 4 * plane);
+
+  // Small maps (the default budget): every plane.
+  ColourRangeSink all;
+  all.begin(meta);
+  EXPECT_EQ(all.plane_stride(), 1);
+  PlaneReader everything(grid, values);
+  all.complete(everything);
+  EXPECT_EQ(everything.read.size(), 40u);
+  EXPECT_EQ(all.histogram().count(), values.size());
+}
+
 }  // namespace
 }  // namespace dcs::io

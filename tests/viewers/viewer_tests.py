@@ -17,9 +17,14 @@ the h5py values). Cases:
   vtkhdf             `-o mol.vtkhdf`: VTK's vtkHDFReader (ParaView's reader) probes the values
   mrc_readers        MRC2014 from the streaming writer: mrcfile.validate, mrcfile, gemmi,
                      ChimeraX's MRC reader
+  mrc_cli            `dcs --mrc`: default and explicit names (.mrc/.map/.ccp4), batches,
+                     --no-hdf5, values equal to /potential, an existing file needs --force
+  mrc_interrupted    SIGINT while the MRC streams: exit 130, no .mrc, no temporary
   pymol              PyMOL (Debian's python3-pymol; run with /usr/bin/python3) loads the MRC
   xarray_reader      python/dcs_map.py: numpy and xarray views, coordinates, sel, attrs
-  preview            `dcs preview`: the PNG, its limits and its size
+  colour_range       /potential's colour_range (the 99th percentile of |V|), the summary line,
+                     --units, xarray attrs
+  preview            `dcs preview`: the PNG, its limits (the file's colour_range) and its size
 
 Prints "viewer_tests: OK <case>" on success; raises (exit 1) on failure.
 """
@@ -30,7 +35,11 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
+try:
+    import numpy as np
+except ImportError:  # a machine without the viewers' Python packages (the GPU machine)
+    print("SKIPPED: numpy is not installed for this Python; run scripts/setup-viewers.sh")
+    sys.exit(77)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -308,6 +317,125 @@ def case_mrc_readers(ctx):
         ref.check_values(cx.values_at(c, xyz), expected, f"{who}: ChimeraX MRC")
 
 
+def check_mrc_file(mrc, h5):
+    """An MRC file written by `dcs --mrc` against the /potential of the HDF5 file of the same run."""
+    import h5py
+    import mrcfile
+
+    ref = H5Map(h5)
+    who = os.path.basename(mrc)
+    check(os.path.getsize(mrc) == 1024 + 4 * ref.values.size, f"{who}: file size")
+    check(mrcfile.validate(mrc, print_file=sys.stdout) is True, f"{who}: mrcfile.validate")
+    with h5py.File(h5, "r") as f:
+        stats = {k: float(f["statistics"].attrs[k]) for k in ("min", "max", "mean")}
+    with mrcfile.open(mrc, permissive=False) as m:
+        check(np.array_equal(m.data, ref.values.astype(np.float32)), f"{who}: values != /potential")
+        check(m.header.dmin == np.float32(stats["min"]) and m.header.dmax == np.float32(stats["max"]),
+              f"{who}: dmin/dmax {m.header.dmin} {m.header.dmax} != {stats}")
+        check(close(m.header.dmean, stats["mean"], 1e-6), f"{who}: dmean")
+        o = m.header.origin
+        check(np.array_equal(np.float32([o.x, o.y, o.z]), ref.origin.astype(np.float32)),
+              f"{who}: origin {o}")
+        labels = b" ".join(bytes(l) for l in m.header.label[: int(m.header.nlabl)]).decode()
+        check("dcs" in labels and "kT/e" in labels, f"{who}: labels {labels!r}")
+
+
+def temporaries(directory):
+    """The atomic writer's temporaries (.<name>.tmp.<host>.<pid>.<hex>) left in a directory."""
+    return sorted(f for f in os.listdir(directory) if ".tmp." in f)
+
+
+def case_mrc_cli(ctx):
+    """`dcs --mrc`: default name beside the HDF5 output, explicit .mrc/.map/.ccp4 paths, batches
+    in --output-dir, --no-hdf5, and an existing file refused without --force."""
+    import gemmi
+
+    grid = ("--grid", "17", "19", "23")
+    # No value: beside -o, named after it.
+    os.mkdir(os.path.join(ctx.work, "sub"))
+    h5 = os.path.join(ctx.work, "sub", "x.h5")
+    run = ctx.dcs("--atoms", ctx.pqr, *grid, "-o", h5, "--mrc")
+    mrc = os.path.join(ctx.work, "sub", "x.mrc")
+    check(os.path.isfile(mrc), f"--mrc did not write {mrc}: {os.listdir(os.path.dirname(mrc))}")
+    check(mrc in run.stdout, f"the summary does not name {mrc}:\n{run.stdout}")
+    check_mrc_file(mrc, h5)
+    # Without -o: <stem>.mrc in the current directory, next to <stem>.h5.
+    ctx.dcs("--atoms", ctx.pqr, *grid, "--mrc", "-q")
+    check_mrc_file(os.path.join(ctx.work, "2lzt.mrc"), os.path.join(ctx.work, "2lzt.h5"))
+    # Explicit paths with the other MRC extensions; gemmi reads them as CCP4 maps.
+    for name in ("m.map", "m.ccp4"):
+        out = os.path.join(ctx.work, name)
+        ctx.dcs("--atoms", ctx.pqr, *grid, "-o", os.path.join(ctx.work, name + ".h5"), "--mrc", out, "-q")
+        check_mrc_file(out, os.path.join(ctx.work, name + ".h5"))
+        g = gemmi.read_ccp4_map(out)
+        check((g.grid.nu, g.grid.nv, g.grid.nw) == (17, 19, 23), f"gemmi {name}: size")
+    # A batch: one MRC per input in --output-dir.
+    for stem in ("a", "b"):
+        shutil.copy(ctx.pqr, os.path.join(ctx.work, stem + ".pqr"))
+    maps = os.path.join(ctx.work, "maps")
+    ctx.dcs("--atoms", "a.pqr", "b.pqr", *grid, "--output-dir", maps, "--mrc", "-q")
+    check(sorted(os.listdir(maps)) == ["a.h5", "a.mrc", "b.h5", "b.mrc"], f"batch: {os.listdir(maps)}")
+    for stem in ("a", "b"):
+        check_mrc_file(os.path.join(maps, stem + ".mrc"), os.path.join(maps, stem + ".h5"))
+    # --no-hdf5: the MRC alone (the partial HDF5 file is a scratch file, removed).
+    only = os.path.join(ctx.work, "only")
+    os.mkdir(only)
+    ctx.dcs("--atoms", ctx.pqr, *grid, "--no-hdf5", "--mrc", os.path.join(only, "o.mrc"), "-q")
+    check(os.listdir(only) == ["o.mrc"], f"--no-hdf5 --mrc left {os.listdir(only)}")
+    check(mrcfile_values_equal(os.path.join(only, "o.mrc"), os.path.join(maps, "a.mrc")),
+          "--no-hdf5: values differ from the run with HDF5")
+    # An existing MRC file is refused before any work, and kept; --force replaces it.
+    keep = os.path.join(ctx.work, "keep.mrc")
+    with open(keep, "w") as f:
+        f.write("precious")
+    h5k = os.path.join(ctx.work, "keep.h5")
+    refused = ctx.dcs("--atoms", ctx.pqr, *grid, "-o", h5k, "--mrc", check_rc=False)
+    check(refused.returncode == 1 and "--force" in refused.stderr and "keep.mrc" in refused.stderr,
+          f"existing MRC: exit {refused.returncode}: {refused.stderr}")
+    check(open(keep).read() == "precious", "the existing MRC file changed")
+    check(not os.path.exists(h5k) and not os.path.exists(h5k + ".partial"),
+          "a refused run wrote the HDF5 output")
+    ctx.dcs("--atoms", ctx.pqr, *grid, "-o", h5k, "--mrc", "--force", "-q")
+    check_mrc_file(keep, h5k)
+    # Several inputs with one explicit --mrc path: refused (usage).
+    both = ctx.dcs("--atoms", "a.pqr", "b.pqr", *grid, "--mrc", "x.mrc", check_rc=False)
+    check(both.returncode == 2 and "--output-dir" in both.stderr, f"batch --mrc FILE: {both.stderr}")
+    check(temporaries(ctx.work) == [], f"temporaries left: {temporaries(ctx.work)}")
+
+
+def mrcfile_values_equal(a, b):
+    import mrcfile
+
+    with mrcfile.open(a) as ma, mrcfile.open(b) as mb:
+        return np.array_equal(ma.data, mb.data)
+
+
+def case_mrc_interrupted(ctx):
+    """SIGINT while the MRC file streams: exit 130, no .mrc and no temporary left."""
+    import signal
+    import time
+
+    atoms = "".join(f"ATOM  {n:5d}  C   ALA A   1    {n % 17:8.3f}{n % 13:8.3f}{n % 11:8.3f}  0.1000 1.0\n"
+                    for n in range(1, 2001))
+    src = os.path.join(ctx.work, "m.pqr")
+    with open(src, "w") as f:
+        f.write(atoms)
+    # 2000 atoms x 160^3 points in float64 on one thread: far longer than the test waits.
+    proc = subprocess.Popen([ctx.args.dcs, "--atoms", src, "--grid", "160", "--device", "cpu",
+                             "--kernel", "reference", "--threads", "1", "--mrc", "--no-progress"],
+                            cwd=ctx.work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not temporaries(ctx.work) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    check(temporaries(ctx.work) != [], "the MRC temporary never appeared (it streams while computing)")
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    check(proc.returncode == 130, f"exit {proc.returncode}, expected 130:\n{err}")
+    left = sorted(f for f in os.listdir(ctx.work) if f != "m.pqr")
+    check(left == ["m.h5.partial"], f"expected only the partial map to be kept, found {left}")
+
+
 def case_pymol(ctx):
     """Run with Debian's python3 (python3-pymol, python3-h5py)."""
     try:
@@ -394,6 +522,54 @@ def case_xarray_reader(ctx):
           "92acd379a70c10", "provenance input checksum")
 
 
+# --- Colour range ----------------------------------------------------------------------------
+
+def nearest_rank(values, percentile):
+    return float(np.percentile(np.abs(values), percentile, method="inverted_cdf"))
+
+
+def case_colour_range(ctx):
+    """/potential's colour_range (±L, L the 99th percentile of |V| within 0.1%), the summary line
+    that gives it, its scaling with --units, and the xarray view that carries it."""
+    import h5py
+
+    sys.path.insert(0, os.path.join(ctx.args.source, "python"))
+    import dcs_map
+
+    ranges = {}
+    for unit in ("kT/e", "kcal/mol/e"):
+        name = unit.replace("/", "_") + ".h5"
+        path = os.path.join(ctx.work, name)
+        run = ctx.dcs("--atoms", ctx.pqr, "--grid", "33", "37", "41", "-o", path, "--units", unit)
+        with h5py.File(path, "r") as f:
+            attrs = f["potential"].attrs
+            for key in ("colour_range", "colour_range_percentiles", "colour_range_near_zero"):
+                check(key in attrs, f"{name}: /potential has no {key}")
+            lo, hi = (float(x) for x in attrs["colour_range"])
+            check(attrs["colour_range"].dtype == np.float64 and lo == -hi and hi > 0,
+                  f"{name}: colour_range {attrs['colour_range']}")
+            check(list(attrs["colour_range_percentiles"]) == [1.0, 99.0],
+                  f"{name}: percentiles {attrs['colour_range_percentiles']}")
+            values = f["potential"][()]
+            near_zero = float(attrs["colour_range_near_zero"])
+        exact = nearest_rank(values, 99)
+        check(abs(hi - exact) <= 1e-3 * exact, f"{name}: colour_range ±{hi} vs 99th percentile {exact}")
+        exact_low = nearest_rank(values, 1)
+        check(abs(near_zero - exact_low) <= 1e-3 * exact_low, f"{name}: near zero {near_zero} vs {exact_low}")
+        check(hi < np.abs(values).max() / 3, f"{name}: ±{hi} is not a robust range (max|V| "
+              f"{np.abs(values).max()})")
+        line = f"view with a colour range of ±{hi:.3g} {unit} (99th percentile of |V|"
+        check(line in run.stdout, f"summary lacks '{line}':\n{run.stdout}")
+        ranges[unit] = hi
+        v = dcs_map.to_xarray(path)
+        check(np.array_equal(np.asarray(v.attrs["colour_range"]), [-hi, hi]), "xarray attrs: colour_range")
+    ratio = ranges["kT/e"] / ranges["kcal/mol/e"]
+    check(abs(ratio - 560.4593 / 332.0637) < 2e-3 * ratio, f"colour range does not scale with units: {ranges}")
+    # -q: no summary, the range stays in the file.
+    quiet = ctx.dcs("--atoms", ctx.pqr, "--grid", "9", "-o", os.path.join(ctx.work, "q.h5"), "-q")
+    check("colour range" not in quiet.stdout + quiet.stderr, f"-q printed: {quiet.stdout}{quiet.stderr}")
+
+
 # --- dcs preview ------------------------------------------------------------------------------
 
 def case_preview(ctx):
@@ -410,9 +586,26 @@ def case_preview(ctx):
     bluish = ((rgb[..., 2] > 0.6) & (rgb[..., 0] < 0.35)).sum()
     check(reddish > 500 and bluish > 500, f"diverging colours missing: {reddish} red, {bluish} blue")
     ref = H5Map(h5)
-    limit = np.percentile(np.abs(ref.values), 99.0)
+    # The limit is the file's colour_range (the 99th percentile of |V| that dcs stored).
+    import h5py
+    with h5py.File(h5, "r") as f:
+        stored = float(f["potential"].attrs["colour_range"][1])
+    exact = nearest_rank(ref.values, 99.0)
+    check(abs(stored - exact) <= 1e-3 * exact, f"stored limit {stored} vs {exact}")
     text = run.stdout + run.stderr
-    check(f"{limit:.3g}" in text, f"preview should report its limit ±{limit:.3g}: {text}")
+    check(f"±{stored:.3g}" in text and "the file's colour_range" in text,
+          f"preview should report the file's limit ±{stored:.3g}: {text}")
+    # Without the attribute (a file from an older dcs) it computes the percentile itself.
+    old = os.path.join(ctx.work, "old.h5")
+    shutil.copy(h5, old)
+    with h5py.File(old, "r+") as f:
+        for key in ("colour_range", "colour_range_percentiles", "colour_range_near_zero"):
+            del f["potential"].attrs[key]
+    computed = ctx.dcs("preview", old, "-o", os.path.join(ctx.work, "old.png"))
+    limit = np.percentile(np.abs(ref.values), 99.0)
+    text = computed.stdout + computed.stderr
+    check(f"±{limit:.3g}" in text and "colour_range" not in text,
+          f"preview of a file without colour_range should compute ±{limit:.3g}: {text}")
     # An existing PNG is kept unless --force.
     with open(png, "rb") as f:
         before = f.read()
@@ -423,6 +616,15 @@ def case_preview(ctx):
     ctx.dcs("preview", h5, "-o", png, "--percentile", "90", "--force")
     with open(png, "rb") as f:
         check(f.read() != before, "--force did not replace the PNG")
+    # Never through a symbolic link, even with --force (issue 11).
+    link = os.path.join(ctx.work, "link.png")
+    os.symlink(png, link)
+    with open(png, "rb") as f:
+        before = f.read()
+    linked = ctx.dcs("preview", h5, "-o", link, "--force", check_rc=False)
+    check(linked.returncode != 0 and "symbolic link" in linked.stderr, f"link: {linked.stderr}")
+    with open(png, "rb") as f:
+        check(os.path.islink(link) and f.read() == before, "preview wrote through a link")
     # A file without /potential is a clean error, not a traceback.
     bad = ctx.dcs("preview", os.path.join(ctx.work, "missing.h5"), "-o", png + "2", check_rc=False)
     check(bad.returncode != 0 and "Traceback" not in bad.stderr, f"missing file: {bad.stderr}")

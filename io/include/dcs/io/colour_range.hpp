@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "dcs/map.hpp"
 #include "dcs/map_sink.hpp"
 
 namespace dcs::io {
@@ -38,40 +39,57 @@ class AbsValueHistogram {
   std::uint64_t nonfinite_ = 0;
 };
 
-/// The range a viewer's colour ramp should span: symmetric limits -high .. +high, with `low`
-/// the |V| below which values read as "near zero". Both in the map's units.
-struct ColourRange {
-  double low = 0.0;               ///< percentile low_percentile of |V|
-  double high = 0.0;              ///< percentile high_percentile of |V|
-  double low_percentile = 1.0;    ///< e.g. 1
-  double high_percentile = 99.0;  ///< e.g. 99
-};
+/// The range a viewer's colour ramp should span (dcs/map.hpp; MapMetadata::colour_range).
+using ColourRange = dcs::ColourRange;
 
 /// Reads the range from a histogram of the whole map (or of a sample of it).
 ColourRange robust_colour_range(const AbsValueHistogram& histogram, double low_percentile = 1.0,
                                 double high_percentile = 99.0);
 
-/// A sink that only watches: it counts every slab into an AbsValueHistogram, so the range is
-/// known after the last slab without reading the map again. 1 MiB of counts.
+/// Values a ColourRangeSink counts at most (about): 2^25, 0.1 s of histogram on one core.
+inline constexpr std::size_t kColourRangeSampleValues = std::size_t{1} << 25;
+
+/// A sink that only watches: it counts slabs into an AbsValueHistogram, so the range is known
+/// after the last slab without reading the map again. 1 MiB of counts.
+///
+/// Sample: the planes z with z % stride == 0, stride = max(1, points / sample_values) (every
+/// plane of maps up to sample_values points; about sample_values values, whole planes evenly
+/// spread in z, above). The sample depends only on the grid, so the range is the same for any
+/// slab size, worker count, resumption or MPI rank count. The pipeline feeds it the slabs it
+/// computes (wants_done_slabs() is false: a resumed run does not read the map back for it);
+/// complete() reads the sampled planes it did not see through MapReader.
 class ColourRangeSink final : public MapSink {
  public:
-  explicit ColourRangeSink(double low_percentile = 1.0, double high_percentile = 99.0)
-      : low_(low_percentile), high_(high_percentile) {}
+  explicit ColourRangeSink(double low_percentile = 1.0, double high_percentile = 99.0,
+                           std::size_t sample_values = kColourRangeSampleValues)
+      : low_(low_percentile), high_(high_percentile), sample_values_(sample_values) {}
   std::string name() const override { return "(colour range)"; }
+  bool wants_done_slabs() const override { return false; }
   std::size_t memory_bytes() const override;
   void begin(const MapMetadata& meta) override;
   void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) override;
-  void finish(const MapMetadata&, MapReader&) override {}
+  /// Calls complete(map).
+  void finish(const MapMetadata&, MapReader& map) override { complete(map); }
   void commit() override {}
   void abort() noexcept override {}
-  /// The range of every slab so far (all of them after the pipeline's last slab).
-  ColourRange range() const { return robust_colour_range(histogram_, low_, high_); }
+  /// Reads the sampled planes no slab brought (one plane at a time: plane_points floats of
+  /// memory), so that range() covers the whole sample. Idempotent.
+  void complete(MapReader& map);
+  /// Planes between sampled planes (1: every plane).
+  std::int64_t plane_stride() const noexcept { return stride_; }
+  /// The range of the sampled planes counted so far (all of them after complete()).
+  ColourRange range() const;
   const AbsValueHistogram& histogram() const noexcept { return histogram_; }
 
  private:
+  void count_plane(std::int64_t z, const float* values);
   double low_;
   double high_;
+  std::size_t sample_values_;
   std::size_t plane_points_ = 0;
+  std::int64_t nz_ = 0;
+  std::int64_t stride_ = 1;
+  std::vector<bool> seen_;  ///< per sampled plane (z / stride_)
   AbsValueHistogram histogram_;
 };
 

@@ -19,6 +19,18 @@
 //        coulomb_factor_unit  e.g. "kT*A/e^2"
 //        min_distance      float64, Å: the clamp r_min of |p - r_i|
 //        length_unit       "angstrom";  description: one sentence saying all of the above
+//        models            "first" | "each" | "average": which models of a multi-model input
+//                          (--models; a file without MODEL records is one model)
+//        model_count       int64, models in the input file
+//        model             int64 (first, each): the model mapped, its MODEL serial number (or
+//                          1-based ordinal)
+//        model_numbers     int64[model_count] (average): the models whose mean this is
+//        colour_range      float64[2] (-L, +L), map units: the symmetric range a viewer's
+//                          colour ramp should span, L the colour_range_percentiles[1]-th
+//                          percentile of |V| (dcs/io/colour_range.hpp; within 0.1%)
+//        colour_range_percentiles  float64[2] (1, 99): percentiles of |V|
+//        colour_range_near_zero    float64, map units: |V| at the first of them
+//                          (these three are written when the map is finished)
 //   /statistics            attrs: min, max, mean, rms, sum (float64, map units), count,
 //                          nonfinite (uint64); rms is sqrt(mean of squares), not a deviation
 //   /validation            attrs: performed, passed, all_points (bool), points (uint64),

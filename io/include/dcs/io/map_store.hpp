@@ -71,7 +71,27 @@ class ResumeMismatch : public UsageError {
   using UsageError::UsageError;
 };
 
-class MapStore {
+/// Where the slab engine (dcs/pipeline/engine.hpp) puts finished slabs: MapStore in one
+/// process, ParallelStore (dcs/io/parallel_store.hpp) when MPI ranks share one map.
+class SlabStore {
+ public:
+  virtual ~SlabStore() = default;
+  /// Per plane: 1 once flagged done (by an earlier run or a checkpoint of this one).
+  virtual const std::vector<std::uint8_t>& plane_done() const noexcept = 0;
+  /// Per plane: its statistics (valid where plane_done or written in this run).
+  virtual const std::vector<StatsAccum>& plane_stats() const noexcept = 0;
+  /// Writes the planes of `slab` (x fastest) and their statistics; they become done at the
+  /// next checkpoint.
+  virtual void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) = 0;
+  /// Called by the writer between slabs when a checkpoint is due.
+  virtual void checkpoint() = 0;
+  /// Called once after this process's last slab: makes everything written durable.
+  virtual void finish_writes() { checkpoint(); }
+  /// Reads planes of the map back (x fastest).
+  virtual void read_planes(const Slab& slab, float* out) = 0;
+};
+
+class MapStore final : public SlabStore {
  public:
   /// Creates (or replaces) the partial file at `partial_path` with the map's layout, grid and
   /// physics attributes and `system`'s atoms; allocates /potential. Throws IoError.
@@ -85,34 +105,35 @@ class MapStore {
 
   MapStore(MapStore&&) noexcept;
   MapStore& operator=(MapStore&&) noexcept;
-  ~MapStore();  ///< closes the file; keeps it (see discard())
+  ~MapStore() override;  ///< closes the file; keeps it (see discard())
 
   const std::string& path() const noexcept;
   int gzip_level() const noexcept;
   std::int64_t chunk_depth() const noexcept;
-  /// Per plane: 1 once flagged done (by an earlier run or a checkpoint of this one).
-  const std::vector<std::uint8_t>& plane_done() const noexcept;
-  /// Per plane: its statistics (valid where plane_done or written in this run).
-  const std::vector<StatsAccum>& plane_stats() const noexcept;
+  const std::vector<std::uint8_t>& plane_done() const noexcept override;
+  const std::vector<StatsAccum>& plane_stats() const noexcept override;
   std::int64_t planes_done() const noexcept;
 
   /// Writes the planes of `slab` (x fastest) and their statistics; they become done at the next
   /// checkpoint(). Throws IoError for a non-finite value (naming the grid point) or a failed write.
-  void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats);
+  void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) override;
   /// Makes every written plane durable and flags it done.
-  void checkpoint();
+  void checkpoint() override;
 
-  /// Reads planes of the map back (x fastest).
-  void read_planes(const Slab& slab, float* out);
+  void read_planes(const Slab& slab, float* out) override;
   /// Reads the x-columns [x_begin, x_begin + count) of every (y, z): out[k][j][i - x_begin].
   void read_x_columns(std::int64_t x_begin, std::int64_t count, float* out);
   /// The x-width that reads whole chunks (the chunk's x extent).
   std::int64_t x_chunk() const noexcept;
 
-  /// Checkpoints, then writes statistics, validation, provenance and the viewer views of `meta`
-  /// and drops /resume. Reading stays possible until commit().
+  /// Checkpoints, then writes statistics, validation, provenance, the colour range and the
+  /// viewer views of `meta` and drops /resume. Reading stays possible until commit().
   void finish(const MapMetadata& meta);
-  /// Closes and fsyncs the file and renames it onto `final_path` (refusing to replace an
+  /// After finish(): closes and fsyncs the file (the slow part of commit(); nothing can be read
+  /// afterwards). Idempotent. The file keeps its partial name: commit() renames it, or the caller
+  /// does (io::PendingFile, to rename a run's outputs together in an io::CommitGroup).
+  void sync();
+  /// sync()s unless done and renames the file onto `final_path` (refusing to replace an
   /// existing file unless `force`), then fsyncs the directory.
   void commit(const std::string& final_path, bool force);
   /// Checkpoints what was written and closes the file, keeping it for a later resume.

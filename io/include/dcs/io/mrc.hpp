@@ -65,7 +65,9 @@ class MrcWriter {
   /// After the last slab: rewrites the header with DMIN, DMAX, DMEAN and the standard deviation
   /// (sqrt(rms^2 - mean^2)). UsageError when planes are missing.
   void finish(const GridStats& stats);
-  /// fsyncs and renames the file onto its final name (after finish()).
+  /// fsyncs the file (after finish()). Idempotent.
+  void sync();
+  /// sync()s unless done and renames the file onto its final name (after finish()).
   void commit();
   /// Removes the temporary now. Never throws.
   void abort() noexcept;
@@ -86,6 +88,7 @@ class MrcSink final : public MapSink {
   void begin(const MapMetadata& meta) override;
   void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) override;
   void finish(const MapMetadata& meta, MapReader& map) override;
+  void sync() override;
   void commit() override;
   void abort() noexcept override;
 

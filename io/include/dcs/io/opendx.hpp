@@ -59,7 +59,9 @@ class OpenDxWriter {
   /// values[(k * ny + j) * count + (i - x_begin)]; columns must come in order, x_begin == the
   /// end of the previous call. Throws IoError for a non-finite value (naming the grid point).
   void write_x_columns(std::int64_t x_begin, std::int64_t count, const float* values);
-  /// Writes the trailer, flushes, fsyncs and renames onto the final name.
+  /// Writes the trailer, flushes and fsyncs (after the last column). Idempotent.
+  void sync();
+  /// sync()s unless done, then renames onto the final name.
   void commit();
   /// Removes the temporary now. Never throws.
   void discard() noexcept;

@@ -6,11 +6,11 @@
 // PQR records
 //   Only ATOM and HETATM records carry atoms:
 //     ATOM|HETATM serial name resName [chainID] resSeq x y z charge radius
-//   The other records of the PDB format (REMARK, HEADER, CRYST1, TER, END, MODEL, ENDMDL, ...,
-//   and USER, LINKR) and blank lines are ignored. A record of unknown type is an error when the
-//   rest of its line parses as an atom record (a damaged "AT0M" or "HETATN" would otherwise
-//   drop an atom silently); other unknown records are skipped and reported once per type
-//   through dcs::log() ("ignored 3 record(s) of unknown type 'XYZ'").
+//   The other records of the PDB format (REMARK, HEADER, CRYST1, TER, END, ..., and USER,
+//   LINKR) and blank lines are ignored (MODEL and ENDMDL: see Models). A record of unknown
+//   type is an error when the rest of its line parses as an atom record (a damaged "AT0M" or
+//   "HETATN" would otherwise drop an atom silently); other unknown records are skipped and
+//   reported once per type through dcs::log() ("ignored 3 record(s) of unknown type 'XYZ'").
 //   Accepted variations, all seen in real files:
 //   - whitespace-delimited fields (any mix of spaces and tabs) and pdb2pqr's fixed columns
 //     (serial 7-11, name 13-16, resName 17-20, chain 22, resSeq 23-26, insertion code 27);
@@ -30,11 +30,25 @@
 //   pdb2pqr's layout, otherwise as whitespace-delimited fields.
 //
 // Models
-//   A PQR file normally holds one structure. When it holds several MODELs, only the first is
-//   read: it ends at the first ENDMDL, or at the first MODEL record, that follows an atom.
-//   ATOM/HETATM records after that are still checked (a malformed one is an error) but not
-//   kept, and one warning through dcs::log() says how many models and records were ignored.
-//   Summing the charges of all models would silently multiply the molecule.
+//   A PQR file normally holds one structure; NMR ensembles and MD snapshots hold several, each
+//   between a MODEL record (its serial number in the first field after the name) and ENDMDL.
+//   read_atoms() and parse_pqr() read only the first model: it ends at the first ENDMDL, or at
+//   the first MODEL record, that follows an atom. ATOM/HETATM records after that are still
+//   checked (a malformed one is an error) but not kept, and one warning through dcs::log() says
+//   how many models and records were ignored. Summing the charges of all models would
+//   silently multiply the molecule. This reading is lenient about the MODEL/ENDMDL structure,
+//   as it always was.
+//   read_models() and parse_pqr_models() return every model, in file order, each a System
+//   whose `model` is the serial number of its MODEL record (or its 1-based ordinal when the
+//   record has no number) and whose `model_count` is the number of models. A file without
+//   MODEL records is one model (number 1). They check the structure and throw InputError naming
+//   the line for: MODEL inside a model (ENDMDL missing), ENDMDL without MODEL, ATOM/HETATM
+//   records between ENDMDL and the next MODEL or before the first MODEL, a model without atoms,
+//   a model number used twice, a serial number that is not a non-negative integer, and a file
+//   that ends inside a model. With ModelCheck::kSameAtoms every model must also repeat the first
+//   one's atoms: the same count and, in order, the same name, resName and resSeq; the first
+//   difference is reported at its line (what --models average needs: see average_models()).
+//   Models may differ in coordinates and charges.
 //
 // xyzq
 //   One atom per line: "x y z q" (Å, Å, Å, e), whitespace-delimited. '#' starts a comment that
@@ -65,6 +79,7 @@
 #include <istream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "dcs/types.hpp"
 
@@ -84,6 +99,29 @@ System read_atoms(const std::string& path);
 /// Parses PQR text from a stream; `name` is used in error messages and as source_path.
 /// source_sha256 stays empty.
 System parse_pqr(std::istream& in, const std::string& name);
+
+/// What read_models() requires of the models beyond a sound MODEL/ENDMDL structure.
+enum class ModelCheck {
+  kStructure,  ///< models may hold different atoms (--models each)
+  kSameAtoms,  ///< every model repeats the first one's atoms, in order (--models average)
+};
+
+/// Every model of `path` (see Models above), in file order; never empty. Each System's
+/// source_* fields are those read_atoms() fills (the SHA-256 is the whole file's). An .xyzq file
+/// is one model. Holds all models in memory at once. Throws as read_atoms() does, and
+/// InputError for the structural errors and atom differences described above.
+std::vector<System> read_models(const std::string& path,
+                                ModelCheck check = ModelCheck::kStructure);
+
+/// parse_pqr()'s counterpart of read_models().
+std::vector<System> parse_pqr_models(std::istream& in, const std::string& name,
+                                     ModelCheck check = ModelCheck::kStructure);
+
+/// One System whose potential is the mean of the models' potentials (--models average): the
+/// atoms of every model in order, each charge divided by the model count in float64, so the
+/// mean is one summation (sum_m sum_i q_mi / (M r) = (1/M) sum_m V_m). model = 0, model_count =
+/// models.size(), source_* from the first model. `models` must not be empty.
+System average_models(const std::vector<System>& models);
 
 /// Parses "x y z q" text from a stream; `name` as for parse_pqr().
 System parse_xyzq(std::istream& in, const std::string& name);

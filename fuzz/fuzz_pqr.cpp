@@ -1,0 +1,159 @@
+// libFuzzer target: the PQR reader (io::parse_pqr, parse_pqr_models, average_models) on the
+// input as the text of a .pqr file. Besides crashes, UB and exceptions other than InputError,
+// it checks what the readers promise (io/pqr.hpp):
+// - every System returned holds atoms within dcs/limits.hpp;
+// - a file whose models all parse (parse_pqr_models) reads leniently (parse_pqr) to its first
+//   model, with the same model number and model count; kSameAtoms success implies kStructure
+//   success with the same models;
+// - LF, CRLF and CR-only line endings read alike (same atoms, same error message);
+// - the 128 KiB block boundary of the line reader does not change the reading (the input is
+//   also read after a long REMARK line that puts the boundary inside it);
+// - the atoms then go through what run() does next (potential bound, grid placement).
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "dcs/io/pqr.hpp"
+#include "fuzz_support.hpp"
+
+namespace {
+
+using dcs::System;
+using dcs::fuzz::Outcome;
+using dcs::fuzz::require;
+using dcs::fuzz::run_expecting;
+
+constexpr const char* kName = "fuzz.pqr";
+constexpr std::size_t kReaderBlock = std::size_t{1} << 17;  // LineSource::kBlockSize
+
+struct Reading {
+  Outcome outcome = Outcome::kOk;
+  std::string message;
+  System system;
+};
+
+Reading read_first_model(const std::string& text) {
+  Reading r;
+  r.outcome = run_expecting("parse_pqr", [&] {
+    std::istringstream in(text);
+    r.system = dcs::io::parse_pqr(in, kName);
+  }, &r.message);
+  require(r.outcome != Outcome::kUsageError, "parse_pqr threw UsageError: " + r.message);
+  return r;
+}
+
+std::string replace_newlines(const std::string& text, const std::string& ending) {
+  std::string out;
+  out.reserve(text.size() * 2);
+  for (char c : text) {
+    if (c == '\n') out += ending;
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  dcs::fuzz::quiet_logging();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+
+  // The first model, leniently (read_atoms, --models first).
+  const Reading first = read_first_model(text);
+  if (first.outcome == Outcome::kOk) {
+    dcs::fuzz::check_system(first.system, "parse_pqr");
+    require(first.system.source_format == "pqr", "parse_pqr: source_format not pqr");
+    dcs::fuzz::use_atoms(first.system, "parse_pqr atoms");
+  }
+
+  // Every model, the structure checked (--models each).
+  std::vector<System> models;
+  std::string models_message;
+  const Outcome each = run_expecting("parse_pqr_models", [&] {
+    std::istringstream in(text);
+    models = dcs::io::parse_pqr_models(in, kName);
+  }, &models_message);
+  require(each != Outcome::kUsageError, "parse_pqr_models threw UsageError: " + models_message);
+  if (each == Outcome::kOk) {
+    require(!models.empty(), "parse_pqr_models returned no models");
+    std::set<long long> numbers;
+    for (const System& model : models) {
+      dcs::fuzz::check_system(model, "parse_pqr_models");
+      require(model.model_count == models.size(), "parse_pqr_models: model_count != models");
+      require(numbers.insert(model.model).second, "parse_pqr_models: a model number twice");
+    }
+    require(first.outcome == Outcome::kOk,
+            "the models parse but the lenient first-model reading fails: " + first.message);
+    require(dcs::fuzz::same_atoms(first.system, models.front()),
+            "the lenient first model differs from parse_pqr_models' first model");
+    require(first.system.model == models.front().model,
+            "first model number " + std::to_string(first.system.model) + " (lenient) vs " +
+                std::to_string(models.front().model));
+    require(first.system.model_count == models.size(),
+            "model count " + std::to_string(first.system.model_count) + " (lenient) vs " +
+                std::to_string(models.size()));
+  }
+
+  // Every model repeating the first one's atoms (--models average).
+  std::vector<System> same;
+  std::string same_message;
+  const Outcome average = run_expecting("parse_pqr_models(kSameAtoms)", [&] {
+    std::istringstream in(text);
+    same = dcs::io::parse_pqr_models(in, kName, dcs::io::ModelCheck::kSameAtoms);
+  }, &same_message);
+  require(average != Outcome::kUsageError, "kSameAtoms threw UsageError: " + same_message);
+  if (average == Outcome::kOk) {
+    require(each == Outcome::kOk, "kSameAtoms accepts what kStructure refuses: " + models_message);
+    require(same.size() == models.size(), "kSameAtoms and kStructure: other model counts");
+    std::size_t total = 0;
+    for (std::size_t m = 0; m < same.size(); ++m) {
+      require(dcs::fuzz::same_atoms(same[m], models[m]), "kSameAtoms and kStructure: other atoms");
+      require(same[m].size() == same.front().size(), "kSameAtoms: models of other sizes");
+      total += same[m].size();
+    }
+    const System merged = dcs::io::average_models(same);
+    require(merged.size() == total && merged.model_count == same.size(),
+            "average_models: wrong size or model count");
+    dcs::fuzz::check_system(merged, "average_models");
+    dcs::fuzz::use_atoms(merged, "average_models atoms");
+  }
+
+  // Line endings: CRLF and CR-only files read exactly as LF files.
+  if (text.find('\r') == std::string::npos && text.find('\n') != std::string::npos) {
+    for (const char* ending : {"\r\n", "\r"}) {
+      const Reading other = read_first_model(replace_newlines(text, ending));
+      require(other.outcome == first.outcome && other.message == first.message,
+              std::string("line endings ") + (ending[1] ? "CRLF" : "CR") + " change the outcome: '" +
+                  first.message + "' vs '" + other.message + "'");
+      if (first.outcome == Outcome::kOk)
+        require(dcs::fuzz::same_atoms(first.system, other.system),
+                "CRLF/CR line endings change the atoms");
+    }
+  }
+
+  // The reader's block boundary inside the input: one REMARK line first, of a length that puts
+  // the boundary k bytes before the input's end.
+  // One input in four (by its last byte): the long line costs more than the rest together.
+  if (size > 0 && size + 16 < kReaderBlock && (data[size - 1] & 3) == 0) {
+    const std::size_t k = (static_cast<std::size_t>(data[0]) * 131 + size) % (size + 1);
+    std::string shifted = "REMARK ";  // then no letters: the record name stays short
+    shifted.append(kReaderBlock - k - shifted.size() - 1, '.');
+    shifted += '\n';
+    shifted += text;
+    const Reading other = read_first_model(shifted);
+    require((other.outcome == Outcome::kOk) == (first.outcome == Outcome::kOk),
+            "a block boundary inside the input changes the outcome: '" + first.message +
+                "' vs '" + other.message + "'");
+    if (first.outcome == Outcome::kOk)
+      require(dcs::fuzz::same_atoms(first.system, other.system),
+              "a block boundary inside the input changes the atoms");
+  }
+  return 0;
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env python3
+"""Seed corpora and dictionaries for the fuzz targets in fuzz/, made at run time.
+
+    fuzz/make_corpus.py OUTDIR
+
+writes OUTDIR/<target>/ (seed files, named by content hash) and OUTDIR/<target>.dict for the
+targets pqr, xyzq, gzip, options and values:
+- pqr: the first ~2 KB (whole lines) of every PQR file of Debian's apbs-data package
+  (/usr/share/apbs, 73 files), tests/data/pqr/*.pqr and the hand-written fuzz/seeds/pqr/*;
+- xyzq: the same atoms as "x y z q" lines, tests/data/pqr/*.xyzq, fuzz/seeds/xyzq/*;
+- gzip: in fuzz_gzip's layout (see fuzz_gzip.cpp): some PQR and xyzq seeds compressed by the
+  target in 1-4 members, with trailing zeros, garbage or truncation, as real .gz bytes and as
+  plain files, plus fuzz/seeds/gzip/*;
+- options: the README's command lines, one argument per line, plus fuzz/seeds/options/*; its
+  dictionary holds every option name found in apps/dcs/cli.cpp, so it never goes stale;
+- values: sizes, units, devices, shards and file names, plus fuzz/seeds/values/*.
+Nothing here is committed: the corpora are rebuilt from the installed data each run (libFuzzer
+adds what it finds to the same directories; scripts/run-fuzzers.sh starts them afresh).
+"""
+import glob
+import gzip
+import hashlib
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+APBS = "/usr/share/apbs"
+HEAD_BYTES = 2048
+
+
+def put(directory, data):
+    if isinstance(data, str):
+        data = data.encode("latin-1")
+    os.makedirs(directory, exist_ok=True)
+    name = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(directory, name), "wb") as out:
+        out.write(data)
+
+
+def head(path, limit=HEAD_BYTES):
+    """The first `limit` bytes of a file, cut after the last whole line."""
+    with open(path, "rb") as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        data = data[:limit]
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r"))
+        if cut > 0:
+            data = data[: cut + 1]
+    return data
+
+
+def hand_seeds(target):
+    return [open(p, "rb").read() for p in sorted(glob.glob(os.path.join(HERE, "seeds", target, "*")))]
+
+
+def to_xyzq(pqr):
+    """The atoms of PQR text as xyzq lines (the last five numbers: x y z q r)."""
+    lines = ["# converted from PQR"]
+    for line in pqr.decode("latin-1").splitlines():
+        if not line.upper().startswith(("ATOM", "HETATM")):
+            continue
+        fields = line.split()
+        if len(fields) >= 9:
+            lines.append(" ".join(fields[-5:-1]))
+    return ("\n".join(lines) + "\n").encode("latin-1")
+
+
+def write_dict(path, words):
+    """A libFuzzer dictionary: one quoted token a line, \\xNN for what is not printable."""
+    with open(path, "w", encoding="ascii") as d:
+        for word in words:
+            quoted = "".join(c if " " <= c <= "~" and c not in '"\\' else f"\\x{ord(c):02X}"
+                             for c in word)
+            d.write(f'"{quoted}"\n')
+
+
+def gzip_seed(flags, a, b, text):
+    return bytes([flags, a, b]) + text
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+
+    pqr_files = sorted(glob.glob(os.path.join(APBS, "**", "*.pqr"), recursive=True))
+    if not pqr_files:
+        print(f"make_corpus: no PQR files under {APBS} (Debian package apbs-data); "
+              "using tests/data and fuzz/seeds only", file=sys.stderr)
+    pqr_files += sorted(glob.glob(os.path.join(ROOT, "tests", "data", "pqr", "*.pqr")))
+    pqr_seeds = []
+    for path in pqr_files:
+        data = head(path)
+        if data and data not in pqr_seeds:
+            pqr_seeds.append(data)
+    pqr_seeds += hand_seeds("pqr")
+    for data in pqr_seeds:
+        put(os.path.join(out, "pqr"), data)
+
+    xyzq_seeds = [to_xyzq(d) for d in pqr_seeds[::4]]
+    xyzq_seeds += [head(p) for p in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "pqr", "*.xyzq")))]
+    xyzq_seeds += hand_seeds("xyzq")
+    for data in xyzq_seeds:
+        put(os.path.join(out, "xyzq"), data)
+
+    # fuzz_gzip: flags bit 0 xyzq, bit 1 read_models, bits 2-3 mode (0 built, 2 raw, 3 plain);
+    # built: A = members-1 | tail << 2 | n << 4, B = level (| 0x80: cross the 128 KiB block).
+    gz = os.path.join(out, "gzip")
+    for i, text in enumerate(pqr_seeds[::6]):
+        put(gz, gzip_seed(0x00, 0x00, 6, text))                  # one member
+        put(gz, gzip_seed(0x02, 0x03, 9, text))                  # four members, read_models
+        put(gz, gzip_seed(0x00, 0x01 | 1 << 2 | 7 << 4, 1, text))  # two members + 8 zero bytes
+        put(gz, gzip_seed(0x00, 0x00 | 2 << 2 | (i % 16) << 4, 6, text))  # trailing garbage
+        put(gz, gzip_seed(0x00, 0x00 | 3 << 2, 6, text))         # truncated by one byte
+        put(gz, gzip_seed(0x00, 0x00, 0x80 | 6, text))           # across the 128 KiB block
+        put(gz, bytes([0x08]) + gzip.compress(text, mtime=0))    # raw .gz bytes
+        put(gz, bytes([0x08]) + gzip.compress(text[: len(text) // 2], mtime=0) +
+            gzip.compress(text[len(text) // 2:], mtime=0) + b"garbage")
+        put(gz, bytes([0x0C]) + text)                            # plain .pqr
+    for text in xyzq_seeds[::3]:
+        put(gz, gzip_seed(0x01, 0x01, 6, text))
+        put(gz, bytes([0x09]) + gzip.compress(text, mtime=0))
+        put(gz, bytes([0x0D]) + text)
+    for data in hand_seeds("gzip"):
+        put(gz, data)
+
+    # The command line: README usage lines, one argument per line.
+    readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
+    options = os.path.join(out, "options")
+    for line in re.findall(r"^dcs (.+?)(?:\s+#.*)?$", readme, flags=re.M):
+        args = [a for a in line.split() if a not in ("...", "[--cpu]", "[--potential]", "[--reductions]")]
+        put(options, "\n".join(args))
+    for data in hand_seeds("options"):
+        put(options, data)
+    cli = open(os.path.join(ROOT, "apps", "dcs", "cli.cpp"), encoding="utf-8").read()
+    names = set()
+    for spec in re.findall(r'add_(?:option|flag|subcommand)\(\s*"([^"]+)"', cli):
+        names.update(n for n in spec.split(",") if n)
+    words = sorted(names) + ["auto", "cpu", "cuda", "cuda:0", "cuda:0,1", "first", "each", "average",
+                            "common", "own", "static", "dynamic", "slurm", "0/2", "kT/e", "kcal/mol/e",
+                            "kJ/mol/e", "V", "e/A", "2G", "512M", "1.5GiB", "m.pqr", "m.pqr.gz", "m.xyzq",
+                            "out.h5", "x.dx.gz", "-1", "0", "1e308", "nan", "inf", "1e-300", "129",
+                            "1000000", "1000001", "0x10", "--", "-", "=", "\n"]
+    write_dict(os.path.join(out, "options.dict"), words)
+
+    values = os.path.join(out, "values")
+    for text in ["2G", "512M", "1.5GiB", "4096", "1K", "1kib", "0.5B", "1e18", "1T", " 2G", "-1"]:
+        put(values, b"\x00" + text.encode())
+    for text in ["kT/e", "kcal/mol/e", "kJ/mol/e", "V", "e/A"]:
+        put(values, b"\x01" + text.encode())
+    for text in ["auto", "cpu", "cuda", "cuda:0", "cuda:0,1,2", "cuda:", "cuda:9999,"]:
+        put(values, b"\x02" + text.encode())
+    for text in ["0/1", "1/3", "2/2", "-1/2", "0/0", "9223372036854775807/9223372036854775807"]:
+        put(values, b"\x03" + text.encode())
+    for text in ["mol.pqr", "dir/mol.pqr.gz", ".pqr", "a.b.c.xyzq.gz", "/", ""]:
+        put(values, b"\x04" + text.encode())
+    for data in hand_seeds("values"):
+        put(values, data)
+
+    write_dict(os.path.join(out, "pqr.dict"),
+               ["ATOM", "HETATM", "MODEL", "ENDMDL", "REMARK", "TER", "END", "CRYST1", "USER", "atom",
+                "AT0M", "        ", "\r\n", "\r", "\t", "-", ".", "e-5", "1e30", "nan", "inf",
+                "0.500010.0000", "-45.751-100.406", "HETATM10000", "A1000", "52A", "OH2TIP3",
+                "  1.8240", "-0.5000", "9999999"])
+    write_dict(os.path.join(out, "xyzq.dict"), ["#", " ", "\t", "\r\n", "\r", "-", ".", "e-5", "1e6",
+                                                "1e30", "nan", "inf", "0x1p3", "+", "+-1"])
+    counts = {t: len(os.listdir(os.path.join(out, t))) for t in ("pqr", "xyzq", "gzip", "options", "values")}
+    print("make_corpus: " + ", ".join(f"{t} {n} seeds" for t, n in counts.items()), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
