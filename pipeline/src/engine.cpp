@@ -27,19 +27,56 @@ struct Finished {
 /// slab to hand out, the finished slabs, and the first error.
 class Shared {
  public:
-  Shared(std::size_t buffers, std::vector<std::size_t> todo) : todo_(std::move(todo)) {
+  Shared(std::size_t buffers, std::vector<std::size_t> todo, SlabSource* source)
+      : todo_(std::move(todo)), source_(source) {
     for (std::size_t b = 0; b < buffers; ++b) free_.push_back(b);
   }
 
   /// A worker's next (slab index, buffer), or false when there is nothing left or the run stops.
   bool take(std::size_t& slab, std::size_t& buffer) {
     std::unique_lock lock(mutex_);
+    if (source_ != nullptr) {
+      changed_.wait(lock, [&] { return stop_ || exhausted_ || !free_.empty(); });
+      if (stop_ || exhausted_) return false;
+      const std::optional<std::size_t> next = source_->next();  // under the lock: in order
+      if (!next) {
+        exhausted_ = true;
+        lock.unlock();
+        changed_.notify_all();
+        return false;
+      }
+      buffer = free_.back();
+      free_.pop_back();
+      slab = *next;
+      taken_.push_back(slab);
+      lock.unlock();
+      changed_.notify_all();
+      return true;
+    }
     changed_.wait(lock, [&] { return stop_ || next_ >= todo_.size() || !free_.empty(); });
     if (stop_ || next_ >= todo_.size()) return false;
     buffer = free_.back();
     free_.pop_back();
     slab = todo_[next_++];
     return true;
+  }
+
+  /// With a source: the writer waits for the k-th slab handed out (in hand-out order). Returns
+  /// 1 with it, 0 when every handed-out slab was written and the source is exhausted, -1 when
+  /// the run stops.
+  int wait_for_taken(std::size_t k, std::size_t& slab, Finished& out) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] {
+      return stop_ || (k < taken_.size() && done_.count(taken_[k]) != 0) ||
+             (exhausted_ && k >= taken_.size());
+    });
+    if (stop_) return -1;
+    if (k >= taken_.size()) return 0;
+    slab = taken_[k];
+    const auto found = done_.find(slab);
+    out = std::move(found->second);
+    done_.erase(found);
+    return 1;
   }
 
   void finished(std::size_t slab, Finished result) {
@@ -108,6 +145,9 @@ class Shared {
   std::map<std::size_t, Finished> done_;
   std::exception_ptr error_;
   bool stop_ = false;
+  SlabSource* source_ = nullptr;
+  std::vector<std::size_t> taken_;  // with a source: slabs handed out, in order
+  bool exhausted_ = false;
 };
 
 }  // namespace
@@ -125,10 +165,12 @@ double EngineReport::busy_fraction() const {
 }
 
 EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
-                        const MapPlan& plan, io::MapStore* store,
+                        const MapPlan& plan, io::SlabStore* store,
                         const std::vector<MapSink*>& sinks, ProgressSink* progress,
-                        const std::string& label, std::size_t atoms) {
+                        const std::string& label, std::size_t atoms, SlabSource* source) {
   if (workers.empty()) throw UsageError("internal error: the map engine needs a worker");
+  if (source != nullptr && !sinks.empty())
+    throw UsageError("internal error: a map shared between processes has no sinks");
   if (plan.step < 1 || plan.buffers < 1)
     throw UsageError("internal error: the map plan needs a step and a buffer");
   const auto start = SteadyClock::now();
@@ -152,7 +194,7 @@ EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend
     if (!all) todo.push_back(s);
   }
   bool feed_done_slabs = false;
-  for (MapSink* sink : sinks) feed_done_slabs = feed_done_slabs || sink->wants_slabs();
+  for (MapSink* sink : sinks) feed_done_slabs = feed_done_slabs || sink->wants_done_slabs();
 
   // The pool: only as many buffers as can be in use at once.
   const std::size_t buffers = std::min(plan.buffers, std::max<std::size_t>(1, slabs.size()));
@@ -160,7 +202,7 @@ EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend
   const std::size_t slab_floats = static_cast<std::size_t>(std::min(plan.step, nz)) * plane;
   for (std::size_t b = 0; b < buffers; ++b) pool.push_back(workers.front()->allocate_host(slab_floats));
 
-  Shared shared(buffers, todo);
+  Shared shared(buffers, todo, source);
   const double per_plane = static_cast<double>(plane) * static_cast<double>(atoms);
   const double total = per_plane * static_cast<double>(nz);
   if (progress) progress->begin(label, total);
@@ -199,7 +241,33 @@ EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend
   try {
     auto last_checkpoint = SteadyClock::now();
     double planes_written = 0.0;
-    for (std::size_t s = 0; s < slabs.size(); ++s) {
+    // With a source: this process's slabs, in the order they were handed out.
+    for (std::size_t k = 0; source != nullptr; ++k) {
+      if (interrupt_requested()) throw InterruptedError("interrupted");
+      std::size_t s = 0;
+      Finished result;
+      const auto wait_start = SteadyClock::now();
+      const int got = shared.wait_for_taken(k, s, result);
+      report.writer_wait_seconds += seconds_since(wait_start);
+      if (got <= 0) break;
+      ++report.slabs_computed;
+      const Slab& slab = slabs[s];
+      const auto write_start = SteadyClock::now();
+      if (store != nullptr) {
+        store->write_slab(slab, pool[result.buffer]->data(), result.plane_stats.data());
+        if (seconds_since(last_checkpoint) >= plan.checkpoint_seconds) {
+          store->checkpoint();
+          last_checkpoint = SteadyClock::now();
+        }
+      }
+      std::copy(result.plane_stats.begin(), result.plane_stats.end(),
+                report.plane_stats.begin() + slab.z_begin);
+      report.write_seconds += seconds_since(write_start);
+      shared.release(result.buffer);
+      planes_written += static_cast<double>(slab.z_count);
+      if (progress) progress->update(per_plane * planes_written);
+    }
+    for (std::size_t s = 0; source == nullptr && s < slabs.size(); ++s) {
       const Slab& slab = slabs[s];
       if (interrupt_requested()) throw InterruptedError("interrupted");
       Finished result;
@@ -248,7 +316,7 @@ EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend
   if (interrupt_requested()) throw InterruptedError("interrupted");
   if (store != nullptr) {
     const auto write_start = SteadyClock::now();
-    store->checkpoint();
+    store->finish_writes();
     report.write_seconds += seconds_since(write_start);
   }
   report.wall_seconds = seconds_since(start);

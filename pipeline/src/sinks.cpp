@@ -4,6 +4,9 @@
 #include <utility>
 #include <vector>
 
+#include "dcs/error.hpp"
+#include "dcs/interrupt.hpp"
+
 namespace dcs::pipeline {
 namespace {
 
@@ -38,11 +41,15 @@ void OpenDxSink::finish(const MapMetadata& meta, MapReader& map) {
   const std::int64_t width = columns_per_read(grid_, memory_cap_, map.x_chunk());
   std::vector<float> columns(static_cast<std::size_t>(width * grid_.ny() * grid_.nz()));
   for (std::int64_t x = 0; x < grid_.nx(); x += width) {
+    // A signal stops a long write here (the run's outputs are removed as the stack unwinds).
+    if (interrupt_requested()) throw InterruptedError("interrupted while writing " + path_);
     const std::int64_t count = std::min(width, grid_.nx() - x);
     map.read_x_columns(x, count, columns.data());
     writer_->write_x_columns(x, count, columns.data());
   }
 }
+
+void OpenDxSink::sync() { writer_->sync(); }
 
 void OpenDxSink::commit() { writer_->commit(); }
 

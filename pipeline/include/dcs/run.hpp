@@ -26,15 +26,34 @@ namespace dcs {
 
 struct RunConfig {
   std::vector<std::string> inputs;  ///< atom files (.pqr, .pqr.gz, .xyzq)
+  /// Multi-model inputs (NMR ensembles, MD snapshots; io/pqr.hpp "Models"): "first" (the first
+  /// model, as always), "each" (one map per model, named <stem>.model<N>.h5 with N the MODEL
+  /// serial) or "average" (the mean potential over the models: one summation over every
+  /// model's atoms with charges / M, on a grid around all of them).
+  std::string models = "first";
+  /// --models each: every model of a file on one grid placed around all its models' atoms, so
+  /// maps compare point by point (true); false: each model on a grid placed around its own atoms.
+  /// A fully given grid (--origin, --spacing and --grid) is the same either way.
+  bool common_model_grid = true;
   std::string output;               ///< HDF5 path for a single input; empty: <stem>.h5
   std::string output_dir;           ///< where default-named outputs go; empty: current directory
   bool write_hdf5 = true;
   bool write_dx = false;
   std::string dx_path;              ///< explicit DX path (single input); empty: <stem>.dx
   bool dx_gzip = false;             ///< default-named DX files get .dx.gz
+  /// Also write an MRC2014 map (io/mrc.hpp; streamed, float32): at mrc_path (single input), else
+  /// beside the HDF5 output and named after it, else <stem>.mrc in output_dir.
+  bool write_mrc = false;
+  std::string mrc_path;             ///< explicit MRC path (single input): .mrc, .map or .ccp4
   int compression = 0;              ///< HDF5 gzip level 0..9 (with shuffle when > 0)
   bool force = false;               ///< overwrite existing outputs
-  bool keep_going = false;          ///< batch: continue after a bad input file
+  bool keep_going = false;          ///< batch: continue after an input fails
+  /// Batch split for job arrays: "" (all inputs), "I/N" (the I-th of N shares, 0-based) or
+  /// "slurm" (I and N from SLURM_ARRAY_TASK_ID/_MIN/_STEP/_COUNT).
+  std::string shard;
+  /// MPI ranks sharing one map: "static" (contiguous blocks of slabs) or "dynamic" (the next
+  /// slab to whichever rank is free).
+  std::string mpi_schedule = "static";
   bool resume = false;              ///< continue a partial map; skip complete outputs
   bool null_output = false;         ///< benchmarks: compute and reduce every slab, write nothing
   /// Host memory the pipeline may hold (bytes); empty: half of the memory available now
@@ -83,6 +102,7 @@ class ProgressSink {
 
 struct RunResult {
   std::string input;
+  long long model = -1;              ///< --models each: the model of `input` mapped; else -1
   std::vector<std::string> outputs;  ///< files written
   std::size_t atoms = 0;
   MapMetadata metadata;              ///< grid, physics, stats, validation, provenance
@@ -95,14 +115,25 @@ struct RunResult {
   std::size_t slabs_computed = 0;
   std::size_t slabs_reused = 0;      ///< found complete in a partial file (--resume)
   bool skipped = false;              ///< --resume found the outputs complete
-  std::string error;                 ///< non-empty when this input failed (keep_going)
+  bool attempted = true;             ///< false: a batch stopped (failure) before this input
+  std::string error;                 ///< non-empty when this input failed
   int exit_code = 0;
+  int rank = -1;                     ///< MPI batch: the rank that ran it (-1 without MPI)
 };
 
 
-/// Runs the whole pipeline over every input. Throws on the first failure unless keep_going,
-/// in which case failures of individual inputs are recorded in their RunResult.
+/// Runs the whole pipeline over every input (of this shard). One input: throws its failure.
+/// Several: every input's outcome is in its RunResult (error and exit_code when it failed);
+/// without keep_going the first failure stops the batch and the inputs after it are returned
+/// with attempted = false. An interruption always throws. Under MPI (pipeline/mpi.hpp) one
+/// input is computed by all ranks together, several are handed out to the ranks; only rank 0
+/// returns results (every input's), the other ranks an empty list.
 std::vector<RunResult> run(const RunConfig& config, ProgressSink* progress = nullptr);
+
+/// The share of a batch that --shard selects: the inputs ordered by file size (largest first,
+/// then as given) and dealt out in turn to `count` shards; returns the inputs of shard `index`
+/// in the order given. Throws UsageError for a malformed --shard or missing Slurm variables.
+std::vector<std::string> shard_inputs(const std::vector<std::string>& inputs, const std::string& shard);
 
 /// Parses a byte count: "2G", "512M", "1.5GiB", "4096" (binary units; K, M, G, T with optional
 /// "iB"/"B"). Throws UsageError.

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,16 @@ struct MapPlan {
   std::int64_t step = 1;     ///< planes per slab (the last slab may be shorter)
   std::size_t buffers = 2;   ///< host slab buffers in the pool
   double checkpoint_seconds = 10.0;  ///< make written planes durable at least this often
+};
+
+/// Hands out slabs to this process's workers when several processes share one map (MPI ranks):
+/// next() returns the index (into the map's slabs, MapPlan::step planes each) of the next slab
+/// this process computes, or nothing when none is left for it. Called from worker threads, one
+/// call at a time; the indices it returns increase.
+class SlabSource {
+ public:
+  virtual ~SlabSource() = default;
+  virtual std::optional<std::size_t> next() = 0;
 };
 
 /// Host bytes a plan holds: the buffer pool.
@@ -59,9 +70,14 @@ struct EngineReport {
 /// is reported in atom evaluations (`atoms` per point). Throws the first error of any worker or
 /// sink, InterruptedError when dcs::interrupt_requested() becomes true; in both cases every
 /// worker has stopped when it returns.
+///
+/// With a `source` (MPI ranks sharing one map) only the slabs it hands out are computed and
+/// written, in the order it hands them out; the sinks must be empty, and report.plane_stats
+/// holds this process's planes only.
 EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
-                        const MapPlan& plan, io::MapStore* store,
+                        const MapPlan& plan, io::SlabStore* store,
                         const std::vector<MapSink*>& sinks, ProgressSink* progress,
-                        const std::string& label, std::size_t atoms);
+                        const std::string& label, std::size_t atoms,
+                        SlabSource* source = nullptr);
 
 }  // namespace dcs::pipeline

@@ -27,6 +27,7 @@ class OpenDxSink final : public MapSink {
   void begin(const MapMetadata& meta) override;
   void write_slab(const Slab&, const float*, const StatsAccum*) override {}
   void finish(const MapMetadata& meta, MapReader& map) override;
+  void sync() override;
   void commit() override;
   void abort() noexcept override;
 
