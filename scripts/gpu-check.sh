@@ -2,10 +2,20 @@
 # On the GPU machine, in one call: build for sm_90, run the whole test suite (GPU tests included),
 # compute-sanitizer memcheck, racecheck and synccheck, the benchmarks and the seed-claims measurements.
 # Usage: scripts/gpu-check.sh OUTDIR [steps...]
-#   steps: build test sanitize bench claims pipeline pipebench (default: all but pipebench)
+#   steps: build test sanitize bench claims pipeline pipebench mpi mpibench bodies cpubench
+#          (default: build test sanitize bench claims pipeline)
 #   pipeline: the pipeline tests on every GPU (DCS_TEST_DEVICE=cuda: 1 vs all GPUs, kill -9 and
 #             --resume) and compute-sanitizer memcheck on a multi-GPU run;
 #   pipebench: bench/pipeline_bench.py (compute-only, raw write, end-to-end, 1 vs all GPUs).
+#   mpi: the MPI build (OpenMPI + parallel HDF5, CUDA) and its tests with one GPU per rank
+#        (ranks share a GPU where there are fewer GPUs than ranks), compared with the serial build;
+#   mpibench: bench/mpi_bench.py (1 vs 2 ranks, static vs dynamic slab assignment).
+#   bodies: builds and runs only the backend tests written once (tests/support: every CUDA kernel
+#           through the shared bodies, the Coulomb term's edge cases in device code), one process
+#           each so the float64 references are computed once;
+#   cpubench: `dcs bench --cpu` on this host's CPU (AVX-512 where it has it: port limit measured
+#           here, PyMOL from .carry-gpu/pymol measured in the same run) at the default sizes and at
+#           row lengths 128, 129, 136; builds only the dcs binary.
 # DCS_GIT_REVISION=<hash> names the commit where the copy of the tree has no .git.
 # Logs and results go to OUTDIR; a summary is printed last.
 set -uo pipefail
@@ -41,11 +51,47 @@ fi
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv >"$out/device.txt" 2>&1
 echo "revision: ${DCS_GIT_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" >>"$out/device.txt"
 
-if want build; then
+configure() {
   step configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_CUDA_ARCHITECTURES=90 -DDCS_ENABLE_CUDA=ON -DDCS_BUILD_TESTS=ON -DDCS_WARNINGS_AS_ERRORS=ON \
        -DDCS_SYSTEM_PYTHON="$python" -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
+}
+if want build; then
+  configure
   step build build.log cmake --build "$build" -j "$jobs"
+fi
+if want bodies; then
+  [[ -f $build/build.ninja ]] || configure
+  step "build test bodies" build_bodies.log cmake --build "$build" -j "$jobs" --target \
+       dcs_cuda_potential_tests dcs_cuda_coulomb_term_test
+  step "backend bodies: every CUDA kernel" bodies_cuda.log \
+       "$build/tests/cuda/potential/dcs_cuda_potential_tests"
+  step "Coulomb term edge cases on the device" bodies_coulomb.log \
+       "$build/tests/cuda/potential/dcs_cuda_coulomb_term_test"
+  grep -hE "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|FAILED  \]" "$out/bodies_cuda.log" "$out/bodies_coulomb.log" | tail -n 30
+fi
+if want cpubench; then
+  [[ -f $build/build.ninja ]] || configure
+  step "build dcs" build_dcs.log cmake --build "$build" -j "$jobs" --target dcs
+  # PyMOL, the CPU table's peer: a CPython wheel (.carry-gpu/pymol) unpacked beside the tree, with
+  # the GL client libraries its module links (.carry-gpu/gl-debs) unpacked there too, not into /.
+  if compgen -G ".carry-gpu/pymol/*.whl" >/dev/null; then
+    pyroot=$PWD/.carry-gpu/pymol-root glroot=$PWD/.carry-gpu/gl-root
+    rm -rf "$pyroot" "$glroot"
+    mkdir -p "$pyroot" "$glroot"
+    for whl in .carry-gpu/pymol/*.whl; do "$python" -m zipfile -e "$whl" "$pyroot"; done
+    for deb in .carry-gpu/gl-debs/*.deb; do [[ -f $deb ]] && dpkg -x "$deb" "$glroot"; done
+    export DCS_PYMOL_PYTHON="$python" PYTHONPATH="$pyroot${PYTHONPATH:+:$PYTHONPATH}"
+    export LD_LIBRARY_PATH="$glroot/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+  { lscpu; grep -m1 -o -w 'avx512[a-z_]*\|avx2\|fma' /proc/cpuinfo | sort -u | tr '\n' ' '; echo; } \
+    >"$out/cpu.txt" 2>&1
+  grep -o -w 'avx512f\|avx2\|fma' /proc/cpuinfo | sort | uniq -c >>"$out/cpu.txt"
+  step "dcs bench --cpu" bench_cpu.log "$build/bin/dcs" bench --cpu --results-dir "$out"
+  step "dcs bench --cpu, rows of 128/129/136" bench_cpu_rows.log "$build/bin/dcs" bench --cpu \
+       --sizes 128 129 136 --atom-counts 4000 --kernel simd-avx512 simd-avx2 --repetitions 3 \
+       --results-dir "$out/rows"
+  grep -hE "^\|" "$out/bench_cpu.log" "$out/bench_cpu_rows.log" | head -n 60
 fi
 if want test; then
   step "ctest (all labels)" ctest.log ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900
@@ -81,6 +127,42 @@ fi
 if want pipebench; then
   step "pipeline benchmark" pipebench.log "$python" bench/pipeline_bench.py "$build/bin/dcs" "$out" \
        ${PIPEBENCH_ARGS:-}
+fi
+if want mpi || want mpibench; then
+  # OpenMPI and parallel HDF5 from .carry-gpu/mpi-debs (scripts/prepare-gpu-carry.sh) where
+  # missing: the machine's own OpenMPI when it has one (libmpi.so.40 either way), else all.
+  if [[ ! -f /usr/include/hdf5/openmpi/hdf5.h && -d .carry-gpu/mpi-debs ]]; then
+    for deb in .carry-gpu/mpi-debs/*.deb; do
+      if command -v mpirun >/dev/null && [[ $(basename "$deb") != *hdf5* && $(basename "$deb") != libaec* && $(basename "$deb") != libsz* ]]; then
+        continue
+      fi
+      dpkg -x "$deb" /
+    done
+    # dpkg -x runs no maintainer scripts: make the alternatives' links by hand.
+    for tool in mpirun mpiexec mpicc mpicxx h5pcc; do
+      [[ -e /usr/bin/$tool || ! -e /usr/bin/$tool.openmpi ]] || ln -s "$tool.openmpi" "/usr/bin/$tool"
+    done
+    [[ -e /usr/bin/mpirun || ! -e /usr/bin/orterun ]] || ln -s orterun /usr/bin/mpirun
+    ldconfig
+  fi
+  { command -v mpirun; mpirun --version | head -n 1; ls -l /usr/bin/h5pcc*; } >"$out/mpi_env.txt" 2>&1
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  mpibuild=build/gpu-mpi
+  rm -f "$mpibuild/CMakeCache.txt"  # HDF5 may have been unpacked since the last configure
+  h5pcc_arg=()
+  [[ -x /usr/bin/h5pcc.openmpi ]] && h5pcc_arg=(-DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.openmpi)
+  step "configure (MPI)" configure_mpi.log cmake -S . -B "$mpibuild" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+       -DCMAKE_CUDA_ARCHITECTURES=90 -DDCS_ENABLE_CUDA=ON -DDCS_ENABLE_MPI=ON -DDCS_BUILD_TESTS=ON \
+       -DDCS_WARNINGS_AS_ERRORS=ON -DDCS_SYSTEM_PYTHON="$python" "${h5pcc_arg[@]}" \
+       -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
+  step "build (MPI)" build_mpi.log cmake --build "$mpibuild" -j "$jobs" --target dcs
+fi
+if want mpi; then
+  step "MPI tests on GPUs" mpi_gpu.log env DCS_TEST_DEVICE=cuda DCS_SERIAL_BIN="$PWD/$build/bin/dcs" \
+       ctest --test-dir "$mpibuild" -L mpi --output-on-failure
+fi
+if want mpibench; then
+  step "MPI benchmark" mpibench.log "$python" bench/mpi_bench.py "$mpibuild/bin/dcs" "$out" ${MPIBENCH_ARGS:-}
 fi
 if want claims && [[ -x scripts/seed_claims.sh ]]; then
   step "seed claims (ncu)" claims.log scripts/seed_claims.sh "$out" "$build"

@@ -8,6 +8,11 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools libcli11-dev libspdlog-dev
           libfmt-dev libgtest-dev zlib1g-dev libdeflate-dev libssl-dev apbs-data python3 python3-h5py
           python3-numpy python3-griddataformats)
+# The MPI build (preset mpi-cpu here; mpi with CUDA on GPU machines): OpenMPI and Debian's
+# parallel HDF5, which coexists with the serial one (separate directories, separate builds).
+[[ "${DCS_NO_MPI:-0}" == 1 ]] || packages+=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev)
+# A one-node Slurm for the examples' test (tests/cluster, scripts/slurm-local.sh).
+[[ "${DCS_SLURM:-1}" == 0 ]] || packages+=(slurm-wlm munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,4 +37,9 @@ if [[ -z "$preset" ]]; then
 fi
 cmake --preset "$preset" >&2
 cmake --build --preset "$preset" -j "$(nproc)" >&2
+# The MPI build: only the binary its tests (label mpi) run.
+if [[ "${DCS_NO_MPI:-0}" != 1 ]]; then
+  cmake --preset mpi-cpu >&2
+  cmake --build --preset mpi-cpu -j "$(nproc)" --target dcs >&2
+fi
 echo "$preset"

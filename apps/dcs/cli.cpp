@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <sstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -21,10 +22,15 @@
 #include "dcs/log.hpp"
 #include "dcs/parallel.hpp"
 #include "dcs/physics.hpp"
+#include "dcs/pipeline/mpi.hpp"
 #include "dcs/run.hpp"
 #include "dcs/version.hpp"
 #include "preview.hpp"
 #include "progress.hpp"
+
+#ifdef DCS_HAVE_MPI
+#include "dcs/io/parallel_store.hpp"
+#endif
 
 namespace dcs::app {
 namespace {
@@ -35,9 +41,10 @@ volatile std::sig_atomic_t g_first_signal = 0;
 extern "C" void on_signal(int signal_number) {
   // First signal: ask the pipeline (and the atom readers) to stop at their next check; the
   // outputs of the run are removed as the stack unwinds and main_entry exits 128 + the signal.
-  // Second: remove the pending temporaries now and leave at once. Either way the status is
-  // 128 + the first signal (130 SIGINT, 143 SIGTERM). The partial file (<output>.partial) is
-  // no temporary: it is kept for --resume.
+  // Second: remove the pending temporaries now and leave at once: the outputs' temporaries, a
+  // finished partial file and the outputs of a map whose renames are under way (io::CommitGroup).
+  // Either way the status is 128 + the first signal (130 SIGINT, 143 SIGTERM). A partial file
+  // that is not finished (<output>.partial) is kept for --resume.
   if (g_signal_count == 0) {
     g_signal_count = 1;
     g_first_signal = signal_number;
@@ -69,6 +76,34 @@ unsigned capped_threads(unsigned requested, const char* option) {
   return cap;
 }
 
+/// The closing lines of a batch: counts, one line per failed input, and what a stopped batch
+/// left undone.
+void print_batch_summary(const std::vector<RunResult>& results, bool keep_going) {
+  std::size_t written = 0, skipped = 0, failed = 0, not_run = 0;
+  for (const RunResult& r : results) {
+    if (!r.attempted) ++not_run;
+    else if (!r.error.empty()) ++failed;
+    else if (r.skipped) ++skipped;
+    else ++written;
+  }
+  // --models each: the batch is one map per model
+  const bool models = std::any_of(results.begin(), results.end(),
+                                  [](const RunResult& r) { return r.model >= 0; });
+  fmt::print("batch: {} {}{}: {} written, {} complete already, {} failed{}\n", results.size(),
+             models ? "map" : "input", results.size() == 1 ? "" : "s", written, skipped, failed,
+             not_run > 0 ? fmt::format(", {} not attempted", not_run) : std::string());
+  for (const RunResult& r : results)
+    if (r.attempted && !r.error.empty())
+      fmt::print("  failed: {}{}: {}\n", r.input,
+                 r.model >= 0 ? fmt::format(" (model {})", r.model) : std::string(), r.error);
+  if (not_run > 0)
+    fmt::print("  the batch stopped at its first failure; the {} output(s) written before it are "
+               "complete; run again with --resume (and --keep-going to go past failures) to do "
+               "the rest\n", written + skipped);
+  else if (failed > 0 && keep_going)
+    fmt::print("  --keep-going: every other input was processed\n");
+}
+
 void install_signal_handlers() {
   struct sigaction action {};
   action.sa_handler = on_signal;
@@ -79,9 +114,11 @@ void install_signal_handlers() {
 
 void setup_logging(int verbosity, bool quiet) {
   spdlog::logger& logger = log();  // the library's logger (stderr, created on first use)
-  logger.set_pattern("[dcs] %^%l%$: %v");
+  const pipeline::MpiInfo& mpi = pipeline::mpi_info();
+  // Several MPI ranks: each line names its rank; only rank 0 says what goes well (-v: all).
+  logger.set_pattern(mpi.size > 1 ? fmt::format("[dcs rank {}] %^%l%$: %v", mpi.rank) : "[dcs] %^%l%$: %v");
   spdlog::level::level_enum level = spdlog::level::info;
-  if (quiet) level = spdlog::level::warn;
+  if (quiet || (mpi.rank > 0 && verbosity == 0)) level = spdlog::level::warn;
   if (verbosity >= 1) level = spdlog::level::debug;
   if (verbosity >= 2) level = spdlog::level::trace;
   logger.set_level(level);
@@ -97,12 +134,24 @@ std::string shell_quote(const std::string& arg) {
 }
 
 void print_summary(const RunResult& result) {
+  const std::string input =
+      result.model >= 0 ? fmt::format("{} (model {})", result.input, result.model) : result.input;
+  if (!result.attempted) {
+    fmt::print("{}: not attempted (the batch stopped at a failure)\n", input);
+    return;
+  }
   if (!result.error.empty()) {
-    fmt::print("{}: FAILED: {}\n", result.input, result.error);
+    fmt::print("{}: FAILED: {}\n", input, result.error);
+    return;
+  }
+  if (result.rank >= 0) {  // an MPI batch: one line per input (details in each file's provenance)
+    fmt::print("{} -> {}: {} on rank {} in {:.2f} s\n", result.input, fmt::join(result.outputs, ", "),
+               result.skipped ? "complete already, skipped (--resume)" : "written", result.rank,
+               result.total_seconds);
     return;
   }
   if (result.skipped) {
-    fmt::print("{} -> {}: complete already, skipped (--resume)\n", result.input,
+    fmt::print("{} -> {}: complete already, skipped (--resume)\n", input,
                fmt::join(result.outputs, ", "));
     return;
   }
@@ -110,14 +159,19 @@ void print_summary(const RunResult& result) {
   const GridSpec& grid = meta.grid;
   const GridStats& s = meta.stats;
   const std::string unit(unit_name(meta.physics.unit));
-  fmt::print("{} -> {}\n", result.input, fmt::join(result.outputs, ", "));
+  fmt::print("{} -> {}\n", input, fmt::join(result.outputs, ", "));
   fmt::print("  atoms     {}\n", result.atoms);
+  if (const std::string models = describe(meta.models); !models.empty())
+    fmt::print("  models    {}\n", models);
   fmt::print("  grid      {} x {} x {} = {} points, spacing {:.4g} x {:.4g} x {:.4g} A, origin "
              "({:.3f}, {:.3f}, {:.3f})\n", grid.nx(), grid.ny(), grid.nz(), grid.points(),
              grid.spacing[0], grid.spacing[1], grid.spacing[2], grid.origin[0], grid.origin[1],
              grid.origin[2]);
   fmt::print("  potential {} (factor {:.6g} {}): min {:.6g}  max {:.6g}  mean {:.6g}  rms {:.6g}\n",
              unit, meta.coulomb_factor, factor_unit(meta.physics.unit), s.min, s.max, s.mean, s.rms);
+  if (const ColourRange& colours = meta.colour_range; colours.known())
+    fmt::print("  colours   view with a colour range of ±{:.3g} {} ({:g}th percentile of |V|; "
+               "the file's colour_range)\n", colours.high, unit, colours.high_percentile);
   if (meta.validation.performed) {
     const Validation& v = meta.validation;
     const std::string where = v.all_points ? fmt::format("all {}", v.points)
@@ -228,7 +282,7 @@ std::string quoted_command_line(int argc, char** argv) {
   return line;
 }
 
-int main_entry(int argc, char** argv) {
+int main_entry(int argc, char** argv, RunConfig* parse_only) {
   CLI::App app{"dcs: electrostatic potential maps by direct Coulomb summation.\n"
                "  dcs --atoms mol.pqr --grid 256          writes mol.h5 (kT/e at 298.15 K)\n"
                "  dcs --atoms mol.pqr --spacing 0.5 --dx mol.dx\n"
@@ -243,11 +297,12 @@ int main_entry(int argc, char** argv) {
   double spacing = 0.0;
   std::vector<double> origin, center;
   std::string units = "kT/e";
-  std::string dx_arg;
+  std::string dx_arg, mrc_arg;
   bool no_hdf5 = false, no_progress = false, quiet = false;
   int verbosity = 0;
   double tolerance = 0.0;
   std::string memory_limit_text;
+  std::string model_grid = "common";
 
   const std::string g_io = "Input and output", g_grid = "Grid (Å)", g_phys = "Physics and units",
                     g_comp = "Compute", g_val = "Validation", g_log = "Logging";
@@ -258,10 +313,18 @@ int main_entry(int argc, char** argv) {
   app.add_option("--dx", dx_arg, "Also write an APBS OpenDX map; optional path (default <stem>.dx; "
                                  "a .gz name compresses)")
       ->expected(0, 1)->group(g_io);
+  app.add_option("--mrc", mrc_arg,
+                 "Also write an MRC2014 map (PyMOL, VMD, ChimeraX, Mol*, gemmi); optional path "
+                 "(.mrc, .map or .ccp4; default beside the HDF5 output, <stem>.mrc)")
+      ->expected(0, 1)->group(g_io);
   app.add_flag("--dx-gzip", config.dx_gzip, "Default-named DX files are gzip-compressed (.dx.gz)")->group(g_io);
-  app.add_flag("--no-hdf5", no_hdf5, "Do not write HDF5 (needs --dx)")->group(g_io);
+  app.add_flag("--no-hdf5", no_hdf5, "Do not write HDF5 (needs --dx or --mrc)")->group(g_io);
   app.add_option("--compress", config.compression, "HDF5 gzip level 0-9 (with shuffle)")
       ->check(CLI::Range(0, 9))->group(g_io);
+  app.add_option("--models", config.models,
+                 "Multi-model PQR (NMR ensembles, MD snapshots): first | each (one map per "
+                 "model, <stem>.model<N>.h5) | average (the mean potential, in one pass)")
+      ->capture_default_str()->check(CLI::IsMember({"first", "each", "average"}))->group(g_io);
   app.add_flag("--force,-f", config.force, "Overwrite existing output files")->group(g_io);
   app.add_flag("--keep-going", config.keep_going, "Batch: continue after a bad input file")->group(g_io);
   app.add_flag("--resume", config.resume,
@@ -275,6 +338,10 @@ int main_entry(int argc, char** argv) {
       ->capture_default_str()->group(g_grid);
   app.add_option("--origin", origin, "First grid point X Y Z (Å)")->expected(3)->group(g_grid);
   app.add_option("--center", center, "Box centre X Y Z (Å)")->expected(3)->group(g_grid);
+  app.add_option("--model-grid", model_grid,
+                 "--models each: common (one grid around every model, maps compare point by "
+                 "point) | own (each model's own grid)")
+      ->capture_default_str()->check(CLI::IsMember({"common", "own"}))->group(g_grid);
 
   app.add_option("--units", units, "kT/e | kcal/mol/e | kJ/mol/e | V | e/A")->capture_default_str()->group(g_phys);
   app.add_option("--temperature", config.physics.temperature, "K (for kT/e)")->capture_default_str()->group(g_phys);
@@ -295,6 +362,12 @@ int main_entry(int argc, char** argv) {
                  "devices; the map is identical)")->capture_default_str()->group(g_comp);
   app.add_flag("--null-output", config.null_output,
                "Benchmarks: compute and reduce every slab but write nothing")->group(g_comp);
+  app.add_option("--shard", config.shard,
+                 "Batch share for job arrays: I/N (0-based) or slurm (from SLURM_ARRAY_TASK_*)")
+      ->group(g_comp);
+  app.add_option("--mpi-schedule", config.mpi_schedule,
+                 "MPI ranks sharing one map: static (blocks of slabs) or dynamic")
+      ->capture_default_str()->check(CLI::IsMember({"static", "dynamic"}))->group(g_comp);
   app.add_option("--checkpoint-interval", config.checkpoint_seconds,
                  "Seconds between checkpoints of the partial file (what a killed run keeps)")
       ->capture_default_str()->group(g_comp);
@@ -340,11 +413,26 @@ int main_entry(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error) == 0 ? 0 : static_cast<int>(ExitCode::kUsageError);
+    std::ostringstream unprinted;  // parse_only: formatted (--help too) but not printed
+    const int code = parse_only ? app.exit(error, unprinted, unprinted) : app.exit(error);
+    return code == 0 ? 0 : static_cast<int>(ExitCode::kUsageError);
+  }
+  // MPI (the MPI build under mpirun/srun) starts before anything logs, for a map run only.
+  struct MpiGuard {
+    ~MpiGuard() { pipeline::mpi_stop(); }
+  } mpi_guard;
+  if (app.get_subcommands().empty()) {
+    try {
+      pipeline::mpi_start();
+    } catch (const Error& error) {
+      std::cerr << "dcs: " << error.what() << "\n";
+      return static_cast<int>(ExitCode::kRuntimeError);
+    }
   }
   setup_logging(verbosity, quiet);
 
   try {
+    if (parse_only && !app.get_subcommands().empty()) return 0;
     if (*kernels_cmd) return list_kernels();
     if (*devices_cmd) return list_devices();
     if (*preview_cmd) return run_preview(preview);
@@ -369,9 +457,12 @@ int main_entry(int argc, char** argv) {
     if (!origin.empty()) config.grid.origin = Vec3{origin[0], origin[1], origin[2]};
     if (!center.empty()) config.grid.center = Vec3{center[0], center[1], center[2]};
     config.physics.unit = parse_unit(units);
+    config.common_model_grid = model_grid == "common";
     config.write_hdf5 = !no_hdf5;
     config.write_dx = app.count("--dx") > 0;
     config.dx_path = dx_arg;
+    config.write_mrc = app.count("--mrc") > 0;
+    config.mrc_path = mrc_arg;
     if (!dx_arg.empty() && dx_arg.size() > 3 && dx_arg.substr(dx_arg.size() - 3) == ".gz") config.dx_gzip = true;
     if (app.count("--tolerance")) config.tolerance = tolerance;
     if (!memory_limit_text.empty()) config.memory_limit = parse_size(memory_limit_text);
@@ -380,6 +471,10 @@ int main_entry(int argc, char** argv) {
     validate(config.grid);
     validate(config.physics);
     config.backend.threads = capped_threads(config.backend.threads, "--threads");
+    if (parse_only) {
+      *parse_only = std::move(config);
+      return 0;
+    }
 
     install_signal_handlers();
     ConsoleProgress progress(isatty(STDERR_FILENO) != 0, 10.0);
@@ -389,8 +484,14 @@ int main_entry(int argc, char** argv) {
       if (!quiet || !result.error.empty()) print_summary(result);  // -q: failures only
       if (result.exit_code != 0 && exit_code == 0) exit_code = result.exit_code;
     }
+    if (results.size() > 1) print_batch_summary(results, config.keep_going);
     return exit_status(exit_code);
   } catch (const Error& error) {
+#ifdef DCS_HAVE_MPI
+    // Another rank's failure: rank 0 reports it, the rank where it happened said what it was.
+    if (dynamic_cast<const io::RankFailure*>(&error) != nullptr && pipeline::mpi_info().rank != 0)
+      return exit_status(static_cast<int>(error.exit_code()));
+#endif
     log().error("{}", error.what());
     return exit_status(static_cast<int>(error.exit_code()));
   } catch (const std::bad_alloc&) {

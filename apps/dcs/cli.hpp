@@ -5,10 +5,17 @@
 #include <string>
 #include <vector>
 
+namespace dcs {
+struct RunConfig;
+}
+
 namespace dcs::app {
 
 /// Runs the `dcs` command line; returns the process exit code (see dcs::ExitCode).
-int main_entry(int argc, char** argv);
+/// With `parse_only` (the fuzz targets in fuzz/), stops once the options are parsed and checked,
+/// before any subcommand, signal handler or file read: help and parse errors are formatted but
+/// not printed, the RunConfig of a map run goes to *parse_only, and the status is 0 or 2.
+int main_entry(int argc, char** argv, RunConfig* parse_only = nullptr);
 
 /// The command line as one shell-quoted string (stored as provenance).
 std::string quoted_command_line(int argc, char** argv);

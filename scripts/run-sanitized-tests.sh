@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The whole CPU test suite again, built with AddressSanitizer and UndefinedBehaviorSanitizer
+# (preset "sanitize": g++, RelWithDebInfo, no recovery). Any finding makes the instrumented
+# program exit 86, which fails its test. The MPI and Slurm tests run under scripts/run-tests.sh
+# only (mpirun and slurmd are not instrumented, and they drive the same code paths).
+# CI runs this after scripts/run-tests.sh, which installs what it needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake --preset sanitize >/dev/null
+cmake --build --preset sanitize -j "$(nproc)"
+ctest --preset sanitize -j "$(nproc)" "$@"
