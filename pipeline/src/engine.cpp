@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstddef>
 #include <exception>
 #include <map>
 #include <memory>
@@ -25,10 +26,22 @@ struct Finished {
 
 /// The state shared by the workers and the writer, under one mutex: the free buffers, the next
 /// slab to hand out, the finished slabs, and the first error.
+///
+/// A resumed run whose sinks want the slabs already in the store has the writer borrow a buffer
+/// to read each of them back, in z order, between slabs the workers compute. Workers hand their
+/// buffers back only through the writer, so if they held every buffer for slabs past a
+/// read-back slab, the writer could never reach them: a deadlock. So a worker leaves one buffer
+/// free while a read-back slab lies between the writer and the slab it would take
+/// (`last_read_back_before`), and the writer says how far it has come (`advance`).
 class Shared {
  public:
-  Shared(std::size_t buffers, std::vector<std::size_t> todo, SlabSource* source)
-      : todo_(std::move(todo)), source_(source) {
+  /// last_read_back_before[s]: the highest slab index below s that the writer will read back,
+  /// or -1; empty when nothing is read back.
+  Shared(std::size_t buffers, std::vector<std::size_t> todo, SlabSource* source,
+         std::vector<std::ptrdiff_t> last_read_back_before = {})
+      : todo_(std::move(todo)),
+        source_(source),
+        last_read_back_before_(std::move(last_read_back_before)) {
     for (std::size_t b = 0; b < buffers; ++b) free_.push_back(b);
   }
 
@@ -53,7 +66,9 @@ class Shared {
       changed_.notify_all();
       return true;
     }
-    changed_.wait(lock, [&] { return stop_ || next_ >= todo_.size() || !free_.empty(); });
+    changed_.wait(lock, [&] {
+      return stop_ || next_ >= todo_.size() || free_.size() > kept_for_writer(todo_[next_]);
+    });
     if (stop_ || next_ >= todo_.size()) return false;
     buffer = free_.back();
     free_.pop_back();
@@ -98,6 +113,15 @@ class Shared {
     return true;
   }
 
+  /// The writer has handled every slab below `slab_end`.
+  void advance(std::size_t slab_end) {
+    {
+      const std::lock_guard lock(mutex_);
+      writer_at_ = slab_end;
+    }
+    changed_.notify_all();
+  }
+
   /// The writer borrows a free buffer (to read back a slab for the sinks).
   bool borrow(std::size_t& buffer) {
     std::unique_lock lock(mutex_);
@@ -137,6 +161,13 @@ class Shared {
   }
 
  private:
+  /// Buffers a worker must leave free before taking `slab`: one while the writer still has a
+  /// slab to read back below it.
+  std::size_t kept_for_writer(std::size_t slab) const {
+    if (last_read_back_before_.empty()) return 0;
+    return last_read_back_before_[slab] >= static_cast<std::ptrdiff_t>(writer_at_) ? 1 : 0;
+  }
+
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<std::size_t> free_;
@@ -148,6 +179,8 @@ class Shared {
   SlabSource* source_ = nullptr;
   std::vector<std::size_t> taken_;  // with a source: slabs handed out, in order
   bool exhausted_ = false;
+  std::vector<std::ptrdiff_t> last_read_back_before_;
+  std::size_t writer_at_ = 0;
 };
 
 }  // namespace
@@ -202,7 +235,14 @@ EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend
   const std::size_t slab_floats = static_cast<std::size_t>(std::min(plan.step, nz)) * plane;
   for (std::size_t b = 0; b < buffers; ++b) pool.push_back(workers.front()->allocate_host(slab_floats));
 
-  Shared shared(buffers, todo, source);
+  std::vector<std::ptrdiff_t> last_read_back_before;
+  if (feed_done_slabs && source == nullptr && todo.size() < slabs.size()) {
+    last_read_back_before.assign(slabs.size(), -1);
+    for (std::size_t s = 1; s < slabs.size(); ++s)
+      last_read_back_before[s] = done[s - 1] ? static_cast<std::ptrdiff_t>(s - 1)
+                                             : last_read_back_before[s - 1];
+  }
+  Shared shared(buffers, todo, source, std::move(last_read_back_before));
   const double per_plane = static_cast<double>(plane) * static_cast<double>(atoms);
   const double total = per_plane * static_cast<double>(nz);
   if (progress) progress->begin(label, total);
@@ -303,6 +343,7 @@ EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend
       }
       report.write_seconds += seconds_since(write_start);
       if (have_values) shared.release(result.buffer);
+      shared.advance(s + 1);
       planes_written += static_cast<double>(slab.z_count);
       if (progress) progress->update(per_plane * planes_written);
     }

@@ -5,7 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <future>
+#include <thread>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -60,6 +65,7 @@ class CollectingSink final : public MapSink {
                 values, static_cast<std::size_t>(slab.z_count) * grid_.plane_points() * sizeof(float));
     ++slabs_;
     if (fail_after_ >= 0 && slabs_ > fail_after_) throw IoError("sink failure (test)");
+    if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
   }
   void finish(const MapMetadata&, MapReader&) override {}
   void commit() override {}
@@ -68,6 +74,7 @@ class CollectingSink final : public MapSink {
   const std::vector<float>& values() const { return values_; }
   std::int64_t next_z() const { return next_z_; }
   void fail_after(int slabs) { fail_after_ = slabs; }
+  void delay_each_slab(int milliseconds) { delay_ms_ = milliseconds; }
 
  private:
   GridSpec grid_;
@@ -75,6 +82,7 @@ class CollectingSink final : public MapSink {
   std::int64_t next_z_ = 0;
   int slabs_ = 0;
   int fail_after_ = -1;
+  int delay_ms_ = 0;
 };
 
 struct MapRun {
@@ -183,6 +191,71 @@ TEST(Engine, ASinkErrorStopsTheWorkers) {
   plan.step = 1;
   plan.buffers = 2;
   EXPECT_THROW(pipeline::run_engine(grid, {&backend}, plan, nullptr, {&sink}, nullptr, "t", 1), IoError);
+}
+
+/// A store in memory whose done planes the test chooses; done planes hold 2.0, so a sink can
+/// tell slabs read back from slabs computed (FailingBackend writes 1.0).
+class MemoryStore final : public io::SlabStore {
+ public:
+  MemoryStore(const GridSpec& grid, std::vector<std::uint8_t> done)
+      : grid_(grid), done_(std::move(done)), stats_(done_.size()), values_(grid.points(), 0.0f) {
+    for (std::size_t z = 0; z < done_.size(); ++z)
+      if (done_[z] != 0)
+        std::fill_n(values_.begin() + static_cast<std::ptrdiff_t>(z * grid.plane_points()),
+                    grid.plane_points(), 2.0f);
+  }
+  const std::vector<std::uint8_t>& plane_done() const noexcept override { return done_; }
+  const std::vector<StatsAccum>& plane_stats() const noexcept override { return stats_; }
+  void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) override {
+    std::copy_n(values, static_cast<std::size_t>(slab.z_count) * grid_.plane_points(),
+                values_.begin() + static_cast<std::ptrdiff_t>(slab.z_begin * grid_.plane_points()));
+    std::copy_n(plane_stats, slab.z_count, stats_.begin() + slab.z_begin);
+  }
+  void checkpoint() override {}
+  void read_planes(const Slab& slab, float* out) override {
+    std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(slab.z_begin * grid_.plane_points()),
+                static_cast<std::size_t>(slab.z_count) * grid_.plane_points(), out);
+  }
+
+ private:
+  GridSpec grid_;
+  std::vector<std::uint8_t> done_;
+  std::vector<StatsAccum> stats_;
+  std::vector<float> values_;
+};
+
+// A resumed run whose done slabs lie between slabs still to compute, with a fast worker and a
+// slow sink: the worker must not hold every buffer while the writer needs one to read a done
+// slab back (this deadlocked under ASan timing in CI).
+TEST(Engine, DoneSlabsBetweenComputedOnesAreReadBackWithoutDeadlock) {
+  const GridSpec grid = test_grid();
+  for (const std::size_t buffers : {std::size_t{1}, std::size_t{2}, std::size_t{3}}) {
+    std::vector<std::uint8_t> done(static_cast<std::size_t>(grid.nz()), 0);
+    for (std::size_t z = 2; z < done.size(); z += 3) done[z] = 1;
+    MemoryStore store(grid, done);
+    FailingBackend a(-1), b(-1);
+    a.prepare({}, grid, {});
+    b.prepare({}, grid, {});
+    CollectingSink sink(grid);
+    sink.delay_each_slab(2);
+    pipeline::MapPlan plan;
+    plan.step = 1;
+    plan.buffers = buffers;
+    plan.checkpoint_seconds = 0.0;
+    auto run = std::async(std::launch::async, [&] {
+      return pipeline::run_engine(grid, {&a, &b}, plan, &store, {&sink}, nullptr, "t", 1);
+    });
+    if (run.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      std::fprintf(stderr, "run_engine deadlocked with %zu buffers\n", buffers);
+      std::_Exit(1);  // the engine's threads cannot be joined
+    }
+    const pipeline::EngineReport report = run.get();
+    EXPECT_EQ(report.slabs_reused, static_cast<std::size_t>(grid.nz() / 3));
+    EXPECT_EQ(sink.next_z(), grid.nz());
+    for (std::int64_t z = 0; z < grid.nz(); ++z)
+      EXPECT_EQ(sink.values()[static_cast<std::size_t>(z) * grid.plane_points()],
+                done[static_cast<std::size_t>(z)] != 0 ? 2.0f : 1.0f) << "plane " << z;
+  }
 }
 
 MapMetadata metadata(const GridSpec& grid) {
