@@ -691,6 +691,17 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   return sinks;
 }
 
+/// Begins every sink with the map's metadata; returns them as the engine takes them.
+std::vector<MapSink*> begin_sinks(const std::vector<std::unique_ptr<MapSink>>& sinks,
+                                  const MapMetadata& meta) {
+  std::vector<MapSink*> list;
+  for (const auto& sink : sinks) {
+    sink->begin(meta);
+    list.push_back(sink.get());
+  }
+  return list;
+}
+
 /// Everything after the engine: statistics, validation, the store finished, the sinks written,
 /// every output committed (`store_finished` is set once the store is: from then on an
 /// interruption leaves nothing to resume).
@@ -839,11 +850,7 @@ RunResult run_one(const RunConfig& config, const Job& task, Workers& workers,
   bool store_finished = false;
   try {
     sinks = make_sinks(config, job);
-    std::vector<MapSink*> sink_list;
-    for (auto& sink : sinks) {
-      sink->begin(result.metadata);
-      sink_list.push_back(sink.get());
-    }
+    const std::vector<MapSink*> sink_list = begin_sinks(sinks, result.metadata);
     for (PotentialBackend* w : workers.list) w->prepare(job.system, job.grid, config.physics);
     result.evaluations = static_cast<double>(job.grid.points()) * static_cast<double>(job.system.size());
     const pipeline::EngineReport report = pipeline::run_engine(
@@ -1101,11 +1108,7 @@ RunResult run_one_ranks(const RunConfig& config, const Job& task, Workers& worke
     bool store_finished = false;
     try {
       sinks = make_sinks(config, job);
-      std::vector<MapSink*> sink_list;
-      for (auto& sink : sinks) {
-        sink->begin(result.metadata);
-        sink_list.push_back(sink.get());
-      }
+      const std::vector<MapSink*> sink_list = begin_sinks(sinks, result.metadata);
       // Every slab is done: the engine reads them back for the sinks that take slabs and
       // gathers the plane statistics in plane order.
       pipeline::EngineReport gathered = pipeline::run_engine(
