@@ -17,7 +17,9 @@ import tempfile
 import time
 
 import h5py
-import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from map_files import assert_same_map  # noqa: E402
 
 DCS, SOURCE = sys.argv[1], sys.argv[2]
 SERIAL = os.environ.get("DCS_SERIAL_BIN", "")
@@ -45,23 +47,6 @@ def run(command, cwd, expect=0, timeout=600):
 
 def mpirun(ranks, args, cwd, expect=0, binary=None):
     return run([MPIRUN, "--oversubscribe", "--bind-to", "none", "-np", str(ranks), binary or DCS] + args, cwd, expect)
-
-
-def potential_and_stats(path):
-    with h5py.File(path, "r") as f:
-        assert "resume" not in f, f"{path}: a finished file keeps no /resume group"
-        return f["potential"][...], {k: f["statistics"].attrs[k] for k in f["statistics"].attrs}
-
-
-def assert_same_map(a, b):
-    va, sa = potential_and_stats(a)
-    vb, sb = potential_and_stats(b)
-    if va.shape != vb.shape or va.tobytes() != vb.tobytes():
-        diff = np.abs(va.astype(np.float64) - vb.astype(np.float64)).max() if va.shape == vb.shape else "shape"
-        raise AssertionError(f"{a} and {b}: /potential differs (max |diff| {diff})")
-    for key in sa:
-        if np.asarray(sa[key]).tobytes() != np.asarray(sb[key]).tobytes():
-            raise AssertionError(f"{a} and {b}: statistics {key} {sa[key]!r} != {sb[key]!r}")
 
 
 def no_outputs(directory, allow_partial=False):

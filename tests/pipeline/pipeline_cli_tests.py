@@ -19,6 +19,9 @@ import time
 import h5py
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from map_files import assert_same_map  # noqa: E402
+
 DCS, SOURCE = sys.argv[1], sys.argv[2]
 MOLECULE = os.path.join(SOURCE, "data", "2lzt.pqr")
 DEVICE = os.environ.get("DCS_TEST_DEVICE", "cpu")
@@ -36,30 +39,6 @@ def dcs(args, cwd, expect=0, timeout=600):
         raise AssertionError(f"dcs {' '.join(args)}: exit {proc.returncode}, expected {expect}\n"
                              f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
     return proc
-
-
-def potential_and_stats(path):
-    """The map, its statistics and its colour range (which must not depend on slabs, workers or
-    resumption either: a resumed run reads back the sampled planes it did not compute)."""
-    with h5py.File(path, "r") as f:
-        values = f["potential"][...]
-        stats = {k: f["statistics"].attrs[k] for k in f["statistics"].attrs}
-        for key in ("colour_range", "colour_range_percentiles", "colour_range_near_zero"):
-            assert key in f["potential"].attrs, f"{path}: /potential has no {key} attribute"
-            stats[key] = f["potential"].attrs[key]
-        assert "resume" not in f, "a finished file keeps no /resume group"
-    return values, stats
-
-
-def assert_same_map(a, b):
-    va, sa = potential_and_stats(a)
-    vb, sb = potential_and_stats(b)
-    if va.shape != vb.shape or va.tobytes() != vb.tobytes():
-        diff = np.abs(va.astype(np.float64) - vb.astype(np.float64)).max() if va.shape == vb.shape else "shape"
-        raise AssertionError(f"{a} and {b}: /potential differs (max |diff| {diff})")
-    for key in sa:
-        if np.asarray(sa[key]).tobytes() != np.asarray(sb[key]).tobytes():
-            raise AssertionError(f"{a} and {b}: statistics {key} {sa[key]!r} != {sb[key]!r}")
 
 
 BASE = ["--atoms", MOLECULE, "--grid", "200", "--device", DEVICE, "--threads", "1",
