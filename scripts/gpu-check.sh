@@ -3,6 +3,7 @@
 # compute-sanitizer memcheck, racecheck and synccheck, the benchmarks and the seed-claims measurements.
 # Usage: scripts/gpu-check.sh OUTDIR [steps...]
 #   steps: build test sanitize bench claims pipeline pipebench mpi mpibench bodies cpubench
+#          cpuprobe hybrid
 #          (default: build test sanitize bench claims pipeline)
 #   pipeline: the pipeline tests on every GPU (DCS_TEST_DEVICE=cuda: 1 vs all GPUs, kill -9 and
 #             --resume) and compute-sanitizer memcheck on a multi-GPU run;
@@ -16,6 +17,10 @@
 #   cpubench: `dcs bench --cpu` on this host's CPU (AVX-512 where it has it: port limit measured
 #           here, PyMOL from .carry-gpu/pymol measured in the same run) at the default sizes and at
 #           row lengths 128, 129, 136; builds only the dcs binary.
+#   cpuprobe: dcs_cpu_kernel_probe (the row sweep per block width and the row tail alone, beside
+#           the port limit) and the disassembly of the AVX kernels as this host's compiler built them;
+#   hybrid: the hybrid-rsqrt table (issue 12 item 1): dcs_potential_bench at 256^3 and 129^3 x
+#           16 000 atoms and 256^3 x 10^6 atoms, the MUFU ceiling measured in the same run.
 # DCS_GIT_REVISION=<hash> names the commit where the copy of the tree has no .git.
 # Logs and results go to OUTDIR; a summary is printed last.
 set -uo pipefail
@@ -92,6 +97,27 @@ if want cpubench; then
        --sizes 128 129 136 --atom-counts 4000 --kernel simd-avx512 simd-avx2 --repetitions 3 \
        --results-dir "$out/rows"
   grep -hE "^\|" "$out/bench_cpu.log" "$out/bench_cpu_rows.log" | head -n 60
+fi
+if want cpuprobe; then
+  [[ -f $build/build.ninja ]] || configure
+  step "build dcs_cpu_kernel_probe" build_probe.log cmake --build "$build" -j "$jobs" --target dcs dcs_cpu_kernel_probe
+  { c++ --version | head -n 1; lscpu | grep -E "Model name|MHz|Thread|Core"; } >"$out/probe_host.txt" 2>&1
+  step "CPU kernel probe" cpuprobe.md "$build/bin/dcs_cpu_kernel_probe" --nx 96 128 129 136 --atoms 4000
+  cat "$out/cpuprobe.md"
+  for f in 'sweep_row<dcs::cpu_fast::avx2::Vec, 4' 'sweep_row<dcs::cpu_fast::avx512::Vec, 4' \
+           'sweep_tail<dcs::cpu_fast::avx512::Vec' 'sweep_tail<dcs::cpu_fast::avx2::Vec'; do
+    echo "=== $f"
+    objdump -d --no-show-raw-insn -C "$build/bin/dcs" | awk -v f="$f" 'index($0, f) && /^[0-9a-f]+ </ {p=1} p && /^$/ {p=0} p'
+  done >"$out/kernels.asm" 2>&1
+fi
+if want hybrid; then
+  [[ -f $build/build.ninja ]] || configure
+  step "build dcs_potential_bench" build_hybrid.log cmake --build "$build" -j "$jobs" --target dcs_potential_bench
+  step "hybrid table, 16 000 atoms" hybrid.md timeout 200 "$build/bin/dcs_potential_bench" --grid 256 --grid 129 \
+       --atoms 16000 --kernel production --kernel production-sw4 --kernel production-sw2 --kernel production-mufu --reps 5
+  step "hybrid table, 10^6 atoms" hybrid_1e6.md timeout 150 "$build/bin/dcs_potential_bench" --grid 256 \
+       --atoms 1000000 --kernel production --kernel production-sw4 --kernel production-mufu --reps 2
+  grep -hE "^\|" "$out/hybrid.md" "$out/hybrid_1e6.md" | head -n 40
 fi
 if want test; then
   step "ctest (all labels)" ctest.log ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900
