@@ -80,14 +80,26 @@ struct Measurement {
   double median_seconds = 0.0;      ///< wall: the backend's own kernel timing
   double median_cpu_seconds = 0.0;  ///< process CPU time of a whole compute(), all threads
   double evaluations = 0.0;
+  /// Median over the repetitions of (evals / that repetition's CPU time) / (the per-pair mix
+  /// measured on the same thread right before and right after it, averaged); 0 if not measured.
+  double interleaved_share = 0.0;
   std::string device;
   std::string kernel;
 };
 
+/// Measures the per-pair mix of one instruction set now, in pairs/s (port_limit.hpp).
+using MixProbe = double (*)(double seconds);
+
+/// Seconds of each interleaved mix measurement (best of 5 runs of this): short beside a
+/// repetition (0.3 s and more at the default sizes), long enough for a stable rate.
+constexpr double kInterleavedMixSeconds = 0.02;
+
 /// Median kernel time (the backend's own `kernels` timing, without the statistics pass) and
 /// median process CPU time of `repetitions` computations of the whole grid after one warm-up.
+/// With `mix`, for a one-thread backend (whose pool runs the work on this thread), the mix is
+/// measured before and after every repetition (Measurement::interleaved_share).
 Measurement measure(const BackendOptions& options, bool reference, const System& system,
-                    std::int64_t edge, int repetitions) {
+                    std::int64_t edge, int repetitions, MixProbe mix = nullptr) {
   GridRequest request;
   request.counts = std::array<std::int64_t, 3>{edge, edge, edge};
   const GridSpec grid = make_grid(system, request);
@@ -97,18 +109,25 @@ Measurement measure(const BackendOptions& options, bool reference, const System&
   backend->prepare(system, grid, Physics{});
   const Slab whole{0, grid.nz()};
   backend->compute(whole, map.data());  // warm-up
-  std::vector<double> seconds, cpu_seconds;
+  const double evaluations = static_cast<double>(grid.points()) * static_cast<double>(system.size());
+  std::vector<double> seconds, cpu_seconds, shares;
   for (int rep = 0; rep < repetitions; ++rep) {
+    const double mix_before = mix ? mix(kInterleavedMixSeconds) : 0.0;
     const double before = backend->timings().kernels;
     const double cpu_before = process_seconds();
     backend->compute(whole, map.data());
     cpu_seconds.push_back(process_seconds() - cpu_before);
     seconds.push_back(backend->timings().kernels - before);
+    if (mix) {
+      const double mix_now = 0.5 * (mix_before + mix(kInterleavedMixSeconds));
+      if (mix_now > 0.0) shares.push_back(evaluations / cpu_seconds.back() / mix_now);
+    }
   }
   Measurement m;
   m.median_seconds = median(seconds);
   m.median_cpu_seconds = median(cpu_seconds);
-  m.evaluations = static_cast<double>(grid.points()) * static_cast<double>(system.size());
+  m.evaluations = evaluations;
+  if (!shares.empty()) m.interleaved_share = median(shares);
   m.device = backend->device_name();
   m.kernel = backend->kernel_name();
   return m;
@@ -222,7 +241,8 @@ std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options) {
       pymol.available ? fmt::format("{:.3e} evals/s per core", pymol_rate)
                       : std::string(options.peers ? "not available" : "not measured"));
   table.columns = {"backend", "kernel", "device", "threads", "grid", "atoms", "median s",
-                   "evals/s", "evals/s/core (CPU)", "% port limit", "x PyMOL/core"};
+                   "evals/s", "evals/s/core (CPU)", "% port limit", "% mix, interleaved",
+                   "x PyMOL/core"};
 
   // Rows and the limit each is measured against; the % column is filled in at the end.
   std::vector<std::pair<double, const std::optional<PortLimit>*>> per_core_and_limit;
@@ -234,6 +254,7 @@ std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options) {
         {backend, m.kernel, m.device, std::to_string(threads), fmt::format("{}^3", edge),
          std::to_string(atoms), fmt::format("{:.4f}", m.median_seconds),
          fmt::format("{:.3e}", rate), fmt::format("{:.3e}", per_core), "-",
+         m.interleaved_share > 0 ? fmt::format("{:.1f}%", 100.0 * m.interleaved_share) : std::string("-"),
          pymol_rate > 0 ? fmt::format("{:.1f}", per_core / pymol_rate) : std::string("-")});
     per_core_and_limit.emplace_back(per_core, limit);
   };
@@ -255,7 +276,11 @@ std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options) {
           BackendOptions backend_options;
           backend_options.kernel = name;
           backend_options.threads = threads;
-          add_row("cpu-fast", measure(backend_options, false, system, grid_edge, options.repetitions),
+          // One thread of an AVX kernel: its share of the mix, measured around each repetition.
+          MixProbe mix = nullptr;
+          if (threads == 1 && isa == cpu_fast::Isa::Avx512) mix = &bench::measure_mix_pairs_avx512;
+          if (threads == 1 && isa == cpu_fast::Isa::Avx2) mix = &bench::measure_mix_pairs_avx2;
+          add_row("cpu-fast", measure(backend_options, false, system, grid_edge, options.repetitions, mix),
                   threads, grid_edge, atoms, limit_of(isa));
         }
       }
@@ -306,6 +331,13 @@ std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options) {
       "evals = grid points x atoms, evals/s = evals / median s. evals/s/core: evals / median "
       "process CPU time of compute() (statistics included, all threads' CPU). 'simd' picks the "
       "best ISA; per-ISA kernels run on 1 thread.");
+  table.notes.push_back(
+      "% port limit: evals/s/core against the port limit above (the best of runs before and "
+      "after all the kernels). % mix, interleaved (one-thread AVX rows): the median over the "
+      "repetitions of each one's evals/s/core against the per-pair mix measured on the same "
+      "thread just before and just after it; on a quiet machine the two agree, where other "
+      "work shares the core (a virtual machine's sibling hardware thread) or the clock moves, "
+      "the interleaved one compares the kernel with the limit under the same conditions.");
   if (pymol.available)
     table.notes.push_back(fmt::format(
         "PyMOL {} ({}): map_new coulomb (no cutoff) of the {}-atom system at {:.0f} points, "

@@ -6,6 +6,7 @@
 // widths the product uses are fast_kernels_<isa>.cpp's.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -28,7 +29,34 @@ struct ProbeResult {
   std::int64_t nx = 0;   ///< row length swept (0 for the tail)
   double pairs = 0.0;    ///< atom-point pairs per second (tail: lanes x atoms per call)
   double ns_per_atom_vector = 0.0;  ///< thread time per atom and vector of pairs
+  /// Median over the runs of pairs/s against the per-pair mix (port_limit_kernel.hpp) measured
+  /// on this thread just before and just after the run, averaged.
+  double share_of_mix = 0.0;
 };
+
+/// Runs `run(calls)` (calls repetitions of one kernel call of `pairs_per_call` pairs) 5 times
+/// after a calibration to about `seconds` each, the mix measured around each run.
+template <class Vec, class Run>
+void time_interleaved(Run run, double pairs_per_call, double seconds, ProbeResult& r) {
+  long calls = 4;
+  std::vector<double> shares;
+  for (int pass = 0; pass < 6; ++pass) {
+    const double mix_before = pass ? mix_rate<Vec, kMixChainsOf<Vec>>(0.01) : 0.0;
+    const double t0 = thread_seconds();
+    run(calls);
+    const double elapsed = thread_seconds() - t0;
+    if (pass == 0) {
+      calls = std::max<long>(calls, static_cast<long>(static_cast<double>(calls) * seconds / std::max(elapsed, 1e-6)));
+      continue;
+    }
+    const double pairs = static_cast<double>(calls) * pairs_per_call / elapsed;
+    r.pairs = std::max(r.pairs, pairs);
+    shares.push_back(pairs / (0.5 * (mix_before + mix_rate<Vec, kMixChainsOf<Vec>>(0.01))));
+  }
+  std::sort(shares.begin(), shares.end());
+  r.share_of_mix = shares[shares.size() / 2];
+  r.ns_per_atom_vector = 1e9 * Vec::kLanes / r.pairs;
+}
 
 /// Pairs/s of sweep_row<Vec, Vectors> over rows of nx points (best of 5 runs of ~seconds).
 template <class Vec, int Vectors>
@@ -40,24 +68,14 @@ ProbeResult probe_row(const ProbeAtoms& atoms, std::int64_t nx, double seconds) 
   args.nx = nx;
   args.min_r2 = 0.04f;
   args.out_row = out.data();
-  double best = 0.0;
-  long calls = 4;
-  for (int run = 0; run < 6; ++run) {
-    const double t0 = thread_seconds();
-    for (long c = 0; c < calls; ++c) cpu_fast::sweep_row<Vec, Vectors, NewtonRsqrt>(args);
-    const double elapsed = thread_seconds() - t0;
-    if (run == 0) {
-      calls = std::max<long>(calls, static_cast<long>(static_cast<double>(calls) * seconds / std::max(elapsed, 1e-6)));
-      continue;
-    }
-    best = std::max(best, static_cast<double>(calls) * static_cast<double>(nx) *
-                              static_cast<double>(atoms.ia.size()) / elapsed);
-  }
   ProbeResult r;
   r.what = "row, " + std::to_string(Vectors) + " vectors per block";
   r.nx = nx;
-  r.pairs = best;
-  r.ns_per_atom_vector = 1e9 * Vec::kLanes / best;
+  time_interleaved<Vec>(
+      [&](long calls) {
+        for (long c = 0; c < calls; ++c) cpu_fast::sweep_row<Vec, Vectors, NewtonRsqrt>(args);
+      },
+      static_cast<double>(nx) * static_cast<double>(atoms.ia.size()), seconds, r);
   return r;
 }
 
@@ -79,23 +97,13 @@ ProbeResult probe_tail(const ProbeAtoms& atoms, double seconds) {
     t.out[lane] = &sink[lane];
   }
   t.lanes = Vec::kLanes;
-  double best = 0.0;
-  long calls = 4;
-  for (int run = 0; run < 6; ++run) {
-    const double t0 = thread_seconds();
-    for (long c = 0; c < calls; ++c) cpu_fast::sweep_tail<Vec, NewtonRsqrt>(t);
-    const double elapsed = thread_seconds() - t0;
-    if (run == 0) {
-      calls = std::max<long>(calls, static_cast<long>(static_cast<double>(calls) * seconds / std::max(elapsed, 1e-6)));
-      continue;
-    }
-    best = std::max(best, static_cast<double>(calls) * Vec::kLanes *
-                              static_cast<double>(atoms.ia.size()) / elapsed);
-  }
   ProbeResult r;
   r.what = "tail (sweep_tail, all lanes)";
-  r.pairs = best;
-  r.ns_per_atom_vector = 1e9 * Vec::kLanes / best;
+  time_interleaved<Vec>(
+      [&](long calls) {
+        for (long c = 0; c < calls; ++c) cpu_fast::sweep_tail<Vec, NewtonRsqrt>(t);
+      },
+      static_cast<double>(Vec::kLanes) * static_cast<double>(atoms.ia.size()), seconds, r);
   return r;
 }
 

@@ -75,8 +75,8 @@ int main(int argc, char** argv) {
   }
   if (lengths.empty()) lengths = {96, 128, 129, 136};
   namespace cf = dcs::cpu_fast;
-  std::printf("| instruction set | probe | row length | pairs/s | %% of mix limit | ns per atom-vector |\n"
-              "| --- | --- | --- | --- | --- | --- |\n");
+  std::printf("| instruction set | probe | row length | pairs/s (best) | %% of mix limit | %% of mix, "
+              "interleaved (median) | ns per atom-vector |\n| --- | --- | --- | --- | --- | --- | --- |\n");
   for (cf::Isa isa : {cf::Isa::Avx512, cf::Isa::Avx2}) {
     if (!cf::isa_supported(isa)) continue;
     const dcs::bench::PortRates rates = isa == cf::Isa::Avx512
@@ -91,12 +91,13 @@ int main(int argc, char** argv) {
       for (const auto& r : results) {
         if (r.nx == 0 && tail_done) continue;
         tail_done = tail_done || r.nx == 0;
-        std::printf("| %s | %s | %s | %.3e | %.1f%% | %.3f |\n", std::string(cf::isa_name(isa)).c_str(),
-                    r.what.c_str(), r.nx ? std::to_string(r.nx).c_str() : "-", r.pairs,
-                    100.0 * r.pairs / rates.mix_pairs, r.ns_per_atom_vector);
+        std::printf("| %s | %s | %s | %.3e | %.1f%% | %.1f%% | %.3f |\n",
+                    std::string(cf::isa_name(isa)).c_str(), r.what.c_str(),
+                    r.nx ? std::to_string(r.nx).c_str() : "-", r.pairs,
+                    100.0 * r.pairs / rates.mix_pairs, 100.0 * r.share_of_mix, r.ns_per_atom_vector);
       }
     }
-    std::printf("| %s | per-pair mix on registers (port limit) | - | %.3e | 100%% | %.3f |\n",
+    std::printf("| %s | per-pair mix on registers (port limit) | - | %.3e | 100%% | - | %.3f |\n",
                 std::string(cf::isa_name(isa)).c_str(), rates.mix_pairs, 1e9 * rates.lanes / rates.mix_pairs);
   }
   std::printf("\n%zu atoms, one thread, best of 5 runs of %.2f s thread CPU time each.\n", atoms, seconds);

@@ -36,8 +36,15 @@ struct PairInstructions {
 /// rate): lanes / max(time of each group).
 double issue_limit_pairs(const PortRates& rates);
 
-/// Measurements take about `seconds` of thread CPU time each (best of 3).
+/// Measurements take about `seconds` of thread CPU time each (best of 5).
 PortRates measure_port_rates_avx2(double seconds);
 PortRates measure_port_rates_avx512(double seconds);
+
+/// The per-pair mix alone (PortRates::mix_pairs), best of 5 runs of about `seconds`: cheap enough
+/// to measure right before and right after each repetition of a kernel on the same thread, so
+/// that a kernel's share of the limit is taken under the conditions it ran in (another tenant on
+/// the core's sibling hardware thread, a clock change), which a best-of-run limit cannot see.
+double measure_mix_pairs_avx2(double seconds);
+double measure_mix_pairs_avx512(double seconds);
 
 }  // namespace dcs::bench

@@ -8,4 +8,8 @@ PortRates measure_port_rates_avx2(double seconds) {
   return measure_port_rates<cpu_fast::avx2::Vec>(seconds);
 }
 
+double measure_mix_pairs_avx2(double seconds) {
+  return mix_rate<cpu_fast::avx2::Vec, kMixChainsOf<cpu_fast::avx2::Vec>>(seconds);
+}
+
 }  // namespace dcs::bench

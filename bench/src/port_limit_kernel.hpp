@@ -89,6 +89,10 @@ double mix_rate(double seconds) {
   return best;
 }
 
+/// As many chains as fit the registers with the six constants (16 ymm for AVX2, 32 zmm).
+template <class Vec>
+constexpr int kMixChainsOf = Vec::kLanes >= 16 ? 8 : 4;
+
 template <class Vec>
 PortRates measure_port_rates(double seconds) {
   PortRates rates;
@@ -100,8 +104,7 @@ PortRates measure_port_rates(double seconds) {
   rates.add = instruction_rate<Vec>(seconds, [=](Vec x) { return x + tiny; });
   rates.max = instruction_rate<Vec>(seconds, [=](Vec x) { return clamp_r2(x, tiny); });
   rates.rsqrt = instruction_rate<Vec>(seconds, [](Vec x) { return approximate_reciprocal_sqrt(x); });
-  // As many chains as fit the registers with the six constants (16 ymm for AVX2, 32 zmm).
-  rates.mix_pairs = mix_rate<Vec, (Vec::kLanes >= 16 ? 8 : 4)>(seconds);
+  rates.mix_pairs = mix_rate<Vec, kMixChainsOf<Vec>>(seconds);
   return rates;
 }
 
