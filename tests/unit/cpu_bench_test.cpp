@@ -40,8 +40,9 @@ TEST(CpuBench, PortLimitAndBackendTablesForTinySizes) {
     if (row[0] == "cpu-reference") reference = true;
     if (row[1] == "simd-avx512" || row[1] == "simd-avx2") {
       EXPECT_NE(row[9].find('%'), std::string::npos) << "no % of the port limit: " << row[9];
+      EXPECT_NE(row[10].find('%'), std::string::npos) << "no best-repetition share: " << row[10];
       // One thread: the share of the mix measured around each repetition.
-      EXPECT_NE(row[10].find('%'), std::string::npos) << "no interleaved share: " << row[10];
+      EXPECT_NE(row[11].find('%'), std::string::npos) << "no interleaved share: " << row[11];
     }
   }
   EXPECT_TRUE(reference);
