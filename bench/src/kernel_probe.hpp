@@ -18,9 +18,13 @@
 
 namespace dcs::bench {
 
+/// r_min^2 in grid units (0.1 Å at a 0.5 Å spacing).
+inline constexpr float kProbeMinR2 = 0.04f;
+
 /// Staged atoms of one chunk, as fast_backend.cpp stages them (grid units, charges scaled).
 struct ProbeAtoms {
   std::vector<float> ia, neg_fx, q, yz2, iy, neg_fy, iz, neg_fz;
+  std::vector<std::uint32_t> near;  ///< atoms with yz2 < the probe's min_r2 (kProbeMinR2)
   cpu_fast::ChunkView view() const { return {ia.data(), neg_fx.data(), q.data(), ia.size()}; }
 };
 
@@ -65,8 +69,10 @@ ProbeResult probe_row(const ProbeAtoms& atoms, std::int64_t nx, double seconds) 
   cpu_fast::RowArgs args;
   args.atoms = atoms.view();
   args.yz2 = atoms.yz2.data();
+  args.near = atoms.near.data();
+  args.near_count = atoms.near.size();
   args.nx = nx;
-  args.min_r2 = 0.04f;
+  args.min_r2 = kProbeMinR2;
   args.out_row = out.data();
   ProbeResult r;
   r.what = "row, " + std::to_string(Vectors) + " vectors per block";
@@ -88,7 +94,7 @@ ProbeResult probe_tail(const ProbeAtoms& atoms, double seconds) {
   t.neg_fy = atoms.neg_fy.data();
   t.iz = atoms.iz.data();
   t.neg_fz = atoms.neg_fz.data();
-  t.min_r2 = 0.04f;
+  t.min_r2 = kProbeMinR2;
   float sink[cpu_fast::kMaxLanes] = {};
   for (int lane = 0; lane < Vec::kLanes; ++lane) {
     t.x[lane] = 128.0f;

@@ -36,6 +36,7 @@ ProbeAtoms make_atoms(std::size_t n, double extent) {
     a.neg_fz.push_back(static_cast<float>(iz - az));
     a.q.push_back(static_cast<float>(0.5 * 332.06371 * charge(rng)));
     a.yz2.push_back(static_cast<float>((y - ay) * (y - ay) + (z - az) * (z - az)));
+    if (!(a.yz2.back() >= dcs::bench::kProbeMinR2)) a.near.push_back(static_cast<std::uint32_t>(i));
   }
   return a;
 }

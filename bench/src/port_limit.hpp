@@ -17,8 +17,8 @@ struct PortRates {
   double add = 0.0;    ///< vaddps
   double max = 0.0;    ///< vmaxps
   double rsqrt = 0.0;  ///< vrsqrtps (AVX2) / vrsqrt14ps (AVX-512)
-  double mix_pairs = 0.0;  ///< pairs/s of the kernel's arithmetic: dx (2 adds), r^2 (FMA), clamp
-                           ///< (max), rsqrt, Newton step and accumulate (2 MUL, FNMADD, FMA)
+  double mix_pairs = 0.0;  ///< pairs/s of the kernel's arithmetic: dx (2 adds), r^2 (FMA),
+                           ///< rsqrt, Newton step and accumulate (2 MUL, FNMADD, FMA)
 };
 
 /// The instructions one vector of pairs costs in the fast kernel's sweep (per atom and vector;
@@ -27,7 +27,7 @@ struct PairInstructions {
   static constexpr int kFma = 3;    // r^2 = dx dx + yz2; s = 3 - (r2 y0) y0; acc += (q y0) s
   static constexpr int kMul = 2;    // r2 y0; q y0
   static constexpr int kAdd = 2;    // (i - ia), + (-fx)
-  static constexpr int kMax = 1;    // the clamp
+  static constexpr int kMax = 0;    // the clamp: only for atoms within r_min of the row
   static constexpr int kRsqrt = 1;  // the estimate
 };
 

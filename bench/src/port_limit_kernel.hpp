@@ -55,7 +55,8 @@ double instruction_rate(double seconds, Step step) {
 
 /// Pairs per second of the fast kernel's arithmetic per vector of pairs: dx from the split atom
 /// (two additions, fed back so that nothing is loop-invariant), r^2, then dcs::add_coulomb_term
-/// with dcs::NewtonRsqrt (clamp, estimate, Newton step, accumulate): exactly the sweep's
+/// with dcs::NewtonRsqrt (estimate, Newton step, accumulate; no clamp, which the sweep applies
+/// only to the rare atoms within r_min of a row, row_kernel.hpp): exactly the sweep's
 /// instructions without its loads, in kMixChains independent chains, best of five runs.
 template <class Vec, int kMixChains>
 double mix_rate(double seconds) {
@@ -63,8 +64,8 @@ double mix_rate(double seconds) {
   long iterations = 1 << 12;
   for (int run = 0; run < 6; ++run) {
     Vec ia = Vec::broadcast(3.0f), neg_fx = Vec::broadcast(3.0f), yz2 = Vec::broadcast(2.25f);
-    Vec q = Vec::broadcast(0.4f), min_r2 = Vec::broadcast(0.04f);
-    opaque(ia), opaque(neg_fx), opaque(yz2), opaque(q), opaque(min_r2);
+    Vec q = Vec::broadcast(0.4f);
+    opaque(ia), opaque(neg_fx), opaque(yz2), opaque(q);
     Vec ix[kMixChains], acc[kMixChains];
     for (int c = 0; c < kMixChains; ++c) {
       ix[c] = Vec::broadcast(static_cast<float>(c));
@@ -75,7 +76,7 @@ double mix_rate(double seconds) {
       for (int c = 0; c < kMixChains; ++c) {
         const Vec dx = (ix[c] - ia) + neg_fx;  // = ix: the next pair's displacement
         ix[c] = dx;
-        acc[c] = add_coulomb_term(acc[c], q, multiply_add(dx, dx, yz2), min_r2, NewtonRsqrt{});
+        acc[c] = add_unclamped_coulomb_term(acc[c], q, multiply_add(dx, dx, yz2), NewtonRsqrt{});
       }
     }
     for (int c = 0; c < kMixChains; ++c) opaque(acc[c]);

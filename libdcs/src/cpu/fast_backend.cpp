@@ -175,8 +175,10 @@ class FastBackend final : public PotentialBackend {
     const std::size_t rows_per_group = pack_tails ? static_cast<std::size_t>(lanes / tail) : 1;
     pool_.parallel_for(rows, [&](std::size_t begin, std::size_t end) {
       std::vector<float> yz2(chunk_capacity);
+      std::vector<std::uint32_t> near(chunk_capacity);
       RowArgs args;
       args.yz2 = yz2.data();
+      args.near = near.data();
       args.nx = swept;
       args.min_r2 = min_r2_;
       TailArgs tails;
@@ -208,8 +210,8 @@ class FastBackend final : public PotentialBackend {
               const std::int64_t j = static_cast<std::int64_t>(row) % ny;
               const double y = static_cast<double>(j) * grid_.spacing[1] / grid_.spacing[0];
               const double z = static_cast<double>(k) * grid_.spacing[2] / grid_.spacing[0];
-              kernels_.stage(ay_.data() + chunk.begin, az_.data() + chunk.begin, chunk.count, y,
-                             z, yz2.data());
+              args.near_count = kernels_.stage(ay_.data() + chunk.begin, az_.data() + chunk.begin,
+                                               chunk.count, y, z, min_r2_, yz2.data(), near.data());
               args.atoms = atoms;
               args.out_row = out + row * static_cast<std::size_t>(nx);
               kernels_.row(args);

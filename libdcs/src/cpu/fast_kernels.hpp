@@ -47,6 +47,10 @@ struct ChunkView {
 struct RowArgs {
   ChunkView atoms;
   const float* yz2 = nullptr;  ///< ((y_j - y_a)^2 + (z_k - z_a)^2) / hx^2 per atom of the chunk
+  /// The chunk's atoms with yz2 < min_r2 (or NaN), ascending: the only ones that need the
+  /// clamp (stage_row in row_kernel.hpp).
+  const std::uint32_t* near = nullptr;
+  std::size_t near_count = 0;
   std::int64_t nx = 0;
   float min_r2 = 0.0f;         ///< min_distance^2 / hx^2
   float* out_row = nullptr;
@@ -74,9 +78,10 @@ struct TailArgs {
   int lanes = 0;                  ///< lanes in use
 };
 
-/// Stages yz2[a] = (y - ay[a])^2 + (z - az[a])^2 (grid units, float64, rounded once).
-using StageFn = void (*)(const double* ay, const double* az, std::size_t n, double y, double z,
-                         float* yz2);
+/// Stages yz2[a] = (y - ay[a])^2 + (z - az[a])^2 (grid units, float64, rounded once) and
+/// writes the indices of the atoms with yz2 < min_r2 (or NaN) to near[], returning their count.
+using StageFn = std::size_t (*)(const double* ay, const double* az, std::size_t n, double y,
+                                double z, float min_r2, float* yz2, std::uint32_t* near);
 using RowFn = void (*)(const RowArgs& args);
 using TailFn = void (*)(const TailArgs& args);
 

@@ -23,20 +23,32 @@
 namespace dcs::cpu_fast {
 
 /// yz2[a] = (y - ay[a])^2 + (z - az[a])^2 in float64, rounded once (vectorised by the compiler
-/// for the translation unit's instruction set).
+/// for the translation unit's instruction set), and the atoms the row passes within r_min of:
+/// their indices, in order, into near[] (RowArgs::near), and their count returned. Only these
+/// need the clamp: for any other atom yz2 >= min_r2, so r2 = dx^2 + yz2 >= min_r2 once rounded
+/// (rounding is monotone), and max(r2, min_r2) is r2 itself. A NaN yz2 counts as near.
 template <class Vec>
-void stage_row(const double* ay, const double* az, std::size_t n, double y, double z,
-               float* yz2) {
+std::size_t stage_row(const double* ay, const double* az, std::size_t n, double y, double z,
+                      float min_r2, float* yz2, std::uint32_t* near) {
+  std::size_t near_count = 0;
   for (std::size_t a = 0; a < n; ++a) {
     const double dy = y - ay[a];
     const double dz = z - az[a];
-    yz2[a] = static_cast<float>(dy * dy + dz * dz);
+    const float r2 = static_cast<float>(dy * dy + dz * dz);
+    yz2[a] = r2;
+    near_count += !(r2 >= min_r2);
   }
+  if (near_count == 0) return 0;  // the common case: the scan above vectorises, this one not
+  near_count = 0;
+  for (std::size_t a = 0; a < n; ++a)
+    if (!(yz2[a] >= min_r2)) near[near_count++] = static_cast<std::uint32_t>(a);
+  return near_count;
 }
 
 /// Adds the chunk's contribution to out_row[i0, i0 + valid), valid <= Vectors * kLanes: every
 /// pair through dcs::add_coulomb_term (clamp at min_r2, NaN kept, Rsqrt's reciprocal square
-/// root; the staged charges carry Rsqrt::kChargeScale).
+/// root; the staged charges carry Rsqrt::kChargeScale), whose clamp is skipped for the atoms
+/// stage_row found never to need it (the result is the same to the bit).
 template <class Vec, int Vectors, class Rsqrt>
 [[gnu::always_inline]] inline void sweep_block(const RowArgs& args, std::int64_t i0,
                                                std::int64_t valid) {
@@ -46,17 +58,33 @@ template <class Vec, int Vectors, class Rsqrt>
     ix[v] = Vec::iota(static_cast<float>(i0 + Vec::kLanes * v));
     acc[v] = Vec::zero();
   }
-  const Vec min_r2 = Vec::broadcast(args.min_r2);
   const ChunkView& c = args.atoms;
-  for (std::size_t a = 0; a < c.count; ++a) {
+  // Atoms in input order: runs of far atoms without the clamp (bit for bit the clamped sum, see
+  // stage_row), each near atom through add_coulomb_term's clamp in its place.
+  std::size_t a = 0;
+  for (std::size_t n = 0; n <= args.near_count; ++n) {
+    const std::size_t run_end = n < args.near_count ? args.near[n] : c.count;
+    for (; a < run_end; ++a) {
+      const Vec ia = Vec::broadcast(c.ia[a]);
+      const Vec neg_fx = Vec::broadcast(c.neg_fx[a]);
+      const Vec yz2 = Vec::broadcast(args.yz2[a]);
+      const Vec q = Vec::broadcast(c.q[a]);
+      for (int v = 0; v < Vectors; ++v) {
+        const Vec dx = (ix[v] - ia) + neg_fx;
+        acc[v] = add_unclamped_coulomb_term(acc[v], q, multiply_add(dx, dx, yz2), Rsqrt{});
+      }
+    }
+    if (n == args.near_count) break;
     const Vec ia = Vec::broadcast(c.ia[a]);
     const Vec neg_fx = Vec::broadcast(c.neg_fx[a]);
     const Vec yz2 = Vec::broadcast(args.yz2[a]);
     const Vec q = Vec::broadcast(c.q[a]);
+    const Vec min_r2 = Vec::broadcast(args.min_r2);
     for (int v = 0; v < Vectors; ++v) {
       const Vec dx = (ix[v] - ia) + neg_fx;
       acc[v] = add_coulomb_term(acc[v], q, multiply_add(dx, dx, yz2), min_r2, Rsqrt{});
     }
+    ++a;
   }
   for (int v = 0; v < Vectors; ++v) {
     const std::int64_t start = std::int64_t{Vec::kLanes} * v;
