@@ -180,8 +180,7 @@ namespace bench {
 double issue_limit_pairs(const PortRates& rates) {
   using P = PairInstructions;
   const double multiply_pipes = (P::kFma + P::kMul) / std::min(rates.fma, rates.mul);
-  const double add_pipes = P::kMax > 0 ? (P::kAdd + P::kMax) / std::min(rates.add, rates.max)
-                                       : P::kAdd / rates.add;
+  const double add_pipes = P::kAdd / rates.add;
   const double estimates = P::kRsqrt / rates.rsqrt;
   return rates.lanes / std::max({multiply_pipes, add_pipes, estimates});
 }

@@ -27,13 +27,13 @@ struct PairInstructions {
   static constexpr int kFma = 3;    // r^2 = dx dx + yz2; s = 3 - (r2 y0) y0; acc += (q y0) s
   static constexpr int kMul = 2;    // r2 y0; q y0
   static constexpr int kAdd = 2;    // (i - ia), + (-fx)
-  static constexpr int kMax = 0;    // the clamp: only for atoms within r_min of the row
   static constexpr int kRsqrt = 1;  // the estimate
 };
 
 /// Pairs per second one core can do by issue rates alone: the multiply pipes do the FMAs and
-/// MULs, the add pipes the ADDs and MAXes, the estimate unit the rsqrts (each at its measured
-/// rate): lanes / max(time of each group).
+/// MULs, the add pipes the ADDs, the estimate unit the rsqrts (each at its measured rate):
+/// lanes / max(time of each group). The clamp's MAX is left out: the sweep applies it only to
+/// the rare atoms within r_min of a row (row_kernel.hpp).
 double issue_limit_pairs(const PortRates& rates);
 
 /// Measurements take about `seconds` of thread CPU time each (best of 5).
