@@ -45,6 +45,26 @@ std::size_t stage_row(const double* ay, const double* az, std::size_t n, double 
   return near_count;
 }
 
+/// Adds atom `a` of the chunk to every vector of sums: through dcs::add_coulomb_term's clamp
+/// (Clamp) or without it, for an atom stage_row found never to need it.
+template <class Vec, int Vectors, class Rsqrt, bool Clamp>
+[[gnu::always_inline]] inline void add_atom(const RowArgs& args, std::size_t a,
+                                            const Vec (&ix)[Vectors], Vec (&acc)[Vectors]) {
+  const ChunkView& c = args.atoms;
+  const Vec ia = Vec::broadcast(c.ia[a]);
+  const Vec neg_fx = Vec::broadcast(c.neg_fx[a]);
+  const Vec yz2 = Vec::broadcast(args.yz2[a]);
+  const Vec q = Vec::broadcast(c.q[a]);
+  for (int v = 0; v < Vectors; ++v) {
+    const Vec dx = (ix[v] - ia) + neg_fx;
+    const Vec r2 = multiply_add(dx, dx, yz2);
+    if constexpr (Clamp)
+      acc[v] = add_coulomb_term(acc[v], q, r2, Vec::broadcast(args.min_r2), Rsqrt{});
+    else
+      acc[v] = add_unclamped_coulomb_term(acc[v], q, r2, Rsqrt{});
+  }
+}
+
 /// Adds the chunk's contribution to out_row[i0, i0 + valid), valid <= Vectors * kLanes: every
 /// pair through dcs::add_coulomb_term (clamp at min_r2, NaN kept, Rsqrt's reciprocal square
 /// root; the staged charges carry Rsqrt::kChargeScale), whose clamp is skipped for the atoms
@@ -58,34 +78,14 @@ template <class Vec, int Vectors, class Rsqrt>
     ix[v] = Vec::iota(static_cast<float>(i0 + Vec::kLanes * v));
     acc[v] = Vec::zero();
   }
-  const ChunkView& c = args.atoms;
   // Atoms in input order: runs of far atoms without the clamp (bit for bit the clamped sum, see
-  // stage_row), each near atom through add_coulomb_term's clamp in its place.
+  // stage_row), each near atom through the clamp in its place.
   std::size_t a = 0;
-  for (std::size_t n = 0; n <= args.near_count; ++n) {
-    const std::size_t run_end = n < args.near_count ? args.near[n] : c.count;
-    for (; a < run_end; ++a) {
-      const Vec ia = Vec::broadcast(c.ia[a]);
-      const Vec neg_fx = Vec::broadcast(c.neg_fx[a]);
-      const Vec yz2 = Vec::broadcast(args.yz2[a]);
-      const Vec q = Vec::broadcast(c.q[a]);
-      for (int v = 0; v < Vectors; ++v) {
-        const Vec dx = (ix[v] - ia) + neg_fx;
-        acc[v] = add_unclamped_coulomb_term(acc[v], q, multiply_add(dx, dx, yz2), Rsqrt{});
-      }
-    }
-    if (n == args.near_count) break;
-    const Vec ia = Vec::broadcast(c.ia[a]);
-    const Vec neg_fx = Vec::broadcast(c.neg_fx[a]);
-    const Vec yz2 = Vec::broadcast(args.yz2[a]);
-    const Vec q = Vec::broadcast(c.q[a]);
-    const Vec min_r2 = Vec::broadcast(args.min_r2);
-    for (int v = 0; v < Vectors; ++v) {
-      const Vec dx = (ix[v] - ia) + neg_fx;
-      acc[v] = add_coulomb_term(acc[v], q, multiply_add(dx, dx, yz2), min_r2, Rsqrt{});
-    }
-    ++a;
+  for (std::size_t n = 0; n < args.near_count; ++n, ++a) {
+    for (; a < args.near[n]; ++a) add_atom<Vec, Vectors, Rsqrt, false>(args, a, ix, acc);
+    add_atom<Vec, Vectors, Rsqrt, true>(args, a, ix, acc);
   }
+  for (; a < args.atoms.count; ++a) add_atom<Vec, Vectors, Rsqrt, false>(args, a, ix, acc);
   for (int v = 0; v < Vectors; ++v) {
     const std::int64_t start = std::int64_t{Vec::kLanes} * v;
     if (start >= valid) break;
