@@ -113,8 +113,11 @@ ProbeResult probe_tail(const ProbeAtoms& atoms, double seconds) {
   return r;
 }
 
-/// Every probe of one instruction set (defined in kernel_probe_<isa>.cpp).
-std::vector<ProbeResult> probe_kernels_avx2(const ProbeAtoms& atoms, std::int64_t nx, double seconds);
-std::vector<ProbeResult> probe_kernels_avx512(const ProbeAtoms& atoms, std::int64_t nx, double seconds);
+/// The row probes of one instruction set at rows of nx, and the tail's where `tail` (it does not
+/// depend on nx): defined in kernel_probe_<isa>.cpp.
+std::vector<ProbeResult> probe_kernels_avx2(const ProbeAtoms& atoms, std::int64_t nx, double seconds,
+                                            bool tail);
+std::vector<ProbeResult> probe_kernels_avx512(const ProbeAtoms& atoms, std::int64_t nx, double seconds,
+                                              bool tail);
 
 }  // namespace dcs::bench

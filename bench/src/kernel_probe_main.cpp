@@ -83,15 +83,13 @@ int main(int argc, char** argv) {
     const dcs::bench::PortRates rates = isa == cf::Isa::Avx512
                                             ? dcs::bench::measure_port_rates_avx512(0.05)
                                             : dcs::bench::measure_port_rates_avx2(0.05);
-    bool tail_done = false;
     for (std::int64_t nx : lengths) {
       const ProbeAtoms staged = make_atoms(atoms, static_cast<double>(nx));
+      const bool tail = nx == lengths.front();
       const auto results = isa == cf::Isa::Avx512
-                               ? dcs::bench::probe_kernels_avx512(staged, nx, seconds)
-                               : dcs::bench::probe_kernels_avx2(staged, nx, seconds);
+                               ? dcs::bench::probe_kernels_avx512(staged, nx, seconds, tail)
+                               : dcs::bench::probe_kernels_avx2(staged, nx, seconds, tail);
       for (const auto& r : results) {
-        if (r.nx == 0 && tail_done) continue;
-        tail_done = tail_done || r.nx == 0;
         std::printf("| %s | %s | %s | %.3e | %.1f%% | %.1f%% | %.3f |\n",
                     std::string(cf::isa_name(isa)).c_str(), r.what.c_str(),
                     r.nx ? std::to_string(r.nx).c_str() : "-", r.pairs,
