@@ -5,7 +5,9 @@
 #include <vector>
 
 #include "dcs/error.hpp"
-#include "dcs/run.hpp"
+#include "dcs/pipeline/progress.hpp"
+#include "dcs/pipeline/run_config.hpp"
+#include "dcs/pipeline/run_result.hpp"
 #include "devices.hpp"
 #include "inputs.hpp"
 

@@ -1,3 +1,5 @@
+// The slab engine (dcs/pipeline/engine.hpp): workers compute slabs into a bounded pool of
+// buffers while the writer stores them in z order and feeds the sinks.
 #include "dcs/pipeline/engine.hpp"
 
 #include <algorithm>

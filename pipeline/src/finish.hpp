@@ -8,7 +8,10 @@
 #include "dcs/io/map_store.hpp"
 #include "dcs/map_sink.hpp"
 #include "dcs/pipeline/engine.hpp"
-#include "map_job.hpp"
+#include "dcs/pipeline/run_config.hpp"
+#include "dcs/pipeline/run_result.hpp"
+#include "devices.hpp"
+#include "prepared_map.hpp"
 
 namespace dcs::pipeline {
 

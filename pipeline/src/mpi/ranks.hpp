@@ -7,7 +7,9 @@
 
 #include "../devices.hpp"
 #include "../inputs.hpp"
-#include "dcs/run.hpp"
+#include "dcs/pipeline/progress.hpp"
+#include "dcs/pipeline/run_config.hpp"
+#include "dcs/pipeline/run_result.hpp"
 
 namespace dcs::pipeline {
 
