@@ -180,11 +180,15 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
   try {
     if (parse_only && !app.get_subcommands().empty()) return 0;
     if (const std::optional<int> status = run_subcommand(sub, quoted_command_line(argc, argv))) return *status;
-    if (options.config.inputs.empty()) {
+    if (options.config.inputs.empty() && !pipeline::mpi_info().active) {
       std::cerr << "dcs: --atoms is required (see dcs --help)\n";
       return static_cast<int>(ExitCode::kUsageError);
     }
-    RunConfig config = make_run_config(app, options, quoted_command_line(argc, argv));
+    RunConfig config;
+    pipeline::on_every_rank([&] {
+      if (options.config.inputs.empty()) throw UsageError("--atoms is required (see dcs --help)");
+      config = make_run_config(app, options, quoted_command_line(argc, argv));
+    });
     if (parse_only) {
       *parse_only = std::move(config);
       return 0;

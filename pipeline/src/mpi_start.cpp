@@ -7,6 +7,8 @@
 
 #ifdef DCS_HAVE_MPI
 #include <mpi.h>
+
+#include "dcs/io/parallel_store.hpp"
 #endif
 
 namespace dcs::pipeline {
@@ -26,6 +28,16 @@ bool mpi_built() noexcept {
 }
 
 const MpiInfo& mpi_info() noexcept { return g_info; }
+
+void on_every_rank(const std::function<void()>& step) {
+#ifdef DCS_HAVE_MPI
+  if (g_info.active) {
+    io::agree_on(MPI_COMM_WORLD, step);
+    return;
+  }
+#endif
+  step();
+}
 
 #ifdef DCS_HAVE_MPI
 

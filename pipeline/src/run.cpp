@@ -31,20 +31,22 @@ void log_workers(pipeline::Workers& workers) {
 }  // namespace
 
 std::vector<RunResult> run(const RunConfig& given, ProgressSink* progress) {
-  check_config(given);
   RunConfig config = given;
-  if (config.shard) {
-    config.inputs = shard_inputs(given.inputs, *config.shard);
-    if (config.inputs.empty()) return {};
-  }
-  pipeline::prepare_output_dir(config);
-  pipeline::check_distinct_paths(config, given.inputs);
+  pipeline::on_every_rank([&] {
+    check_config(given);
+    if (config.shard) config.inputs = shard_inputs(given.inputs, *config.shard);
+    if (config.inputs.empty()) return;
+    pipeline::prepare_output_dir(config);
+    pipeline::check_distinct_paths(config, given.inputs);
+  });
+  if (config.inputs.empty()) return {};  // this shard has nothing to do
 
   const RunConfig rank_config = pipeline::rank_local_config(config);
   pipeline::ModelCache cache;
 #ifdef DCS_HAVE_MPI
   if (pipeline::mpi_info().active) {
     pipeline::Workers workers = pipeline::make_workers_on_ranks(rank_config);
+    pipeline::check_same_run_on_ranks(config, workers);
     log_workers(workers);
     const std::vector<pipeline::Job> jobs = pipeline::make_jobs(config, cache);
     if (jobs.size() > 1) return pipeline::run_batch_on_ranks(rank_config, jobs, workers, cache);

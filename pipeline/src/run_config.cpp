@@ -32,6 +32,45 @@ void check_config(const RunConfig& config) {
     throw UsageError("--checkpoint-interval must be zero or positive");
 }
 
+std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig& config) {
+  std::vector<std::pair<std::string, std::string>> settings;
+  auto add = [&](const char* name, std::string value) { settings.emplace_back(name, std::move(value)); };
+  auto flag = [](bool on) { return std::string(on ? "on" : "off"); };
+  auto optional = [](const auto& value) { return value ? fmt::format("{}", *value) : std::string("-"); };
+  auto vec = [](const Vec3& v) { return fmt::format("{:.17g} {:.17g} {:.17g}", v[0], v[1], v[2]); };
+  add("--atoms", fmt::format("{}", fmt::join(config.inputs, " ")));
+  add("--models", std::string(to_string(config.models)));
+  add("--model-grid", config.common_model_grid ? "common" : "own");
+  add("--output", config.output);
+  add("--output-dir", config.output_dir);
+  add("--no-hdf5", flag(!config.write_hdf5));
+  add("--dx", config.write_dx ? config.dx_path + (config.dx_gzip ? " (gzip)" : "") : "off");
+  add("--mrc", config.write_mrc ? config.mrc_path : "off");
+  add("--compress", std::to_string(config.compression));
+  add("--force", flag(config.force));
+  add("--keep-going", flag(config.keep_going));
+  add("--shard", config.shard ? to_string(*config.shard) : "-");
+  add("--mpi-schedule", std::string(to_string(config.mpi_schedule)));
+  add("--resume", flag(config.resume));
+  add("--null-output", flag(config.null_output));
+  const GridRequest& grid = config.grid;
+  add("--grid", grid.counts ? fmt::format("{}", fmt::join(*grid.counts, " ")) : "-");
+  add("--spacing", optional(grid.spacing));
+  add("--padding", fmt::format("{:.17g}", grid.padding));
+  add("--origin", grid.origin ? vec(*grid.origin) : "-");
+  add("--center", grid.center ? vec(*grid.center) : "-");
+  add("--units", std::string(unit_name(config.physics.unit)));
+  add("--temperature", fmt::format("{:.17g}", config.physics.temperature));
+  add("--dielectric", fmt::format("{:.17g}", config.physics.dielectric));
+  add("--min-distance", fmt::format("{:.17g}", config.physics.min_distance));
+  add("--kernel", config.backend.kernel);
+  add("--reduction", config.backend.reduction);
+  add("--validate", flag(config.validate));
+  add("--tolerance", optional(config.tolerance));
+  add("--validate-points", std::to_string(config.validate_points));
+  return settings;
+}
+
 DeviceRequest parse_device(const std::string& text) {
   if (text == "auto") return {};
   if (text == "cpu") return {DeviceRequest::Kind::kCpu, {}};

@@ -16,6 +16,11 @@ namespace dcs::pipeline {
 /// Collective: this process's workers, made on every rank (all fail if one does).
 Workers make_workers_on_ranks(const RunConfig& config);
 
+/// Collective: throws UsageError on every rank, naming the first difference, unless every rank
+/// was given the same run (shared_settings()) and computes with the same backend and kernels.
+/// Ranks that disagree would write one map with two physics, or wait for each other forever.
+void check_same_run_on_ranks(const RunConfig& config, const Workers& workers);
+
 /// Collective: one map computed by every rank together (the job of map_job.hpp with a rank
 /// executor). Rank 0's result is the map's; the other ranks' are partial.
 RunResult run_map_on_ranks(const RunConfig& config, const Job& job, Workers& workers,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "dcs/backend.hpp"
@@ -87,6 +88,12 @@ struct RunConfig {
 /// Throws UsageError for settings that contradict each other or their bounds (several inputs
 /// with one output name, nothing to write, a compression level beyond 0..9, ...).
 void check_config(const RunConfig& config);
+
+/// Every setting that must be the same wherever one run executes (MPI ranks): the inputs,
+/// outputs, grid, physics, kernels and modes, as (option, value) pairs in a fixed order. Leaves
+/// out what each rank may choose for itself (--device, --threads, --cpu-workers,
+/// --memory-limit, --checkpoint-interval).
+std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig& config);
 
 /// "auto", "cpu", "cuda" or "cuda:N[,M...]".
 DeviceRequest parse_device(const std::string& text);
