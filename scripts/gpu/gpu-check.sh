@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one call: build for sm_90, run the whole test suite (GPU tests included),
 # compute-sanitizer memcheck, racecheck and synccheck, the benchmarks and the seed-claims measurements.
-# Usage: scripts/gpu-check.sh OUTDIR [steps...]
+# Usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]
 #   steps: build test sanitize bench claims pipeline pipebench mpi mpibench bodies cpubench
 #          cpuprobe hybrid
 #          (default: build test sanitize bench claims pipeline)
@@ -24,11 +24,11 @@
 # DCS_GIT_REVISION=<hash> names the commit where the copy of the tree has no .git.
 # Logs and results go to OUTDIR; a summary is printed last.
 set -uo pipefail
-out="${1:?usage: scripts/gpu-check.sh OUTDIR [steps...]}"
+out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
 shift
 steps=("$@")
 ((${#steps[@]})) || steps=(build test sanitize bench claims pipeline)
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 mkdir -p "$out"
 build=build/gpu
 jobs=$(nproc)
@@ -43,7 +43,7 @@ step() {  # step NAME LOG COMMAND...: runs, records pass/fail and seconds
 
 # The GPU machine has no Debian apbs-data and no GridDataFormats: the caller may carry them in
 # .carry-gpu/ (apbs/ = /usr/share/apbs, pylib/ = gridData and mrcfile from Debian), made by
-# scripts/prepare-gpu-carry.sh.
+# scripts/gpu/prepare-gpu-carry.sh.
 if [[ ! -d /usr/share/apbs && -d .carry-gpu/apbs ]]; then cp -r .carry-gpu/apbs /usr/share/apbs; fi
 if [[ -d .carry-gpu/pylib ]]; then export PYTHONPATH="$PWD/.carry-gpu/pylib${PYTHONPATH:+:$PYTHONPATH}"; fi
 python=$(command -v python3)
@@ -155,7 +155,7 @@ if want pipebench; then
        ${PIPEBENCH_ARGS:-}
 fi
 if want mpi || want mpibench; then
-  # OpenMPI and parallel HDF5 from .carry-gpu/mpi-debs (scripts/prepare-gpu-carry.sh) where
+  # OpenMPI and parallel HDF5 from .carry-gpu/mpi-debs (scripts/gpu/prepare-gpu-carry.sh) where
   # missing: the machine's own OpenMPI when it has one (libmpi.so.40 either way), else all.
   if [[ ! -f /usr/include/hdf5/openmpi/hdf5.h && -d .carry-gpu/mpi-debs ]]; then
     for deb in .carry-gpu/mpi-debs/*.deb; do
@@ -190,7 +190,7 @@ fi
 if want mpibench; then
   step "MPI benchmark" mpibench.log "$python" bench/mpi_bench.py "$mpibuild/bin/dcs" "$out" ${MPIBENCH_ARGS:-}
 fi
-if want claims && [[ -x scripts/seed_claims.sh ]]; then
-  step "seed claims (ncu)" claims.log scripts/seed_claims.sh "$out" "$build"
+if want claims && [[ -x scripts/gpu/seed_claims.sh ]]; then
+  step "seed claims (ncu)" claims.log scripts/gpu/seed_claims.sh "$out" "$build"
 fi
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"
