@@ -1,6 +1,6 @@
 // Benchmark of the CPU backends: atom-evaluations/s of every fast kernel this CPU supports
 // (all threads and one thread) and of the float64 reference (one thread, smaller grid), against
-// two yardsticks measured in the same run on the same machine (issue 12 items 2 and 3):
+// two yardsticks measured in the same run on the same machine:
 //  - the SIMD port limit: the pairs/s one core can do by the kernel's arithmetic alone
 //    (port_limit.hpp: instruction issue rates and the per-pair instruction mix, on registers);
 //  - PyMOL's `map_new coulomb` (pymol_peer.hpp) on the same atoms.

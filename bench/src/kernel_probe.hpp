@@ -1,4 +1,4 @@
-// The fast CPU backend's kernels timed alone (issue 12 item 2), to find where a CPU loses to its
+// The fast CPU backend's kernels timed alone, to find where a CPU loses to its
 // port limit: the row sweep (row_kernel.hpp's sweep_row) at several block widths (vectors of
 // x-points held in registers per block) and the packed row tail (sweep_tail) on its own, on
 // staged synthetic atoms, one thread, thread CPU time. Written once as templates on the vector

@@ -19,8 +19,8 @@
 #           row lengths 128, 129, 136; builds only the dcs binary.
 #   cpuprobe: dcs_cpu_kernel_probe (the row sweep per block width and the row tail alone, beside
 #           the port limit) and the disassembly of the AVX kernels as this host's compiler built them;
-#   hybrid: the hybrid-rsqrt table (issue 12 item 1): dcs_potential_bench at 256^3 and 129^3 x
-#           16 000 atoms and 256^3 x 10^6 atoms, the MUFU ceiling measured in the same run.
+#   hybrid: the hybrid-rsqrt table (MUFU vs FMA-pipe rsqrt): dcs_potential_bench at 256^3 and
+#           129^3 x 16 000 atoms and 256^3 x 10^6 atoms, the MUFU ceiling measured in the same run.
 # DCS_GIT_REVISION=<hash> names the commit where the copy of the tree has no .git.
 # Logs and results go to OUTDIR; a summary is printed last.
 set -uo pipefail

@@ -616,7 +616,7 @@ def case_preview(ctx):
     ctx.dcs("preview", h5, "-o", png, "--percentile", "90", "--force")
     with open(png, "rb") as f:
         check(f.read() != before, "--force did not replace the PNG")
-    # Never through a symbolic link, even with --force (issue 11).
+    # Never through a symbolic link, even with --force (it could point at any file).
     link = os.path.join(ctx.work, "link.png")
     os.symlink(png, link)
     with open(png, "rb") as f:
