@@ -3,17 +3,10 @@
 
 Usage: seed_claims_table.py CLAIMS_DIR > seed-claims.md
 
-CLAIMS_DIR holds Nsight Compute CSV exports (--csv --page raw --print-units base):
-  pmpp.csv         SimpleSum/ConvergentSum/SharedMemorySum kernels at N = 256 and 2048
-  ladder_ncu.csv   the PCC kernels at 2^24
-  ladder.md        the PCC ladder timed with events (dcs_reduce_bench --ladder)
-  potential_<variant>.csv, potential_params.txt, potential.sass   (optional)
-  device.txt, metrics_dropped.txt
-
-Beside each measured number it prints the book's claim and, for the PMPP kernels, what a
-per-access model of the kernel's own code predicts (requests = warp-level memory instructions,
-128-byte lines and 32-byte sectors touched by the active threads of each access): the book's
-"requests" are lines touched, which modern counters report as sectors/wavefronts, not requests.
+CLAIMS_DIR holds Nsight Compute CSV exports (pmpp.csv, ladder_ncu.csv, potential_<variant>.csv)
+and the timed ladder (ladder.md). Beside each measured number it prints the book's claim and,
+for the PMPP kernels, what a per-access model of the kernel's code predicts (the book's
+"requests" are lines touched, which modern counters report as sectors, not requests).
 """
 import csv
 import io
