@@ -144,7 +144,7 @@ def case_devices(dcs, source, work):
 
 
 def case_kernels(dcs, source, work):
-    """`dcs kernels`: lines <= 100 columns, one "(default)" per group, no variant twice in a group."""
+    """`dcs kernels`: lines <= 100 columns, one "(default)" per group, no variant twice in one."""
     run = subprocess.run([dcs, "kernels"], capture_output=True, text=True, timeout=60)
     check(run.returncode == 0, run.stderr)
     groups = []
