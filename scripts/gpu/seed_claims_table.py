@@ -179,8 +179,8 @@ def divergence_sentence(counts):
             f"{shared[1]:.0f} for the shared-memory one, the book's 141 : 36 : 9 in another unit.")
 
 
-def pmpp_section(rows):
-    out = []
+def pmpp_measured(rows):
+    """The ncu rows of the PMPP kernels by (short name, N); one block of N/2 threads."""
     measured = {}
     for row in rows:
         name = next((short for full, short in PMPP_KERNELS.items()
@@ -188,11 +188,12 @@ def pmpp_section(rows):
         threads = block_threads(row)
         if name and threads:
             measured[(name, 2 * threads)] = row
-    out.append("## PMPP ch. 10 (seeds 000, 002): simple, convergent and shared-memory kernels\n")
-    out.append("One block of N/2 threads, float input, the kernels as printed "
-               "(`kernels/src/reduce/textbook.cu`), one launch each under "
-               "`ncu --clock-control none`.\n")
-    out.append("### Resource efficiency (useful additions / execution slots)\n")
+    return measured
+
+
+def pmpp_efficiency(measured):
+    """Resource efficiency: the book, the model of the loop and the counters, with the findings."""
+    out = ["### Resource efficiency (useful additions / execution slots)\n"]
     out.append("| kernel | N | book | model of the kernel's loop | measured, whole kernel | counter |")
     out.append("| --- | --- | --- | --- | --- | --- |")
     eff_measured = {}
@@ -230,7 +231,12 @@ def pmpp_section(rows):
                         f"model of the code 29.5% vs 66.4%; all instructions {simple_eff:.1%} vs "
                         f"{conv_eff:.1%}", "thread_inst / (32 × inst)",
                         "book's formula drops a step; counters see every instruction"))
-    out.append("### Global memory requests\n")
+    return out
+
+
+def pmpp_requests(measured):
+    """Global memory requests and sectors: the book, the per-access model and the counters."""
+    out = ["### Global memory requests\n"]
     out.append("| kernel | N | book (requests) | model: requests / 128-B lines / 32-B sectors | "
                "measured requests (ld+st) | measured sectors (ld+st) |")
     out.append("| --- | --- | --- | --- | --- | --- |")
@@ -282,6 +288,15 @@ def pmpp_section(rows):
                "touched. On Hopper a request is one instruction however scattered its addresses, "
                + divergence_sentence(counts) + "\n")
     return out
+
+
+def pmpp_section(rows):
+    measured = pmpp_measured(rows)
+    out = ["## PMPP ch. 10 (seeds 000, 002): simple, convergent and shared-memory kernels\n",
+           "One block of N/2 threads, float input, the kernels as printed "
+           "(`kernels/src/reduce/textbook.cu`), one launch each under "
+           "`ncu --clock-control none`.\n"]
+    return out + pmpp_efficiency(measured) + pmpp_requests(measured)
 
 
 # --------------------------------------------------------------------------------------------
