@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -274,10 +273,4 @@ def signals_during_the_dx_write_leave_nothing(tmp):
 
 
 if __name__ == "__main__":
-    name = sys.argv[3]
-    if name == "list":
-        print("\n".join(CASES))
-        sys.exit(0)
-    with tempfile.TemporaryDirectory(prefix="dcs-cli-") as tmp:
-        CASES[name](tmp)
-    print(f"{name}: ok")
+    base.main(CASES)
