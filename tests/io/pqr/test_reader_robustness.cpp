@@ -1,4 +1,4 @@
-// Issue 11 for the atom readers: values beyond the float32 limits, damaged record names,
+// The atom readers against hostile input: values beyond the float32 limits, damaged record names,
 // unknown records, CR-only line endings, gzip trailing garbage and interrupts during reads.
 #include <unistd.h>
 #include <zlib.h>
