@@ -20,6 +20,10 @@ struct ModelRead {
 std::vector<System> parse_pqr_lines(LineSource& source, const std::string& name,
                                     const ModelRead& how);
 
+/// Why `system`, read from a .pqr file, is evidently a PDB file (occupancies as charges,
+/// B-factors as radii); "" when it may be a PQR file. See pdb_check.cpp.
+std::string pdb_like(const System& system);
+
 /// "x y z q" text.
 System parse_xyzq_lines(LineSource& source, const std::string& name);
 

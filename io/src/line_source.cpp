@@ -1,13 +1,56 @@
 #include "line_source.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 
 #include "dcs/error.hpp"
 #include "dcs/interrupt.hpp"
+#include "dcs/io/pqr.hpp"
 #include "dcs/log.hpp"
 
 namespace dcs::io::detail {
+
+InputFile::InputFile(const std::string& path) : path_(path) {
+  for (;;) {
+    // Checked first: a signal that came before open() would not interrupt it.
+    if (interrupt_requested())
+      throw InterruptedError(path + ": interrupted while reading");
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ >= 0) return;
+    if (errno != EINTR)
+      throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  }
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+long long InputFile::read(char* out, std::size_t capacity) {
+  for (;;) {
+    const ssize_t got = ::read(fd_, out, capacity);
+    if (got >= 0) {
+      sha_.update(out, static_cast<std::size_t>(got));
+      return got;
+    }
+    if (errno != EINTR) return -1;
+    if (interrupt_requested()) throw InterruptedError(path_ + ": interrupted while reading");
+  }
+}
+
+std::string InputFile::finish_sha256() {
+  std::vector<char> block(std::size_t{1} << 16);
+  for (;;) {
+    const long long got = read(block.data(), block.size());
+    if (got == 0) break;
+    if (got < 0) throw InputError(path_, 0, std::string("read error: ") + std::strerror(errno));
+    if (interrupt_requested()) throw InterruptedError(path_ + ": interrupted while reading");
+  }
+  return sha_.hex();
+}
 
 bool LineSource::next(std::string& line) {
   line.clear();
@@ -30,6 +73,10 @@ bool LineSource::next(std::string& line) {
     const char* stop = begin;
     const char* limit = buffer_.data() + end_;
     while (stop != limit && *stop != '\n' && *stop != '\r') ++stop;
+    if (line.size() + static_cast<std::size_t>(stop - begin) > kMaxLineBytes)
+      throw LineTooLong(name_, line_number_ + 1,
+                        "line longer than " + std::to_string(kMaxLineBytes) +
+                            " bytes: not a PQR or xyzq file (or a damaged one)");
     line.append(begin, static_cast<std::size_t>(stop - begin));
     any = true;
     pos_ += static_cast<std::size_t>(stop - begin);
@@ -59,13 +106,14 @@ std::size_t StreamLineSource::read_block(char* out, std::size_t capacity) {
   return got;
 }
 
-GzLineSource::GzLineSource(const std::string& path) : LineSource(path), input_(kBlockSize) {
-  errno = 0;
-  file_.reset(std::fopen(path.c_str(), "rb"));
-  if (!file_) {
-    throw InputError(path, 0, std::string("cannot open: ") +
-                                  (errno != 0 ? std::strerror(errno) : "unknown error"));
-  }
+std::size_t FileLineSource::read_block(char* out, std::size_t capacity) {
+  const long long got = file_.read(out, capacity);
+  if (got < 0) throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
+  return static_cast<std::size_t>(got);
+}
+
+GzLineSource::GzLineSource(InputFile& file, const std::string& path)
+    : LineSource(path), file_(file), input_(kBlockSize) {
   // The checks that may throw come before inflateInit2: a constructor that throws runs no
   // destructor, so nothing here may throw once zlib holds memory (a leak per refused file).
   fill_input();
@@ -118,19 +166,30 @@ std::size_t GzLineSource::read_block(char* out, std::size_t capacity) {
 
 void GzLineSource::fill_input() {
   if (stream_.avail_in > 0) return;
-  const std::size_t got = std::fread(input_.data(), 1, input_.size(), file_.get());
-  if (std::ferror(file_.get()) != 0)
-    throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
+  const std::size_t got = read_file(input_.data(), input_.size());
   consumed_ += got;
   stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
   stream_.avail_in = static_cast<uInt>(got);
+}
+
+// Like fread: a FIFO or pipe may return less than asked before the end.
+std::size_t GzLineSource::read_file(char* out, std::size_t capacity) {
+  std::size_t total = 0;
+  while (total < capacity) {
+    const long long got = file_.read(out + total, capacity - total);
+    if (got < 0)
+      throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
+    if (got == 0) break;
+    total += static_cast<std::size_t>(got);
+  }
+  return total;
 }
 
 bool GzLineSource::at_gzip_magic() {
   if (stream_.avail_in == 1) {  // keep the one byte and read on
     const Bytef first = stream_.next_in[0];
     input_[0] = static_cast<char>(first);
-    const std::size_t got = std::fread(input_.data() + 1, 1, input_.size() - 1, file_.get());
+    const std::size_t got = read_file(input_.data() + 1, input_.size() - 1);
     consumed_ += got;
     stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
     stream_.avail_in = static_cast<uInt>(got + 1);

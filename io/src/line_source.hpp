@@ -1,19 +1,50 @@
-// Line sources: the atom-file parsers see lines, whether they come from a stream or from zlib.
-// Lines end at "\n", "\r\n" or a lone "\r" (classic Mac files would otherwise be one giant
-// line). Every block read polls dcs::interrupt_requested(), so a signal stops the read of a huge
-// file.
+// Line sources: the atom-file parsers see lines, whether they come from a stream, a file or
+// zlib. Lines end at "\n", "\r\n" or a lone "\r" (classic Mac files would otherwise be one
+// giant line) and are at most kMaxLineBytes long, so endless input (/dev/zero) fails fast with
+// bounded memory. Every block read polls dcs::interrupt_requested(), so a signal stops the read
+// of a huge file.
 #pragma once
 
 #include <cstdint>
-#include <cstdio>
 #include <istream>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include <zlib.h>
 
+#include "dcs/error.hpp"
+#include "dcs/io/checksum.hpp"
+
 namespace dcs::io::detail {
+
+/// A line longer than kMaxLineBytes: endless or binary input, where reading on is pointless.
+class LineTooLong final : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+/// An input file opened once and read once, front to back, through read(2): every byte read
+/// also goes into a SHA-256, so the digest is of the very bytes parsed (a FIFO cannot be read
+/// twice). A read or an open (a FIFO waits for a writer) interrupted by our own signal handler
+/// (EINTR while dcs::interrupt_requested()) throws InterruptedError; other EINTRs are retried.
+class InputFile {
+ public:
+  /// Throws InputError "cannot open: <reason>" (line 0) and InterruptedError.
+  explicit InputFile(const std::string& path);
+  ~InputFile();
+  InputFile(const InputFile&) = delete;
+  InputFile& operator=(const InputFile&) = delete;
+
+  /// Up to `capacity` bytes; 0 at the end of the file; -1 on a read error (errno tells).
+  long long read(char* out, std::size_t capacity);
+  /// Reads what is left of the file and returns the SHA-256 of all its bytes.
+  std::string finish_sha256();
+
+ private:
+  const std::string& path_;
+  int fd_ = -1;
+  Sha256 sha_;
+};
 
 class LineSource {
  public:
@@ -60,9 +91,20 @@ class StreamLineSource final : public LineSource {
 // twice. Concatenated gzip members (what `cat a.gz b.gz` makes, and what gzip -d accepts) are
 // read one after the other; anything else after the last member is refused, like corrupt or
 // truncated data (trailing zero bytes, which some tape and transfer tools append, only warn).
+class FileLineSource final : public LineSource {
+ public:
+  FileLineSource(InputFile& file, const std::string& name) : LineSource(name), file_(file) {}
+
+ protected:
+  std::size_t read_block(char* out, std::size_t capacity) override;
+
+ private:
+  InputFile& file_;
+};
+
 class GzLineSource final : public LineSource {
  public:
-  explicit GzLineSource(const std::string& path);
+  GzLineSource(InputFile& file, const std::string& path);
   ~GzLineSource() override {
     if (initialised_) inflateEnd(&stream_);
   }
@@ -74,16 +116,14 @@ class GzLineSource final : public LineSource {
 
  private:
   void fill_input();
+  /// Compressed bytes from the file into `out`; throws on a read error.
+  std::size_t read_file(char* out, std::size_t capacity);
   /// The next input bytes start a gzip member (1f 8b); needs two bytes, refilling if needed.
   bool at_gzip_magic();
   /// After the last member: zero bytes are tolerated with a warning, anything else refused.
   void check_trailing_bytes();
 
-  struct FileCloser {
-    void operator()(std::FILE* file) const noexcept { std::fclose(file); }
-  };
-
-  std::unique_ptr<std::FILE, FileCloser> file_;
+  InputFile& file_;
   std::vector<char> input_;
   z_stream stream_{};
   bool initialised_ = false;

@@ -1,9 +1,6 @@
 #include "dcs/io/pqr.hpp"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <string_view>
 #include <system_error>
@@ -12,14 +9,12 @@
 #include "atom_parsers.hpp"
 #include "atom_text.hpp"
 #include "dcs/error.hpp"
-#include "dcs/io/checksum.hpp"
 #include "dcs/log.hpp"
 #include "line_source.hpp"
 
 namespace dcs::io {
 namespace {
 
-using detail::GzLineSource;
 using detail::LineSource;
 using detail::ModelRead;
 using detail::StreamLineSource;
@@ -49,19 +44,26 @@ std::vector<System> parse_lines(Format format, LineSource& source, const std::st
   return {detail::parse_xyzq_lines(source, name)};
 }
 
-/// Reads every model (or the first) of an atom file: the shared body of read_atoms and
-/// read_models.
-std::vector<System> read_file(const std::string& path, const ModelRead& how) {
-  const std::optional<FileKind> kind = file_kind(path);
-  if (!kind) {
-    std::string supported;
-    for (std::string_view extension : kAtomFileExtensions) {
-      supported += supported.empty() ? "" : ", ";
-      supported += extension;
-    }
-    throw InputError(path, 0, "unknown atom file type; the name must end in one of " + supported);
+std::string supported_extensions() {
+  std::string supported;
+  for (std::string_view extension : kAtomFileExtensions) {
+    supported += supported.empty() ? "" : ", ";
+    supported += extension;
   }
+  return supported;
+}
 
+/// A structure file without charges (PDB, mmCIF), by its name; newcomers try these first.
+bool is_structure_file(const std::string& path) {
+  std::string name = detail::upper(std::filesystem::path(path).filename().string());
+  if (name.ends_with(".GZ")) name.resize(name.size() - 3);
+  for (std::string_view suffix : {".PDB", ".ENT", ".CIF", ".MMCIF"})
+    if (name.size() > suffix.size() && name.ends_with(suffix)) return true;
+  return false;
+}
+
+/// The file exists and is not a directory.
+void check_exists(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
@@ -72,14 +74,37 @@ std::vector<System> read_file(const std::string& path, const ModelRead& how) {
                          : "no such file");
   }
   if (fs::is_directory(status)) throw InputError(path, 0, "is a directory, not an atom file");
-  const std::uintmax_t size = fs::file_size(path, error);
-  if (!error && size == 0) throw InputError(path, 0, "empty file");
+}
 
+FileKind checked_kind(const std::string& path) {
+  const std::optional<FileKind> kind = file_kind(path);
+  if (kind) return *kind;
+  if (is_structure_file(path))
+    throw InputError(path, 0,
+                     "a PDB or mmCIF structure file has no atomic charges and radii, which dcs "
+                     "needs: make a PQR file first, e.g. pdb2pqr --ff=AMBER in.pdb out.pqr (dcs "
+                     "reads " + supported_extensions() + ")");
+  throw InputError(path, 0,
+                   "unknown atom file type; the name must end in one of " + supported_extensions());
+}
+
+/// Reads every model (or the first) of an atom file: the shared body of read_atoms and
+/// read_models. The file is opened and read once; its SHA-256 comes from the same pass.
+std::vector<System> read_file(const std::string& path, const ModelRead& how,
+                              const ReadOptions& options) {
+  check_exists(path);
+  const FileKind kind = checked_kind(path);
+  std::error_code error;
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (!error && size == 0) throw InputError(path, 0, "empty file");
+  detail::InputFile file(path);
   std::vector<System> models;
-  if (kind->gzip) {
-    GzLineSource source(path);
+  if (kind.gzip) {
+    detail::GzLineSource source(file, path);
     try {
-      models = parse_lines(kind->format, source, path, how);
+      models = parse_lines(kind.format, source, path, how);
+    } catch (const detail::LineTooLong&) {
+      throw;  // endless input: reading on would not end either
     } catch (const InputError& parse_error) {
       // Corrupt deflate data can decode to plausible bytes that only the CRC at the end
       // exposes; a parse error in them is a symptom, the corruption the cause.
@@ -87,17 +112,14 @@ std::vector<System> read_file(const std::string& path, const ModelRead& how) {
       throw;
     }
   } else {
-    errno = 0;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      throw InputError(path, 0,
-                       std::string("cannot open: ") +
-                           (errno != 0 ? std::strerror(errno) : "unknown error"));
-    }
-    StreamLineSource source(in, path);
-    models = parse_lines(kind->format, source, path, how);
+    detail::FileLineSource source(file, path);
+    models = parse_lines(kind.format, source, path, how);
   }
-  const std::string sha256 = sha256_file(path);
+  if (kind.format == Format::kPqr && !options.charges_as_given) {
+    if (const std::string reason = detail::pdb_like(models.front()); !reason.empty())
+      throw InputError(path, 0, reason);
+  }
+  const std::string sha256 = file.finish_sha256();
   for (System& model : models) model.source_sha256 = sha256;
   return models;
 }
@@ -121,15 +143,16 @@ System parse_xyzq(std::istream& in, const std::string& name) {
   return detail::parse_xyzq_lines(source, name);
 }
 
-System read_atoms(const std::string& path) {
-  System system = std::move(read_file(path, ModelRead{}).front());
+System read_atoms(const std::string& path, const ReadOptions& options) {
+  System system = std::move(read_file(path, ModelRead{}, options).front());
   log().debug("read {} atoms ({}) from {}", system.size(), system.source_format, path);
   return system;
 }
 
-std::vector<System> read_models(const std::string& path, ModelCheck check) {
-  std::vector<System> models =
-      read_file(path, ModelRead{.all = true, .same_atoms = check == ModelCheck::kSameAtoms});
+std::vector<System> read_models(const std::string& path, ModelCheck check,
+                                const ReadOptions& options) {
+  std::vector<System> models = read_file(
+      path, ModelRead{.all = true, .same_atoms = check == ModelCheck::kSameAtoms}, options);
   log().debug("read {} model(s) of {} atoms ({}) from {}", models.size(),
               models.front().size(), models.front().source_format, path);
   return models;

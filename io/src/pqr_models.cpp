@@ -49,6 +49,11 @@ std::optional<long long> model_number(std::string_view rest, const std::string& 
   return number;
 }
 
+// Unknown record types named one by one in the warnings; the rest are counted together. A
+// name is kept as long as quote() shows it (40 characters, and one more for its "...").
+constexpr std::size_t kMaxUnknownTypes = 32;
+constexpr std::size_t kMaxShownName = 41;
+
 /// The end of the word (up to the next blank) that starts at `begin`.
 std::size_t word_end(std::string_view text, std::size_t begin) {
   std::size_t end = begin;
@@ -239,12 +244,21 @@ class PqrFileParser {
                        "unknown record name " + quote(text.substr(begin, end - begin)) +
                            " on a line with the fields of an atom record (" + kPqrFields +
                            "); a damaged ATOM or HETATM?");
-    ++unknown_records_[upper(text.substr(begin, end - begin))];
+    // Bounded: a file of endless distinct names must not grow the table with it.
+    std::string word = upper(text.substr(begin, std::min(end - begin, kMaxShownName)));
+    if (unknown_records_.size() < kMaxUnknownTypes || unknown_records_.contains(word)) {
+      ++unknown_records_[std::move(word)];
+    } else {
+      ++other_unknown_records_;
+    }
   }
 
   std::vector<System> finish() {
     for (const auto& [word, count] : unknown_records_)
       log().warn("{}: ignored {} record(s) of unknown type {}", name_, count, quote(word));
+    if (other_unknown_records_ > 0)
+      log().warn("{}: ignored {} record(s) of further unknown types", name_,
+                 other_unknown_records_);
     if (!any_content_) throw InputError(name_, 0, "empty file");
     if (in_model_)
       throw InputError(name_, model_line_,
@@ -272,7 +286,8 @@ class PqrFileParser {
   PqrLineParser parser_;
   std::vector<System> models_;
   bool any_content_ = false;
-  std::map<std::string, std::uint64_t> unknown_records_;
+  std::map<std::string, std::uint64_t> unknown_records_;  // at most kMaxUnknownTypes
+  std::uint64_t other_unknown_records_ = 0;
   // The first model only (how.all false): later models are checked but not kept.
   bool first_model_closed_ = false;
   std::uint64_t ignored_records_ = 0;

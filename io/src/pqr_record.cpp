@@ -67,9 +67,17 @@ Atom PqrLineParser::parse(std::string_view line, std::size_t record_begin,
     }
   }
   if (!tail_done) fail_too_few(record);
-  if (values[4] < 0.0) fail("negative radius " + format_value(values[4]));
-  if (const std::string reason = out_of_range(values.data(), values.size()); !reason.empty())
-    fail(reason);
+  const std::string range = out_of_range(values.data(), values.size());
+  if (values[4] < 0.0 || !range.empty()) {
+    // With a column missing, the tail takes the serial or residue number as x and the charge
+    // as the radius: say what is missing, not what the shifted values look like.
+    Atom probe;
+    if (count_fields() < kMinPqrFields &&
+        !parse_columns(line, record_begin, record_end, id_end, probe))
+      fail_too_few(record);
+    if (values[4] < 0.0) fail("negative radius " + format_value(values[4]));
+    fail(range);
+  }
   atom.position = {values[0], values[1], values[2]};
   atom.charge = values[3];
   atom.radius = values[4];

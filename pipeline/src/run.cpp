@@ -461,7 +461,8 @@ std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache) {
     }
     std::vector<System> models;
     try {
-      models = io::read_models(input);
+      models = io::read_models(input, io::ModelCheck::kStructure,
+                               io::ReadOptions{.charges_as_given = config.charges_as_given});
     } catch (const InputError&) {
       jobs.emplace_back(input);  // run_one reads it again and reports the error in its place
       continue;
@@ -500,15 +501,18 @@ void read_input(const RunConfig& config, const std::string& input, Prepared& job
   job.model = model;
   const auto read_start = SteadyClock::now();
   std::optional<GridSpec> common_grid;
+  const io::ReadOptions read_options{.charges_as_given = config.charges_as_given};
   if (config.models == "average") {
-    const std::vector<System> models = io::read_models(input, io::ModelCheck::kSameAtoms);
+    const std::vector<System> models =
+        io::read_models(input, io::ModelCheck::kSameAtoms, read_options);
     for (const System& m : models) job.averaged.push_back(m.model);
     job.system = io::average_models(models);
   } else if (config.models == "each") {
     ModelCache local;
     ModelCache& file = cache != nullptr ? *cache : local;
     if (file.input != input || file.models.empty())
-      file = ModelCache{input, io::read_models(input), std::nullopt};
+      file = ModelCache{input, io::read_models(input, io::ModelCheck::kStructure, read_options),
+                        std::nullopt};
     if (model < 0)
       throw UsageError(fmt::format("internal error: --models each: the models of {} were not "
                                    "listed as jobs", input));
@@ -522,7 +526,7 @@ void read_input(const RunConfig& config, const std::string& input, Prepared& job
       common_grid = file.common_grid;
     }
   } else {
-    job.system = io::read_atoms(input);
+    job.system = io::read_atoms(input, read_options);
   }
   job.read_seconds = seconds_since(read_start);
   const std::string which = config.models == "average"

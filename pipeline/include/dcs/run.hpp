@@ -35,6 +35,8 @@ struct RunConfig {
   /// maps compare point by point (true); false: each model on a grid placed around its own atoms.
   /// A fully given grid (--origin, --spacing and --grid) is the same either way.
   bool common_model_grid = true;
+  /// Read a .pqr file whose charges look like PDB occupancies anyway (io::ReadOptions).
+  bool charges_as_given = false;
   std::string output;               ///< HDF5 path for a single input; empty: <stem>.h5
   std::string output_dir;           ///< where default-named outputs go; empty: current directory
   bool write_hdf5 = true;

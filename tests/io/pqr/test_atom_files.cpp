@@ -190,12 +190,33 @@ TEST(ReadAtoms, UnreadableFile) {
   expect_input_error([&] { (void)dcs::io::read_atoms(path); }, path, 0, {"cannot open"});
 }
 
-TEST(ReadAtoms, UnknownExtensionListsTheSupportedOnes) {
-  for (const std::string name : {"mol.pdb", "mol.txt", "mol", "mol.gz", "mol.pqr.bz2", ".pqr"}) {
+// Each name, as an existing file holding one atom, is refused at line 0 for `parts`.
+void expect_name_refused(std::initializer_list<std::string> names,
+                         std::initializer_list<std::string> parts) {
+  ScratchDir dir;
+  for (const std::string& name : names) {
     SCOPED_TRACE(name);
-    // The extension is checked before the file is looked for.
-    expect_input_error([&] { (void)dcs::io::read_atoms(name); }, name, 0,
-                       {"unknown atom file type", ".pqr, .pqr.gz, .xyzq, .xyzq.gz"});
+    const std::string path = dir.file(name);
+    write_bytes(path, "ATOM 1 N ALA 1 1 2 3 1.00 20.00\n");
+    expect_input_error([&] { (void)dcs::io::read_atoms(path); }, path, 0, parts);
+  }
+}
+
+TEST(ReadAtoms, UnknownExtensionListsTheSupportedOnes) {
+  expect_name_refused({"mol.txt", "mol", "mol.gz", "mol.pqr.bz2", ".pqr"},
+                      {"unknown atom file type", ".pqr, .pqr.gz, .xyzq, .xyzq.gz"});
+}
+
+TEST(ReadAtoms, AStructureFileIsToldToGoThroughPdb2pqr) {
+  expect_name_refused({"mol.pdb", "1ABC.ENT", "mol.cif", "mol.mmcif", "pdb1abc.ent.gz"},
+                      {"no atomic charges and radii", "pdb2pqr --ff=AMBER in.pdb out.pqr",
+                       ".pqr, .pqr.gz, .xyzq, .xyzq.gz"});
+}
+
+TEST(ReadAtoms, AMissingFileIsReportedBeforeItsExtension) {
+  for (const std::string name : {"no-such-dir/mol.pdb", "no-such-dir/mol.txt", "no-such.pqr"}) {
+    SCOPED_TRACE(name);
+    expect_input_error([&] { (void)dcs::io::read_atoms(name); }, name, 0, {"no such file"});
   }
 }
 

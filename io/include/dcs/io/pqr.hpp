@@ -13,17 +13,25 @@
 //   gzip: concatenated members; trailing zero bytes only warn.
 //
 // Refused, with dcs::InputError("<file>:<line>: <reason>", line 0 for the whole file)
+//   A line longer than kMaxLineBytes (endless or binary input fails fast, in bounded memory).
 //   A malformed ATOM/HETATM line (never skipped): a field that is not a number, NaN/inf, too few
-//   or too many fields, a negative radius, a value beyond dcs/limits.hpp (|x|,|y|,|z| <= 1e6 Å,
+//   (a missing column) or too many fields, a negative radius, a value beyond dcs/limits.hpp (|x|,|y|,|z| <= 1e6 Å,
 //   |q| <= 1e6 e, radius <= 1e6 Å); a line that is not a PDB record; an atom-like line with an
 //   unknown record name; an empty file or one without atoms; a missing or unreadable file, an
-//   unknown extension; corrupt, truncated or trailing-garbage gzip data.
+//   unknown extension (a PDB or mmCIF file is told to go through pdb2pqr first); corrupt,
+//   truncated or trailing-garbage gzip data. A PDB file named .pqr, recognised by occupancies
+//   read as charges and B-factors as radii (see pdb_check.cpp), unless
+//   ReadOptions::charges_as_given.
+//
+// Files are opened once and read once (a FIFO works); the SHA-256 is of the bytes read.
 //
 // Interruption: the readers poll dcs::interrupt_requested() (dcs/interrupt.hpp) every 128 KiB
-// block and throw dcs::InterruptedError when it is set.
+// block, and after an open or read cut short by a signal (EINTR: a FIFO without writer), and
+// throw dcs::InterruptedError when it is set.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <istream>
 #include <string>
 #include <string_view>
@@ -37,13 +45,24 @@ namespace dcs::io {
 inline constexpr std::array<std::string_view, 4> kAtomFileExtensions = {".pqr", ".pqr.gz",
                                                                        ".xyzq", ".xyzq.gz"};
 
+/// The longest line the readers accept, in bytes without the line ending (a PQR line has about
+/// 80 characters; the bound is generous for free-format writers).
+inline constexpr std::size_t kMaxLineBytes = std::size_t{64} * 1024;
+
+/// What read_atoms() and read_models() accept beyond the format.
+struct ReadOptions {
+  /// Take the charges as given, even when they look like a PDB file's occupancies
+  /// (--charges-as-given).
+  bool charges_as_given = false;
+};
+
 /// Reads a molecule from `path`, choosing the format from the file name (kAtomFileExtensions;
 /// ".gz" files are decompressed while streaming). A PQR file with several models gives its first
 /// model and one warning that names what was ignored. Fills System::source_path (as given),
 /// source_format ("pqr" or "xyzq") and source_sha256 (of the bytes as stored, see checksum.hpp).
-/// Throws InputError (line 0) for an unknown extension, a missing, unreadable or empty file and
-/// corrupt gzip data, and the format's errors listed above.
-System read_atoms(const std::string& path);
+/// Throws InputError (line 0) for a missing file, an unknown extension, an unreadable or empty
+/// file and corrupt gzip data, and the format's errors listed above.
+System read_atoms(const std::string& path, const ReadOptions& options = {});
 
 /// Parses PQR text from a stream; `name` is used in error messages and as source_path.
 /// source_sha256 stays empty.
@@ -62,7 +81,8 @@ enum class ModelCheck {
 /// Throws as read_atoms() does, and InputError for a broken MODEL/ENDMDL structure (see
 /// pqr_models.cpp) and, with kSameAtoms, the first atom that differs from the first model's.
 std::vector<System> read_models(const std::string& path,
-                                ModelCheck check = ModelCheck::kStructure);
+                                ModelCheck check = ModelCheck::kStructure,
+                                const ReadOptions& options = {});
 
 /// parse_pqr()'s counterpart of read_models().
 std::vector<System> parse_pqr_models(std::istream& in, const std::string& name,
