@@ -14,6 +14,7 @@
 namespace {
 
 using dcs::test::data_file;
+using dcs::test::expect_ids;
 using dcs::test::expect_input_error;
 using dcs::test::read_bytes;
 using dcs::test::ScratchDir;
@@ -87,11 +88,7 @@ TEST(ReadAtoms, FixedColumnsFileWithEveryFusedField) {
     SCOPED_TRACE("atom " + std::to_string(i));
     const dcs::Atom& atom = system.atoms[i];
     const Expected& e = expected[i];
-    EXPECT_EQ(atom.serial, e.serial);
-    EXPECT_EQ(atom.name, e.name);
-    EXPECT_EQ(atom.res_name, e.res_name);
-    EXPECT_EQ(atom.chain, e.chain);
-    EXPECT_EQ(atom.res_seq, e.res_seq);
+    expect_ids(atom, e.serial, e.name, e.res_name, e.chain, e.res_seq);
     EXPECT_EQ(atom.hetatm, e.hetatm);
     EXPECT_DOUBLE_EQ(atom.position[0], e.x);
     EXPECT_DOUBLE_EQ(atom.position[1], e.y);
