@@ -22,7 +22,7 @@ struct FileCloser {
 // Through OpenSSL's EVP interface: the low-level SHA256_* calls are deprecated in OpenSSL 3.
 struct Sha256::Context {
   struct Deleter {
-    void operator()(EVP_MD_CTX* ctx) const noexcept { EVP_MD_CTX_free(ctx); }
+    void operator()(EVP_MD_CTX* md) const noexcept { EVP_MD_CTX_free(md); }
   };
   std::unique_ptr<EVP_MD_CTX, Deleter> ctx{EVP_MD_CTX_new()};
 };

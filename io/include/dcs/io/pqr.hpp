@@ -7,20 +7,21 @@
 //   PQR: ATOM/HETATM records "serial name resName [chainID] resSeq x y z charge radius",
 //   whitespace-delimited or in pdb2pqr's fixed columns (fused fields, long serial numbers,
 //   insertion codes, CRLF/CR line endings, lower-case names: see pqr_record.cpp); the other PDB
-//   records are skipped, unknown record types are counted in one warning each. Models: MODEL ...
-//   ENDMDL (read_atoms: the first model; read_models: every model, structure checked).
+//   records are skipped, unknown record types are counted in one warning each (32 types named,
+//   the rest counted together). Models: MODEL ... ENDMDL (read_atoms: the first model;
+//   read_models: every model, structure checked).
 //   xyzq: "x y z q" per line, '#' comments, blank lines; radius 0, serial = atom index.
 //   gzip: concatenated members; trailing zero bytes only warn.
 //
 // Refused, with dcs::InputError("<file>:<line>: <reason>", line 0 for the whole file)
 //   A line longer than kMaxLineBytes (endless or binary input fails fast, in bounded memory).
 //   A malformed ATOM/HETATM line (never skipped): a field that is not a number, NaN/inf, too few
-//   (a missing column) or too many fields, a negative radius, a value beyond dcs/limits.hpp (|x|,|y|,|z| <= 1e6 Å,
-//   |q| <= 1e6 e, radius <= 1e6 Å); a line that is not a PDB record; an atom-like line with an
-//   unknown record name; an empty file or one without atoms; a missing or unreadable file, an
-//   unknown extension (a PDB or mmCIF file is told to go through pdb2pqr first); corrupt,
-//   truncated or trailing-garbage gzip data. A PDB file named .pqr, recognised by occupancies
-//   read as charges and B-factors as radii (see pdb_check.cpp), unless
+//   (a missing column) or too many fields, a negative radius, a value beyond dcs/limits.hpp
+//   (|x|,|y|,|z| <= 1e6 Å, |q| <= 1e6 e, radius <= 1e6 Å); a line that is not a PDB record; an
+//   atom-like line with an unknown record name; an empty file or one without atoms; a missing or
+//   unreadable file, an unknown extension (a PDB or mmCIF file is told to go through pdb2pqr
+//   first); corrupt, truncated or trailing-garbage gzip data. A PDB file named .pqr, recognised
+//   by occupancies read as charges and B-factors as radii (see pdb_check.cpp), unless
 //   ReadOptions::charges_as_given.
 //
 // Files are opened once and read once (a FIFO works); the SHA-256 is of the bytes read.
