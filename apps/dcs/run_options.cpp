@@ -36,6 +36,9 @@ void add_io_options(CLI::App& app, RunOptions& o) {
                  "Multi-model PQR (NMR ensembles, MD snapshots): first | each (one map per "
                  "model, <stem>.model<N>.h5) | average (the mean potential, in one pass)")
       ->capture_default_str()->check(CLI::IsMember({"first", "each", "average"}))->group(g_io);
+  app.add_flag("--charges-as-given", config.charges_as_given,
+               "Take a .pqr file's charges as given even when they look like a PDB file's "
+               "occupancies (all 0..1, mostly 1)")->group(g_io);
   app.add_flag("--force,-f", config.force, "Overwrite existing output files")->group(g_io);
   app.add_flag("--keep-going", config.keep_going, "Batch: continue after a bad input file")->group(g_io);
   app.add_flag("--resume", config.resume,

@@ -70,6 +70,13 @@ std::vector<std::string> shard_inputs(const std::vector<std::string>& inputs, co
 }  // namespace dcs
 
 namespace dcs::pipeline {
+namespace {
+
+io::ReadOptions read_options(const RunConfig& config) {
+  return io::ReadOptions{.charges_as_given = config.charges_as_given};
+}
+
+}  // namespace
 
 std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache) {
   std::vector<Job> jobs;
@@ -80,7 +87,7 @@ std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache) {
     }
     std::vector<System> models;
     try {
-      models = io::read_models(input);
+      models = io::read_models(input, io::ModelCheck::kStructure, read_options(config));
     } catch (const InputError&) {
       jobs.emplace_back(input);  // its run reads it again and reports the error in its place
       continue;
@@ -101,7 +108,8 @@ System read_model(const RunConfig& config, const Job& job, ModelCache* cache,
   ModelCache local;
   ModelCache& file = cache != nullptr ? *cache : local;
   if (file.input != job.input || file.models.empty())
-    file = ModelCache{job.input, io::read_models(job.input), std::nullopt};
+    file = ModelCache{job.input, io::read_models(job.input, io::ModelCheck::kStructure, read_options(config)),
+                      std::nullopt};
   if (job.model < 0)
     throw InternalError(fmt::format("--models each: the models of {} were not listed as jobs", job.input));
   const auto found = std::find_if(file.models.begin(), file.models.end(),
@@ -125,7 +133,8 @@ MapInput read_map_input(const RunConfig& config, const Job& job, ModelCache* cac
   std::optional<GridSpec> common_grid;
   switch (config.models) {
     case ModelsMode::kAverage: {
-      const std::vector<System> models = io::read_models(job.input, io::ModelCheck::kSameAtoms);
+      const std::vector<System> models =
+          io::read_models(job.input, io::ModelCheck::kSameAtoms, read_options(config));
       for (const System& m : models) map.averaged.push_back(m.model);
       map.system = io::average_models(models);
       break;
@@ -134,7 +143,7 @@ MapInput read_map_input(const RunConfig& config, const Job& job, ModelCache* cac
       map.system = read_model(config, job, cache, common_grid);
       break;
     case ModelsMode::kFirst:
-      map.system = io::read_atoms(job.input);
+      map.system = io::read_atoms(job.input, read_options(config));
       break;
   }
   map.read_seconds = seconds_since(read_start);

@@ -40,6 +40,7 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   auto vec = [](const Vec3& v) { return fmt::format("{:.17g} {:.17g} {:.17g}", v[0], v[1], v[2]); };
   add("--atoms", fmt::format("{}", fmt::join(config.inputs, " ")));
   add("--models", std::string(to_string(config.models)));
+  add("--charges-as-given", flag(config.charges_as_given));
   add("--model-grid", config.common_model_grid ? "common" : "own");
   add("--output", config.output);
   add("--output-dir", config.output_dir);

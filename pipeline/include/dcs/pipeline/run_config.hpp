@@ -47,6 +47,8 @@ struct Shard {
 struct RunConfig {
   std::vector<std::string> inputs;  ///< atom files (.pqr, .pqr.gz, .xyzq)
   ModelsMode models = ModelsMode::kFirst;
+  /// Read a .pqr file whose charges look like PDB occupancies anyway (io::ReadOptions).
+  bool charges_as_given = false;
   /// --models each: all models on one grid placed around every model's atoms (true), or each
   /// on its own grid. A fully given grid (--origin, --spacing and --grid) is the same either way.
   bool common_model_grid = true;
