@@ -341,6 +341,11 @@ def check_paths(args, out):
         raise UsageError(f"--probe must be >= 0 and --shell > 0 Å, got {args.probe}, {args.shell}")
     if not os.path.isfile(args.input):
         raise FileNotFoundError(f"{args.input}: no such file")
+    import h5py
+
+    if not h5py.is_hdf5(args.input):
+        raise InputError(f"{args.input} is not an HDF5 file: dcs preview draws the .h5 maps dcs "
+                         "writes (OpenDX and MRC maps open in PyMOL, VMD or ChimeraX)")
     if os.path.islink(out) or (os.path.lexists(out) and not os.path.isfile(out)):
         # As dcs itself (io/atomic_file.hpp): never through a link, never over a device.
         raise ValueError(f"cannot write {out}: it is a symbolic link or not a regular file; "
@@ -350,12 +355,9 @@ def check_paths(args, out):
 
 
 def open_map_file(path):
-    """h5py's File, or InputError with one sentence for a file that is not HDF5."""
+    """h5py's File, or InputError with one sentence for a damaged one."""
     import h5py
 
-    if not h5py.is_hdf5(path):
-        raise InputError(f"{path} is not an HDF5 file: dcs preview draws the .h5 maps dcs writes "
-                         "(OpenDX and MRC maps open in PyMOL, VMD or ChimeraX)")
     try:
         return h5py.File(path, "r")
     except OSError as error:
