@@ -144,8 +144,7 @@ void commit_outputs(const RunConfig& config, const MapJob& job, io::MapStore& st
     }
     for (auto& sink : sinks) {
       sink->commit();
-      if (dynamic_cast<io::ColourRangeSink*>(sink.get()) == nullptr &&  // these only watch
-          dynamic_cast<io::BoxFacesSink*>(sink.get()) == nullptr)
+      if (dynamic_cast<io::WatchingSink*>(sink.get()) == nullptr)  // it writes no file
         result.outputs.push_back(sink->name());
     }
     stop_if_interrupted();  // throws: ~CommitGroup removes what was renamed

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dcs/io/colour_range.hpp"
+#include "dcs/io/watching_sink.hpp"
 #include "dcs/map.hpp"
 #include "dcs/map_sink.hpp"
 #include "dcs/types.hpp"
@@ -51,22 +52,18 @@ const char* face_name(int face);
 /// near the molecule, over the planes z % stride == 0 and the last plane, stride as for the
 /// colour range (every plane of maps up to sample_values points). The result depends only on
 /// the grid, not on slab size, resumption or ranks: complete() reads the planes no slab brought.
-class BoxFacesSink final : public MapSink {
+class BoxFacesSink final : public WatchingSink {
  public:
   /// `box_lo`, `box_hi`: the bounding box of the atom centres; `net_charge` in e.
   BoxFacesSink(const Vec3& box_lo, const Vec3& box_hi, double net_charge,
                std::size_t sample_values = kColourRangeSampleValues)
       : box_lo_(box_lo), box_hi_(box_hi), net_charge_(net_charge), sample_values_(sample_values) {}
   std::string name() const override { return "(box faces)"; }
-  bool wants_done_slabs() const override { return false; }
   std::size_t memory_bytes() const override;
   void begin(const MapMetadata& meta) override;
   void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) override;
-  void finish(const MapMetadata&, MapReader& map) override { complete(map); }
-  void commit() override {}
-  void abort() noexcept override {}
   /// Reads the sampled planes no slab brought, one at a time. Idempotent.
-  void complete(MapReader& map);
+  void complete(MapReader& map) override;
   /// Max |V| on each face (0 x-, 1 x+, 2 y-, 3 y+, 4 z-, 5 z+) over the planes seen so far.
   const std::array<double, 6>& face_max_abs() const noexcept { return face_max_; }
   /// Compares the faces with the `percentile` of |V| near the molecule; too_close when a face
