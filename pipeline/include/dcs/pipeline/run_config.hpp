@@ -54,6 +54,10 @@ struct RunConfig {
   bool common_model_grid = true;
   std::string output;               ///< HDF5 path for a single input; empty: <stem>.h5
   std::string output_dir;           ///< where default-named outputs go; empty: current directory
+  /// The names of default-named outputs (before the extension): "{stem}" (the input's name less
+  /// its extensions) and "{parent}" (the name of its folder), e.g. "{parent}_{stem}"; empty:
+  /// "{stem}". Checked by check_name_template.
+  std::string name_template;
   bool write_hdf5 = true;
   bool write_dx = false;
   std::string dx_path;              ///< explicit DX path (single input); empty: <stem>.dx
@@ -96,6 +100,10 @@ void check_config(const RunConfig& config);
 /// out what each rank may choose for itself (--device, --threads, --cpu-workers,
 /// --memory-limit, --checkpoint-interval).
 std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig& config);
+
+/// Throws UsageError unless `text` is a --name-template: fields {stem} and {parent} only, at
+/// least one of them, and no '/'.
+void check_name_template(const std::string& text);
 
 /// "auto", "cpu", "cuda" or "cuda:N[,M...]".
 DeviceRequest parse_device(const std::string& text);
