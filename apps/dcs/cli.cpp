@@ -23,6 +23,7 @@
 #include "run_options.hpp"
 #include "signals.hpp"
 #include "summary.hpp"
+#include "task_record.hpp"
 
 #ifdef DCS_HAVE_MPI
 #include "dcs/io/parallel_store.hpp"
@@ -180,6 +181,8 @@ struct Subcommands {
   CLI::App* devices = nullptr;
   CLI::App* bench = nullptr;
   CLI::App* preview = nullptr;
+  CLI::App* batch_summary = nullptr;
+  std::string batch_summary_dir;
   BenchCommand bench_options;
   PreviewCommand preview_options;
 };
@@ -202,6 +205,9 @@ void add_subcommands(CLI::App& app, Subcommands& sub) {
   sub.bench->add_option("--results-dir", bench.results_dir, "Where the Markdown results go")->capture_default_str();
   sub.bench->add_option("--device-ordinal", bench.options.device, "CUDA device");
   sub.bench->add_option("--threads,-j", bench.options.threads, "CPU threads (0: all)");
+  sub.batch_summary = app.add_subcommand(
+      "batch-summary", "Add up the task records a job array's tasks (--shard) left in DIR");
+  sub.batch_summary->add_option("dir", sub.batch_summary_dir, "The tasks' --output-dir")->required();
   sub.preview = app.add_subcommand(
       "preview", "Render a map's three central slices to PNG (python3 + matplotlib)");
   PreviewCommand& preview = sub.preview_options;
@@ -217,6 +223,7 @@ std::optional<int> run_subcommand(Subcommands& sub, const std::string& command_l
   if (*sub.kernels) return list_kernels();
   if (*sub.devices) return list_devices();
   if (*sub.preview) return run_preview(sub.preview_options);
+  if (*sub.batch_summary) return summarise_task_records(sub.batch_summary_dir);
   if (*sub.bench) {
     sub.bench_options.command_line = command_line;
     sub.bench_options.options.threads = capped_threads(sub.bench_options.options.threads, "--threads");
@@ -232,12 +239,19 @@ int run_maps(const RunConfig& config, bool show_progress, bool quiet) {
   ConsoleProgress progress(isatty(STDERR_FILENO) != 0, 10.0);
   SummaryPrinter printer(show_progress ? &progress : nullptr, quiet);
   std::vector<RunResult> results;
+  // A task of a job array (--shard) leaves its record for `dcs batch-summary`.
+  auto record = [&](const std::vector<RunResult>& done, bool interrupted) {
+    if (config.shard && pipeline::mpi_info().rank == 0)
+      write_task_record(config.output_dir, resolve_shard(*config.shard), done, interrupted);
+  };
   try {
     results = run(config, &printer);
   } catch (const InterruptedError&) {
     if (!printer.results().empty()) print_interrupted_batch(printer.results());
+    record(printer.results(), true);
     throw;
   }
+  record(results, false);
   int exit_code = 0;
   for (const RunResult& result : results) {
     // Printed as it finished, except by MPI ranks (rank 0 prints them all at the end).
@@ -273,7 +287,8 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
   CLI::App app{"dcs: electrostatic potential maps by direct Coulomb summation.\n"
                "  dcs --atoms mol.pqr --grid 256          writes mol.h5 (kT/e at 298.15 K)\n"
                "  dcs --atoms mol.pqr --spacing 0.5 --dx mol.dx\n"
-               "  dcs kernels | dcs devices | dcs bench | dcs preview mol.h5 -o mol.png",
+               "  dcs kernels | dcs devices | dcs bench | dcs preview mol.h5 -o mol.png\n"
+               "  dcs batch-summary maps/                the tasks of a --shard job array",
                "dcs"};
   app.set_version_flag("--version", fmt::format("dcs {} (git {})", kVersion, kGitRevision));
   app.footer("Exit status: 0 success, 1 runtime failure (CUDA, I/O), 2 usage error, 3 bad input file,\n"

@@ -112,6 +112,8 @@ std::string to_string(const DeviceRequest& request);
 /// "I/N" (0 <= I < N) or "slurm".
 Shard parse_shard(const std::string& text);
 std::string to_string(const Shard& shard);
+/// The share itself: "slurm" read from SLURM_ARRAY_TASK_* (UsageError when they are not set).
+Shard resolve_shard(const Shard& shard);
 ModelsMode parse_models(const std::string& text);
 std::string_view to_string(ModelsMode mode);  ///< "first", "each", "average"
 MpiSchedule parse_mpi_schedule(const std::string& text);
