@@ -129,7 +129,7 @@ int summarise_task_records(const std::string& dir) {
     count = of;
     tasks[index] = read_task(entry.path(), index, of);
   }
-  if (error) throw UsageError(fmt::format("batch-summary {}: {}", dir, error.message()));
+  if (error) throw UsageError(fmt::format("no task records in {}: {}", dir, error.message()));
   if (tasks.empty())
     throw UsageError(fmt::format("no task records (dcs-task-<I>-of-<N>.tsv) in {}: they are "
                                  "written by dcs --shard into its --output-dir", dir));
