@@ -17,13 +17,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import cli_tests as base  # noqa: E402  (reads DCS and SOURCE from sys.argv)
 from cli_tests import GOOD, assert_in, run, write  # noqa: E402
 
-CASES = {}
 GRID = ["--grid", "9", "--device", "cpu"]
-
-
-def case(function):
-    CASES[function.__name__] = function
-    return function
+CASES = {}
+case = lambda function: CASES.setdefault(function.__name__, function)  # noqa: E731
 
 
 def outputs(directory):
@@ -109,8 +105,7 @@ def killed_batch_tells_what_it_completed(tmp):
     time.sleep(0.5)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=120)
-    if proc.returncode != 143:
-        raise AssertionError(f"exit {proc.returncode}, expected 143:\n{out}\n{err}")
+    assert proc.returncode == 143, f"exit {proc.returncode}, expected 143:\n{out}\n{err}"
     assert_in("batch: interrupted after 1 input: 1 written, 0 complete already, 0 failed", out)
     assert_in("interrupted at map 2 of 2, ", err)
     assert_in("the outputs of the 1 map(s) before it are complete", err)
