@@ -99,8 +99,6 @@ std::vector<std::string> option_names(const CLI::App& app) {
   return names;
 }
 
-/// A message a person understands for CLI11's parse error, or none to keep CLI11's own: a
-/// missing value, an unknown option (with the closest name), a file name without --atoms.
 /// An option that needs a value followed by another option or by nothing: CLI11 takes the
 /// option as the value ("--atoms --grid 9" reads a file "--grid"), or says it cannot convert it.
 /// (A file named like an option goes after "--".)
@@ -116,6 +114,9 @@ std::optional<std::string> missing_value(const CLI::App& app, const std::vector<
   return std::nullopt;
 }
 
+/// A message a person understands for CLI11's parse error, or none to keep CLI11's own: a
+/// missing value, a value of the wrong type, an unknown option or command (with the closest
+/// name), a file name without --atoms.
 std::optional<std::string> explain(const CLI::App& app, const CLI::ParseError& error,
                                    const std::vector<std::string>& args) {
   if (std::optional<std::string> message = missing_value(app, args)) return message;
@@ -248,7 +249,11 @@ int run_maps(const RunConfig& config, bool show_progress, bool quiet) {
     results = run(config, &printer);
   } catch (const InterruptedError&) {
     if (!printer.results().empty()) print_interrupted_batch(printer.results());
-    record(printer.results(), true);
+    try {
+      record(printer.results(), true);
+    } catch (const Error& error) {  // the interruption stays the run's status
+      log().error("{}", error.what());
+    }
     throw;
   }
   record(results, false);

@@ -108,6 +108,8 @@ void write_task_record(const std::string& dir, const Shard& shard,
     text += fmt::format("{}\t{}\t{}\t{}\t{:.3f}\t{}\n", status_of(r), escaped(r.input), r.model,
                         escaped(fmt::format("{}", fmt::join(r.outputs, ","))), r.total_seconds,
                         escaped(r.error));
+  std::error_code error;  // a task without inputs has not made the directory yet
+  if (!dir.empty()) std::filesystem::create_directories(dir, error);
   io::AtomicFile file(task_record_path(dir, shard), true);
   file.write(text.data(), text.size());
   file.commit();

@@ -211,11 +211,11 @@ def job_array_records_summarised(tmp):
     os.remove(os.path.join(tmp, "maps", "dcs-task-1-of-3.tsv"))
     proc = run(["batch-summary", "maps"], tmp, 1)
     assert_in("tasks that have not reported: 1", proc.stdout)
-    # A complete array: exit 0.
-    for task in range(2):
-        run(["--atoms", "a.pqr", "b.pqr"] + GRID + ["--shard", f"{task}/2", "--output-dir", "ok"], tmp, 0)
+    # A complete array, one task without inputs (it reports too, into a directory it makes): 0.
+    for task in (2, 0, 1):
+        run(["--atoms", "a.pqr", "b.pqr"] + GRID + ["--shard", f"{task}/3", "--output-dir", "ok"], tmp, 0)
     proc = run(["batch-summary", "ok"], tmp, 0)
-    assert_in("batch-summary: 2 of 2 tasks reported: 2 written", proc.stdout)
+    assert_in("batch-summary: 3 of 3 tasks reported: 2 written", proc.stdout)
 
 
 if __name__ == "__main__":
