@@ -293,7 +293,8 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
                "  dcs --atoms mol.pqr --grid 256          writes mol.h5 (kT/e at 298.15 K)\n"
                "  dcs --atoms mol.pqr --spacing 0.5 --dx mol.dx\n"
                "  dcs kernels | dcs devices | dcs bench | dcs preview mol.h5 -o mol.png\n"
-               "  dcs batch-summary maps/                the tasks of a --shard job array",
+               "  dcs batch-summary maps/                the tasks of a --shard job array\n"
+               "  dcs --grid 129 -- -odd.pqr             '--' ends the options: atom files follow",
                "dcs"};
   app.set_version_flag("--version", fmt::format("dcs {} (git {})", kVersion, kGitRevision));
   app.footer("Exit status: 0 success, 1 runtime failure (CUDA, I/O), 2 usage error, 3 bad input file,\n"
