@@ -26,9 +26,8 @@ void add_io_options(CLI::App& app, RunOptions& o) {
                  "# comments skipped), after those of --atoms")->group(g_io);
   app.add_option("--output,-o", config.output, "HDF5 output path (one input; default <stem>.h5)")->group(g_io);
   app.add_option("--output-dir", config.output_dir, "Directory for default-named outputs")->group(g_io);
-  app.add_option("--name-template", config.name_template,
-                 "Names of default-named outputs: {stem} (the input's name less its extensions) "
-                 "and {parent} (its folder's name), e.g. {parent}_{stem}; default {stem}")->group(g_io);
+  app.add_option("--name-template", config.name_template, "Default output names: {stem} (the input's "
+                 "name less its extensions), {parent} (its folder's name); e.g. {parent}_{stem}")->group(g_io);
   app.add_option("--dx", o.dx_arg, "Also write an APBS OpenDX map; optional path (default <stem>.dx; "
                                    "a .gz name compresses)")
       ->expected(0, 1)->group(g_io);
