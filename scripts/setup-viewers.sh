@@ -3,7 +3,8 @@
 #  - .venv-viewers/ (git-ignored): Debian's python3 with pinned PyPI packages: ChimeraX's map
 #    readers (the ChimeraX 0.1.71 wheel, installed without its ~50 GUI and notebook
 #    dependencies: the map readers need numpy and PyTables only), mrcfile, gemmi, VTK, h5py,
-#    xarray, h5netcdf and matplotlib;
+#    xarray, h5netcdf and matplotlib; pdb2pqr (PDB/mmCIF to PQR: the README's path from a PDB
+#    file and its test, cli.pdb_through_pdb2pqr);
 #  - Debian's python3-pymol (PyMOL 2.5) for the PyMOL check (it runs with /usr/bin/python3).
 # Idempotent: a venv whose pins match is kept. Usage: scripts/setup-viewers.sh
 set -euo pipefail
@@ -16,6 +17,7 @@ python=/usr/bin/python3
 pins=(
   numpy==1.26.4 tables==3.9.2 h5py==3.16.0 mrcfile==1.5.4 gemmi==0.7.5 vtk==9.7.2
   xarray==2026.9.0 pandas==3.0.6 h5netcdf==1.8.2 matplotlib==3.11.2
+  pdb2pqr==3.8.0 propka==3.5.1 mmcif-pdbx==2.1.0
 )
 chimerax=ChimeraX==0.1.71
 
@@ -39,7 +41,7 @@ rm -rf "$venv"
 import sys
 sys.path.insert(0, "tests/viewers")
 import chimerax_readers  # noqa: F401  (fails here, not in the tests, if the readers do not import)
-import h5py, mrcfile, gemmi, vtk, xarray, h5netcdf, matplotlib  # noqa: F401
+import h5py, mrcfile, gemmi, vtk, xarray, h5netcdf, matplotlib, pdb2pqr  # noqa: F401
 EOF
 echo "$want" > "$stamp"
 echo "setup-viewers: $venv ready" >&2

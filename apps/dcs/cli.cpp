@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -21,6 +23,7 @@
 #include "run_options.hpp"
 #include "signals.hpp"
 #include "summary.hpp"
+#include "task_record.hpp"
 
 #ifdef DCS_HAVE_MPI
 #include "dcs/io/parallel_store.hpp"
@@ -50,12 +53,137 @@ std::string shell_quote(const std::string& arg) {
   return quoted + "'";
 }
 
+/// Edits (insertions, deletions, substitutions) from `a` to `b`.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// The name among `names` closest to `given`, if it is close enough to be a typo of it.
+std::optional<std::string> closest(const std::string& given, const std::vector<std::string>& names) {
+  std::optional<std::string> best;
+  std::size_t best_distance = std::max<std::size_t>(2, given.size() / 4) + 1;
+  for (const std::string& name : names)
+    if (const std::size_t d = edit_distance(given, name); d < best_distance) {
+      best = name;
+      best_distance = d;
+    }
+  return best;
+}
+
+/// The option of `app` named `token` ("--grid", "-g"), if any.
+const CLI::Option* find_option(const CLI::App& app, const std::string& token) {
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames())
+      if (token == "--" + name) return option;
+    for (const std::string& name : option->get_snames())
+      if (token == "-" + name) return option;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> option_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : app.get_options())
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+  return names;
+}
+
+/// An option that needs a value followed by another option or by nothing: CLI11 takes the
+/// option as the value ("--atoms --grid 9" reads a file "--grid"), or says it cannot convert it.
+/// (A file named like an option goes after "--".)
+std::optional<std::string> missing_value(const CLI::App& app, const std::vector<std::string>& args) {
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const CLI::Option* option = find_option(app, args[i]);
+    if (option == nullptr || option->get_expected_min() < 1) continue;
+    if (i + 1 == args.size())
+      return fmt::format("{} needs a value (nothing followed it)", args[i]);
+    if (find_option(app, args[i + 1]) != nullptr)
+      return fmt::format("{} needs a value (got the option {})", args[i], args[i + 1]);
+  }
+  return std::nullopt;
+}
+
+/// A message a person understands for CLI11's parse error, or none to keep CLI11's own: a
+/// missing value, a value of the wrong type, an unknown option or command (with the closest
+/// name), a file name without --atoms.
+std::optional<std::string> explain(const CLI::App& app, const CLI::ParseError& error,
+                                   const std::vector<std::string>& args) {
+  if (std::optional<std::string> message = missing_value(app, args)) return message;
+  if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr) {
+    const std::string what = error.what(), prefix = "Could not convert: ";  // "<option> = <value>"
+    const std::size_t equals = what.find(" = ");
+    if (!what.starts_with(prefix) || equals == std::string::npos) return std::nullopt;
+    const std::string name = what.substr(prefix.size(), equals - prefix.size());
+    const CLI::Option* option = find_option(app, name);
+    const std::string type = option ? option->get_type_name() : std::string();
+    const char* kind = type.starts_with("INT") || type.starts_with("UINT") ? "a whole number"
+                       : type.starts_with("FLOAT")                       ? "a number"
+                                                                         : "another value";
+    return fmt::format("{} needs {}, got '{}'", name, kind, what.substr(equals + 3));
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr) return std::nullopt;
+  const std::vector<std::string> extras = app.remaining();  // the first of them as given
+  const auto first = std::find_first_of(args.begin(), args.end(), extras.begin(), extras.end());
+  if (first == args.end()) return std::nullopt;
+  const std::string& extra = *first;
+  if (extra.starts_with("-")) {
+    const std::string name = extra.substr(0, extra.find('='));
+    const std::optional<std::string> typo = closest(name, option_names(app));
+    return typo ? fmt::format("unknown option {}; did you mean {}?", name, *typo)
+                : fmt::format("unknown option {} (dcs --help lists them)", name);
+  }
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    commands.push_back(sub->get_name());
+  if (!args.empty() && args.front() == extra)
+    if (const std::optional<std::string> typo = closest(extra, commands))
+      return fmt::format("unknown command {}; did you mean dcs {}?", extra, *typo);
+  return fmt::format("{}: a file name needs --atoms before it (dcs --atoms {} ...)", extra, extra);
+}
+
+/// Exit status 2 after a usage message (not printed when only parsing).
+int usage_error(const std::string& message, bool quiet) {
+  if (!quiet) std::cerr << "dcs: " << message << "\nRun with --help for more information.\n";
+  return static_cast<int>(ExitCode::kUsageError);
+}
+
+/// The arguments of a map run split at its first "--": what follows are atom files, whatever
+/// their names begin with ("dcs --grid 9 -- -dash.pqr"; an --atoms just before the "--" is
+/// dropped). A subcommand's arguments are left whole.
+std::vector<std::string> split_atom_files(std::vector<std::string>& args, const CLI::App& app) {
+  std::vector<std::string> files;
+  if (!args.empty() && !app.get_subcommands([&](const CLI::App* sub) {
+                              return sub->get_name() == args.front();
+                            }).empty())
+    return files;
+  const auto dash = std::find(args.begin(), args.end(), "--");
+  if (dash == args.end()) return files;
+  files.assign(dash + 1, args.end());
+  auto end = dash;
+  if (end != args.begin() && (*(end - 1) == "--atoms" || *(end - 1) == "-a")) --end;
+  args.erase(end, args.end());
+  return files;
+}
+
 /// The subcommands besides the map run.
 struct Subcommands {
   CLI::App* kernels = nullptr;
   CLI::App* devices = nullptr;
   CLI::App* bench = nullptr;
   CLI::App* preview = nullptr;
+  CLI::App* batch_summary = nullptr;
+  std::string batch_summary_dir;
   BenchCommand bench_options;
   PreviewCommand preview_options;
 };
@@ -78,6 +206,9 @@ void add_subcommands(CLI::App& app, Subcommands& sub) {
   sub.bench->add_option("--results-dir", bench.results_dir, "Where the Markdown results go")->capture_default_str();
   sub.bench->add_option("--device-ordinal", bench.options.device, "CUDA device");
   sub.bench->add_option("--threads,-j", bench.options.threads, "CPU threads (0: all)");
+  sub.batch_summary = app.add_subcommand(
+      "batch-summary", "Add up the task records a job array's tasks (--shard) left in DIR");
+  sub.batch_summary->add_option("dir", sub.batch_summary_dir, "The tasks' --output-dir")->required();
   sub.preview = app.add_subcommand(
       "preview", "Render slices of a map to PNG, coloured by |V| just outside the molecule "
                  "(python3 + matplotlib)");
@@ -104,6 +235,7 @@ std::optional<int> run_subcommand(Subcommands& sub, const std::string& command_l
   if (*sub.kernels) return list_kernels();
   if (*sub.devices) return list_devices();
   if (*sub.preview) return run_preview(sub.preview_options);
+  if (*sub.batch_summary) return summarise_task_records(sub.batch_summary_dir);
   if (*sub.bench) {
     sub.bench_options.command_line = command_line;
     sub.bench_options.options.threads = capped_threads(sub.bench_options.options.threads, "--threads");
@@ -112,17 +244,38 @@ std::optional<int> run_subcommand(Subcommands& sub, const std::string& command_l
   return std::nullopt;
 }
 
-/// A map run (or a batch): the results printed, the exit status of the first failure.
+/// A map run (or a batch): each map's summary printed as it finishes, the exit status of the
+/// first failure. An interrupted batch says what it completed before the error is reported.
 int run_maps(const RunConfig& config, bool show_progress, bool quiet) {
   install_signal_handlers();
   ConsoleProgress progress(isatty(STDERR_FILENO) != 0, 10.0);
-  const std::vector<RunResult> results = run(config, show_progress ? &progress : nullptr);
+  SummaryPrinter printer(show_progress ? &progress : nullptr, quiet);
+  std::vector<RunResult> results;
+  // A task of a job array (--shard) leaves its record for `dcs batch-summary`.
+  auto record = [&](const std::vector<RunResult>& done, bool interrupted) {
+    if (config.shard && pipeline::mpi_info().rank == 0)
+      write_task_record(config.output_dir, resolve_shard(*config.shard), done, interrupted);
+  };
+  try {
+    results = run(config, &printer);
+  } catch (const InterruptedError&) {
+    if (!printer.results().empty()) print_interrupted_batch(printer.results());
+    try {
+      record(printer.results(), true);
+    } catch (const Error& error) {  // the interruption stays the run's status
+      log().error("{}", error.what());
+    }
+    throw;
+  }
+  record(results, false);
   int exit_code = 0;
   for (const RunResult& result : results) {
-    if (!quiet || !result.error.empty()) print_summary(result);  // -q: failures only
+    // Printed as it finished, except by MPI ranks (rank 0 prints them all at the end).
+    if (printer.results().empty() && (!quiet || !result.error.empty()))
+      print_guarded([&] { print_summary(result); });  // -q: failures only
     if (result.exit_code != 0 && exit_code == 0) exit_code = result.exit_code;
   }
-  if (results.size() > 1) print_batch_summary(results, config.keep_going);
+  if (results.size() > 1) print_guarded([&] { print_batch_summary(results, config.keep_going); });
   return exit_status(exit_code);
 }
 
@@ -150,7 +303,9 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
   CLI::App app{"dcs: electrostatic potential maps by direct Coulomb summation.\n"
                "  dcs --atoms mol.pqr --grid 256          writes mol.h5 (kT/e at 298.15 K)\n"
                "  dcs --atoms mol.pqr --spacing 0.5 --dx mol.dx\n"
-               "  dcs kernels | dcs devices | dcs bench | dcs preview mol.h5 -o mol.png",
+               "  dcs kernels | dcs devices | dcs bench | dcs preview mol.h5 -o mol.png\n"
+               "  dcs batch-summary maps/                the tasks of a --shard job array\n"
+               "  dcs --grid 129 -- -odd.pqr             '--' ends the options: atom files follow",
                "dcs"};
   app.set_version_flag("--version", fmt::format("dcs {} (git {})", kVersion, kGitRevision));
   app.footer("Exit status: 0 success, 1 runtime failure (CUDA, I/O), 2 usage error, 3 bad input file,\n"
@@ -167,13 +322,22 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
   add_subcommands(app, sub);
   app.require_subcommand(0, 1);
 
+  std::vector<std::string> args(argv + 1, argv + argc);
+  const std::vector<std::string> after_dashes = split_atom_files(args, app);
   try {
-    app.parse(argc, argv);
+    std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 takes them reversed
+    app.parse(reversed);
   } catch (const CLI::ParseError& error) {
     std::ostringstream unprinted;  // parse_only: formatted (--help too) but not printed
+    const std::optional<std::string> message = explain(app, error, args);
+    if (message && error.get_exit_code() != 0) return usage_error(*message, parse_only != nullptr);
     const int code = parse_only ? app.exit(error, unprinted, unprinted) : app.exit(error);
     return code == 0 ? 0 : static_cast<int>(ExitCode::kUsageError);
   }
+  const std::optional<std::string> no_value = missing_value(app, args);
+  if (no_value && app.get_subcommands().empty()) return usage_error(*no_value, parse_only != nullptr);
+  std::vector<std::string>& inputs = options.config.inputs;
+  inputs.insert(inputs.end(), after_dashes.begin(), after_dashes.end());
   // MPI (the MPI build under mpirun/srun) starts before anything logs, for a map run only.
   struct MpiGuard {
     ~MpiGuard() { pipeline::mpi_stop(); }
@@ -191,13 +355,14 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
   try {
     if (parse_only && !app.get_subcommands().empty()) return 0;
     if (const std::optional<int> status = run_subcommand(sub, quoted_command_line(argc, argv))) return *status;
-    if (options.config.inputs.empty() && !pipeline::mpi_info().active) {
+    const bool no_inputs = options.config.inputs.empty() && options.atoms_from.empty();
+    if (no_inputs && !pipeline::mpi_info().active) {
       std::cerr << "dcs: --atoms is required (see dcs --help)\n";
       return static_cast<int>(ExitCode::kUsageError);
     }
     RunConfig config;
     pipeline::on_every_rank([&] {
-      if (options.config.inputs.empty()) throw UsageError("--atoms is required (see dcs --help)");
+      if (no_inputs) throw UsageError("--atoms is required (see dcs --help)");
       config = make_run_config(app, options, quoted_command_line(argc, argv));
     });
     if (parse_only) {

@@ -2,6 +2,8 @@
 #include "run_options.hpp"
 
 #include <algorithm>
+#include <fstream>
+#include <iostream>
 
 #include <fmt/format.h>
 
@@ -19,8 +21,13 @@ void add_io_options(CLI::App& app, RunOptions& o) {
   RunConfig& config = o.config;
   app.add_option("--atoms,-a", config.inputs, "Atom files: .pqr, .pqr.gz, .xyzq (x y z q per line)")
       ->group(g_io);
+  app.add_option("--atoms-from", o.atoms_from,
+                 "A file listing atom files, one a line (\"-\": standard input; blank lines and "
+                 "# comments skipped), after those of --atoms")->group(g_io);
   app.add_option("--output,-o", config.output, "HDF5 output path (one input; default <stem>.h5)")->group(g_io);
   app.add_option("--output-dir", config.output_dir, "Directory for default-named outputs")->group(g_io);
+  app.add_option("--name-template", config.name_template, "Default output names: {stem} (the input's "
+                 "name less its extensions), {parent} (its folder's name); e.g. {parent}_{stem}")->group(g_io);
   app.add_option("--dx", o.dx_arg, "Also write an APBS OpenDX map; optional path (default <stem>.dx; "
                                    "a .gz name compresses)")
       ->expected(0, 1)->group(g_io);
@@ -112,6 +119,26 @@ void set_grid(const CLI::App& app, const RunOptions& o, GridRequest& grid) {
   if (!o.center.empty()) grid.center = Vec3{o.center[0], o.center[1], o.center[2]};
 }
 
+/// The atom files listed in `path` ("-": stdin), one a line, blank lines and "#" lines skipped.
+std::vector<std::string> read_atom_list(const std::string& path) {
+  std::ifstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) throw InputError(path, 0, "cannot read this --atoms-from list");
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  std::vector<std::string> inputs;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const std::size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    inputs.push_back(line.substr(first, line.find_last_not_of(" \t") + 1 - first));
+  }
+  if (in.bad()) throw InputError(path, 0, "read error in this --atoms-from list");
+  if (inputs.empty()) throw UsageError(fmt::format("--atoms-from {} lists no atom files", path));
+  return inputs;
+}
+
 /// --threads beyond this many times the hardware threads only adds scheduling overhead
 /// (100000 threads ran 25x slower); larger requests are capped with a warning.
 constexpr unsigned kMaxThreadsPerHardwareThread = 4;
@@ -135,6 +162,10 @@ unsigned capped_threads(unsigned requested, const char* option) {
 
 RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string command_line) {
   RunConfig config = std::move(o.config);
+  if (!o.atoms_from.empty()) {
+    const std::vector<std::string> listed = read_atom_list(o.atoms_from);
+    config.inputs.insert(config.inputs.end(), listed.begin(), listed.end());
+  }
   set_grid(app, o, config.grid);
   config.physics.unit = parse_unit(o.units);
   config.models = parse_models(o.models);

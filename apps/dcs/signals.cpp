@@ -45,6 +45,9 @@ void install_signal_handlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // A reader of the summary that has gone (dcs ... | head) must not end a run whose outputs are
+  // written: the failed write is reported once instead (summary.hpp).
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 }  // namespace dcs::app

@@ -2,12 +2,72 @@
 #include "summary.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
 
 #include <fmt/format.h>
 
+#include "dcs/log.hpp"
 #include "dcs/physics.hpp"
 
 namespace dcs::app {
+namespace {
+
+bool g_stdout_failed = false;
+
+struct Counts {
+  std::size_t written = 0, skipped = 0, failed = 0, not_run = 0;
+};
+
+Counts count(const std::vector<RunResult>& results) {
+  Counts c;
+  for (const RunResult& r : results) {
+    if (!r.attempted) ++c.not_run;
+    else if (!r.error.empty()) ++c.failed;
+    else if (r.skipped) ++c.skipped;
+    else ++c.written;
+  }
+  return c;
+}
+
+/// --models each: the batch is one map per model.
+bool per_model(const std::vector<RunResult>& results) {
+  return std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.model >= 0; });
+}
+
+}  // namespace
+
+bool print_guarded(const std::function<void()>& print) {
+  if (g_stdout_failed) return false;
+  std::string why;
+  try {
+    print();
+    if (std::fflush(stdout) != 0 || std::ferror(stdout)) why = std::strerror(errno);
+  } catch (const std::exception& error) {  // fmt reports a failed write by throwing
+    why = error.what();
+  }
+  if (why.empty()) return true;
+  g_stdout_failed = true;
+  log().warn("cannot write the summary to standard output ({}); the outputs are not affected",
+             why);
+  return false;
+}
+
+void SummaryPrinter::finished(const RunResult& result) {
+  results_.push_back(result);
+  if (!quiet_ || !result.error.empty()) print_guarded([&] { print_summary(result); });
+}
+
+void print_interrupted_batch(const std::vector<RunResult>& done) {
+  const Counts c = count(done);
+  print_guarded([&] {
+    fmt::print("batch: interrupted after {} {}{}: {} written, {} complete already, {} failed; the "
+               "outputs listed above are complete\n", done.size(), per_model(done) ? "map" : "input",
+               done.size() == 1 ? "" : "s", c.written, c.skipped, c.failed + c.not_run);
+  });
+}
 
 void print_summary(const RunResult& result) {
   const std::string input =
@@ -58,7 +118,12 @@ void print_summary(const RunResult& result) {
   }
   fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,
              meta.provenance.device);
-  const double rate = result.compute_seconds > 0 ? result.evaluations / result.compute_seconds : 0.0;
+  // --resume: only the slabs computed now count towards the speed.
+  const std::size_t slabs = result.slabs_computed + result.slabs_reused;
+  const double evaluations =
+      slabs > 0 ? result.evaluations * static_cast<double>(result.slabs_computed) / static_cast<double>(slabs)
+                : result.evaluations;
+  const double rate = result.compute_seconds > 0 ? evaluations / result.compute_seconds : 0.0;
   fmt::print("  time      {:.3f} s total, {:.3f} s compute and write ({:.3g} atom-evaluations/s, "
              "{} worker{} {:.0f}% busy), {:.3f} s writing\n",
              result.total_seconds, result.compute_seconds, rate, result.workers,
@@ -69,16 +134,8 @@ void print_summary(const RunResult& result) {
 }
 
 void print_batch_summary(const std::vector<RunResult>& results, bool keep_going) {
-  std::size_t written = 0, skipped = 0, failed = 0, not_run = 0;
-  for (const RunResult& r : results) {
-    if (!r.attempted) ++not_run;
-    else if (!r.error.empty()) ++failed;
-    else if (r.skipped) ++skipped;
-    else ++written;
-  }
-  // --models each: the batch is one map per model
-  const bool models = std::any_of(results.begin(), results.end(),
-                                  [](const RunResult& r) { return r.model >= 0; });
+  const auto [written, skipped, failed, not_run] = count(results);
+  const bool models = per_model(results);
   fmt::print("batch: {} {}{}: {} written, {} complete already, {} failed{}\n", results.size(),
              models ? "map" : "input", results.size() == 1 ? "" : "s", written, skipped, failed,
              not_run > 0 ? fmt::format(", {} not attempted", not_run) : std::string());

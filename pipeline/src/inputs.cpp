@@ -45,8 +45,10 @@ Shard slurm_shard() {
 
 }  // namespace
 
+Shard resolve_shard(const Shard& given) { return given.from_slurm ? slurm_shard() : given; }
+
 std::vector<std::string> shard_inputs(const std::vector<std::string>& inputs, const Shard& given) {
-  const Shard shard = given.from_slurm ? slurm_shard() : given;
+  const Shard shard = resolve_shard(given);
   std::vector<std::uintmax_t> sizes(inputs.size(), 0);
   std::vector<std::size_t> order(inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {

@@ -46,6 +46,25 @@ std::string with_model_suffix(const std::string& path, long long model) {
   return (whole.parent_path() / name).string();
 }
 
+/// The default-named output of `input` with `extension`, in --output-dir, named by
+/// --name-template.
+std::string named_output(const RunConfig& config, const std::string& input, const char* extension) {
+  if (config.name_template.empty()) return default_output_path(input, config.output_dir, extension);
+  const std::string stem = default_output_path(input, "", "");
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(input, error).lexically_normal();
+  const std::string parent = absolute.parent_path().filename().string();
+  std::string name;
+  const std::string& text = config.name_template;  // fields checked by check_name_template
+  for (std::size_t at = 0; at < text.size(); ++at) {
+    if (text.compare(at, 6, "{stem}") == 0) name += stem, at += 5;
+    else if (text.compare(at, 8, "{parent}") == 0) name += parent, at += 7;
+    else name += text[at];
+  }
+  const std::filesystem::path dir(config.output_dir);
+  return ((config.output_dir.empty() ? std::filesystem::path(name) : dir / name).string()) + extension;
+}
+
 /// A second output named after the HDF5 one: beside it with `extension`.
 std::string beside_output(const RunConfig& config, const char* extension) {
   return default_output_path(config.output, std::filesystem::path(config.output).parent_path().string(),
@@ -59,19 +78,19 @@ OutputPaths output_paths(const RunConfig& config, const std::string& input, long
   const bool named = single && !config.output.empty();
   OutputPaths paths;
   if (config.write_hdf5)
-    paths.h5 = named ? config.output : default_output_path(input, config.output_dir, ".h5");
+    paths.h5 = named ? config.output : named_output(config, input, ".h5");
   // DX and MRC: the path given, else beside the HDF5 output named after it, else <stem> in
   // --output-dir.
   if (config.write_dx) {
     const char* extension = config.dx_gzip ? ".dx.gz" : ".dx";
     paths.dx = single && !config.dx_path.empty() ? config.dx_path
                : named ? beside_output(config, extension)
-                       : default_output_path(input, config.output_dir, extension);
+                       : named_output(config, input, extension);
   }
   if (config.write_mrc)
     paths.mrc = single && !config.mrc_path.empty() ? config.mrc_path
                 : named ? beside_output(config, ".mrc")
-                        : default_output_path(input, config.output_dir, ".mrc");
+                        : named_output(config, input, ".mrc");
   if (model >= 0)
     for (std::string* path : {&paths.h5, &paths.dx, &paths.mrc})
       if (!path->empty()) *path = with_model_suffix(*path, model);
@@ -131,12 +150,13 @@ class FileRegistry {
 void check_distinct_stems(const RunConfig& config, const std::vector<std::string>& all_inputs) {
   std::map<std::string, std::string> claimed;  // <dir>/<stem> -> input
   for (const std::string& input : all_inputs) {
-    const std::string path = std::filesystem::weakly_canonical(
-        default_output_path(input, config.output_dir, "")).string();
+    const std::string path =
+        std::filesystem::weakly_canonical(named_output(config, input, "")).string();
     const auto [where, inserted] = claimed.emplace(path, input);
     if (!inserted)
       throw UsageError("inputs " + where->second + " and " + input + " would write the same " +
-                       "output " + path + ".*; rename one or run them separately");
+                       "output " + path + ".*; rename one, run them separately or name the "
+                       "outputs after their folders too (--name-template {parent}_{stem})");
   }
 }
 

@@ -12,8 +12,44 @@
 
 namespace dcs {
 
+namespace {
+
+/// A map given where atoms are expected is told so (not that its output would overwrite it).
+void check_not_maps(const std::vector<std::string>& inputs) {
+  for (const std::string& input : inputs) {
+    std::string name = input;
+    std::transform(name.begin(), name.end(), name.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (name.ends_with(".gz")) name.resize(name.size() - 3);
+    for (const char* map : {".h5", ".hdf5", ".dx", ".mrc", ".map", ".ccp4"})
+      if (name.ends_with(map))
+        throw UsageError(fmt::format(
+            "{} is a map ({}), not an atom file: --atoms takes atoms with charges (.pqr, "
+            ".pqr.gz, .xyzq); to look at a map use dcs preview or a viewer", input, map));
+  }
+}
+
+}  // namespace
+
+void check_name_template(const std::string& text) {
+  bool field = false;
+  for (std::size_t at = text.find('{'); at != std::string::npos; at = text.find('{', at + 1)) {
+    const std::size_t close = text.find('}', at);
+    const std::string name = text.substr(at + 1, close == std::string::npos ? close : close - at - 1);
+    if (close == std::string::npos || (name != "stem" && name != "parent"))
+      throw UsageError(fmt::format("--name-template {}: the fields are {{stem}} and {{parent}}, "
+                                   "e.g. {{parent}}_{{stem}}", text));
+    field = true;
+  }
+  if (!field || text.find('/') != std::string::npos)
+    throw UsageError(fmt::format("--name-template {}: give a file name (no '/') with {{stem}} or "
+                                 "{{parent}}, e.g. {{parent}}_{{stem}}", text));
+}
+
 void check_config(const RunConfig& config) {
   if (config.inputs.empty()) throw UsageError("no input files (give --atoms FILE...)");
+  check_not_maps(config.inputs);
+  if (!config.name_template.empty()) check_name_template(config.name_template);
   const bool named = !config.output.empty() || !config.dx_path.empty() || !config.mrc_path.empty();
   if (config.shard && named)
     throw UsageError("--shard splits a batch whose outputs are named after each input: use "
@@ -44,6 +80,7 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--model-grid", config.common_model_grid ? "common" : "own");
   add("--output", config.output);
   add("--output-dir", config.output_dir);
+  add("--name-template", config.name_template);
   add("--no-hdf5", flag(!config.write_hdf5));
   add("--dx", config.write_dx ? config.dx_path + (config.dx_gzip ? " (gzip)" : "") : "off");
   add("--mrc", config.write_mrc ? config.mrc_path : "off");

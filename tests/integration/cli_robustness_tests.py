@@ -191,10 +191,10 @@ def outputs_checked_against_each_other_and_inputs(tmp):
             assert_in(needle, proc.stderr)
             if "backend:" in proc.stderr:
                 raise AssertionError(f"refused after the workers were made:\n{proc.stderr}")
-    # A batch whose second input is named like the first one's output.
+    # A batch whose second input is named like an output: a map's name is no atom file.
     proc = run(["--atoms", "b.pqr", "maps/a.dx", "--grid", "9", "--output-dir", "maps", "--dx",
                 "--force", "--keep-going"], tmp, 2)
-    assert_in("the OpenDX output maps/a.dx is the input file maps/a.dx", proc.stderr)
+    assert_in("maps/a.dx is a map (.dx), not an atom file", proc.stderr)
     # Two inputs with one stem (the existing rule, now in the same check).
     os.mkdir(os.path.join(tmp, "other"))
     write(tmp, "other/in.pqr", GOOD)

@@ -228,6 +228,39 @@ def all_apbs_molecules_validate(tmp):
     assert produced == len(groups), (produced, len(groups))
 
 
+def pdb2pqr_program():
+    """pdb2pqr from the viewer venv (scripts/setup-viewers.sh), $DCS_PDB2PQR, or the PATH."""
+    import shutil
+    for candidate in (os.environ.get("DCS_PDB2PQR"), os.path.join(SOURCE, ".venv-viewers", "bin", "pdb2pqr"),
+                      shutil.which("pdb2pqr")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+@case
+def pdb_through_pdb2pqr(tmp):
+    """The README's path from a PDB file: pdb2pqr (PyPI) makes the PQR, dcs maps and validates it."""
+    pdb2pqr = pdb2pqr_program()
+    if pdb2pqr is None:
+        print("pdb_through_pdb2pqr: SKIPPED: no pdb2pqr (scripts/setup-viewers.sh installs it)")
+        sys.exit(77)
+    pdb = os.path.join(APBS, "examples", "actin-dimer", "UHBD", "prot4.pdb")  # actin, 5877 atoms
+    proc = run(["--atoms", pdb, "--grid", "9"], tmp, 3)
+    assert_in("pdb2pqr", proc.stderr)
+    pqr = os.path.join(tmp, "prot4.pqr")
+    made = subprocess.run([pdb2pqr, "--ff", "AMBER", "--keep-chain", "--drop-water", pdb, pqr],
+                          capture_output=True, text=True, timeout=600)
+    if made.returncode != 0 or not os.path.exists(pqr):
+        raise AssertionError(f"pdb2pqr failed ({made.returncode}):\n{made.stderr[-3000:]}")
+    proc = run(["--atoms", pqr, "--grid", "33", "--validate", "--no-progress"], tmp, 0)
+    assert_in("validate  passed", proc.stdout)
+    import h5py
+    with h5py.File(os.path.join(tmp, "prot4.h5"), "r") as f:
+        if f["potential"].shape != (33, 33, 33):
+            raise AssertionError(f["potential"].shape)
+
+
 def main(cases):
     """Runs the case named by argv[3] in a fresh temporary directory (`list`: the names)."""
     name = sys.argv[3]

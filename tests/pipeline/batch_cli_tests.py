@@ -34,6 +34,11 @@ def dcs(args, cwd, expect=0, env=None):
 COMMON = ["--grid", "25", "--device", "cpu", "--no-progress"]
 
 
+def maps(directory):
+    """The files of a shard's --output-dir less its task record (dcs-task-I-of-N.tsv)."""
+    return [n for n in os.listdir(directory) if not n.startswith("dcs-task-")]
+
+
 @case
 def shards_cover_a_batch_exactly_once(tmp):
     inputs = APBS[:7] + [MOLECULE]
@@ -44,7 +49,8 @@ def shards_cover_a_batch_exactly_once(tmp):
     for index in range(3):
         out = os.path.join(tmp, f"shard{index}")
         dcs(["--atoms"] + inputs + ["--output-dir", out, "--shard", f"{index}/3"] + COMMON, tmp)
-        for name in os.listdir(out):
+        assert os.path.exists(os.path.join(out, f"dcs-task-{index}-of-3.tsv"))  # batch-summary's
+        for name in maps(out):
             assert name not in seen, f"{name} written by shards {seen[name]} and {index}"
             seen[name] = index
     expected = {os.path.basename(p).rsplit(".", 1)[0] + ".h5" for p in inputs}
@@ -55,13 +61,13 @@ def shards_cover_a_batch_exactly_once(tmp):
         env = {"SLURM_ARRAY_TASK_ID": str(task), "SLURM_ARRAY_TASK_MIN": "4",
                "SLURM_ARRAY_TASK_STEP": "1", "SLURM_ARRAY_TASK_COUNT": "3"}
         dcs(["--atoms"] + inputs + ["--output-dir", out, "--shard", "slurm"] + COMMON, tmp, env=env)
-        assert sorted(os.listdir(out)) == sorted(n for n, s in seen.items() if s == task - 4)
+        assert sorted(maps(out)) == sorted(n for n, s in seen.items() if s == task - 4)
     # A resubmitted task with --resume redoes nothing.
     shard1 = os.path.join(tmp, "shard1")
-    before = {n: os.stat(os.path.join(shard1, n)).st_mtime_ns for n in os.listdir(shard1)}
+    before = {n: os.stat(os.path.join(shard1, n)).st_mtime_ns for n in maps(shard1)}
     proc = dcs(["--atoms"] + inputs + ["--output-dir", shard1, "--shard", "1/3", "--resume"] + COMMON, tmp)
     assert ": 0 written" in proc.stdout or "complete already, skipped" in proc.stdout, proc.stdout
-    after = {n: os.stat(os.path.join(shard1, n)).st_mtime_ns for n in os.listdir(shard1)}
+    after = {n: os.stat(os.path.join(shard1, n)).st_mtime_ns for n in maps(shard1)}
     assert before == after, "a resubmitted shard rewrote complete outputs"
     # Refusals.
     for bad in ("3/3", "1/0", "-1/2", "a/b", "1/2/3", "1"):

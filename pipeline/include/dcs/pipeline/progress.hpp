@@ -5,6 +5,8 @@
 
 namespace dcs {
 
+struct RunResult;
+
 class ProgressSink {
  public:
   virtual ~ProgressSink() = default;
@@ -13,6 +15,9 @@ class ProgressSink {
   /// After each slab, with the evaluations done so far.
   virtual void update(double evaluations_done) = 0;
   virtual void end() = 0;
+  /// A map of this process's batch is done (written, skipped, failed or not reached): its
+  /// result, before the next map starts (so a killed batch has told what it completed).
+  virtual void finished(const RunResult& /*result*/) {}
 };
 
 }  // namespace dcs

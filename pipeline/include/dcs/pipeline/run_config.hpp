@@ -54,6 +54,10 @@ struct RunConfig {
   bool common_model_grid = true;
   std::string output;               ///< HDF5 path for a single input; empty: <stem>.h5
   std::string output_dir;           ///< where default-named outputs go; empty: current directory
+  /// The names of default-named outputs (before the extension): "{stem}" (the input's name less
+  /// its extensions) and "{parent}" (the name of its folder), e.g. "{parent}_{stem}"; empty:
+  /// "{stem}". Checked by check_name_template.
+  std::string name_template;
   bool write_hdf5 = true;
   bool write_dx = false;
   std::string dx_path;              ///< explicit DX path (single input); empty: <stem>.dx
@@ -97,6 +101,10 @@ void check_config(const RunConfig& config);
 /// --memory-limit, --checkpoint-interval).
 std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig& config);
 
+/// Throws UsageError unless `text` is a --name-template: fields {stem} and {parent} only, at
+/// least one of them, and no '/'.
+void check_name_template(const std::string& text);
+
 /// "auto", "cpu", "cuda" or "cuda:N[,M...]".
 DeviceRequest parse_device(const std::string& text);
 /// The --device text of a request ("cuda:0,1").
@@ -104,6 +112,8 @@ std::string to_string(const DeviceRequest& request);
 /// "I/N" (0 <= I < N) or "slurm".
 Shard parse_shard(const std::string& text);
 std::string to_string(const Shard& shard);
+/// The share itself: "slurm" read from SLURM_ARRAY_TASK_* (UsageError when they are not set).
+Shard resolve_shard(const Shard& shard);
 ModelsMode parse_models(const std::string& text);
 std::string_view to_string(ModelsMode mode);  ///< "first", "each", "average"
 MpiSchedule parse_mpi_schedule(const std::string& text);
