@@ -139,7 +139,7 @@ void commit_outputs(const RunConfig& config, const MapJob& job, io::MapStore& st
   {
     io::CommitGroup group;
     if (!job.paths.h5.empty()) {
-      finished_store.commit(job.paths.h5, config.force);
+      finished_store.commit(job.paths.h5, config.force || job.replaces_outputs);
       result.outputs.push_back(job.paths.h5);
     }
     for (auto& sink : sinks) {

@@ -53,17 +53,23 @@ std::string key_differences(const io::ResumeKey& done, const io::ResumeKey& key)
 }
 
 /// --resume: true when the outputs exist and were computed from this input with these
-/// settings; throws IoError when they exist but differ.
-bool outputs_complete(const RunConfig& config, const MapJob& job) {
+/// settings; throws IoError when the HDF5 output exists but differs. When it matches but
+/// another output is missing, the map's outputs are written again (job.replaces_outputs).
+bool outputs_complete(const RunConfig& config, MapJob& job) {
   const OutputPaths& paths = job.paths;
-  if (!config.resume || paths.h5.empty() || !std::filesystem::exists(paths.h5) ||
-      (!paths.dx.empty() && !std::filesystem::exists(paths.dx)) ||
-      (!paths.mrc.empty() && !std::filesystem::exists(paths.mrc)))
-    return false;
+  if (!config.resume || paths.h5.empty() || !std::filesystem::exists(paths.h5)) return false;
   const io::ResumeKey done = io::read_completed_key(paths.h5);
-  if (done.input_sha256 == job.key.input_sha256 && done.settings == job.key.settings) return true;
-  throw IoError(fmt::format("{} exists but was computed {}; use --force to replace it", paths.h5,
-                            key_differences(done, job.key)));
+  if (done.input_sha256 != job.key.input_sha256 || done.settings != job.key.settings)
+    throw IoError(fmt::format("{} exists but was computed {}; use --force to replace it", paths.h5,
+                              key_differences(done, job.key)));
+  for (const std::string* other : {&paths.dx, &paths.mrc})
+    if (!other->empty() && !std::filesystem::exists(*other)) {
+      log().warn("{} is complete but {} is missing (a run stopped between its renames): writing "
+                 "every output of the map again, together", paths.h5, *other);
+      job.replaces_outputs = true;
+      return false;
+    }
+  return true;
 }
 
 /// Refuses outputs that cannot fit on their file systems (before computing).
@@ -96,7 +102,7 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
     return;
   }
   for (const std::string* output : {&paths.h5, &paths.dx, &paths.mrc})
-    if (!output->empty()) io::check_output_path(*output, config.force);
+    if (!output->empty()) io::check_output_path(*output, config.force || job.replaces_outputs);
   // The partial file is replaced (or resumed) freely, but never through a symbolic link or in
   // place of a device (check_output_path's rules).
   io::check_output_path(paths.store, /*force=*/true);
@@ -188,9 +194,9 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   std::vector<std::unique_ptr<MapSink>> sinks;
   if (!job.paths.dx.empty())
     sinks.push_back(std::make_unique<io::OpenDxSink>(
-        job.paths.dx, io::OpenDxOptions{.force = config.force, .gzip = config.dx_gzip}, job.budget / 4));
+        job.paths.dx, io::OpenDxOptions{.force = config.force || job.replaces_outputs, .gzip = config.dx_gzip}, job.budget / 4));
   if (!job.paths.mrc.empty())  // streamed: takes every slab in z order, holds none
-    sinks.push_back(std::make_unique<io::MrcSink>(job.paths.mrc, config.force));
+    sinks.push_back(std::make_unique<io::MrcSink>(job.paths.mrc, config.force || job.replaces_outputs));
   // Watches the slabs for the viewers' colour range; finish_map() reads the sampled planes it
   // did not see. Its fixed 1 MiB of counts is not charged to --memory-limit (which sizes the
   // slab buffers; tests use limits of a few hundred KiB).
