@@ -150,9 +150,16 @@ struct MapStore::Impl {
   /// Reads every plane flagged done back and checks it against its stored statistics; those
   /// that fail are flagged not done (in the file too) and named in a warning.
   void verify_done_planes() {
-    const std::vector<std::int64_t> bad =
+    std::vector<std::int64_t> bad =
         h5::damaged_done_planes(dataset.get(), grid, chunk[0], done, stats, threads);
     if (bad.empty()) return;
+    if (gzip_level > 0) {  // compressed chunks are rewritten whole: their whole row goes
+      std::vector<std::int64_t> rows;
+      for (const std::int64_t z : bad)
+        for (std::int64_t p = z / chunk[0] * chunk[0]; p < std::min(grid.nz(), (z / chunk[0] + 1) * chunk[0]); ++p)
+          if (done[static_cast<std::size_t>(p)] != 0 && (rows.empty() || rows.back() < p)) rows.push_back(p);
+      bad = std::move(rows);
+    }
     const std::uint8_t zero = 0;
     for (const std::int64_t z : bad) {
       write_at(fd, &zero, 1, done_address + static_cast<std::uint64_t>(z), path);
