@@ -110,6 +110,9 @@ void install_signal_handlers() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
+  // A file size limit (ulimit -f) would kill the process without a word; ignored, the write
+  // fails with EFBIG and the run reports it and cleans up like any other write error.
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 void setup_logging(int verbosity, bool quiet) {
@@ -330,6 +333,9 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
   app.add_flag("--resume", config.resume,
                "Continue an interrupted run from its <output>.partial file; in a batch, skip "
                "inputs whose outputs are complete")->group(g_io);
+  app.add_flag("--wait-lock", config.wait_lock,
+               "Wait while another dcs run writes the same output (its <output>.partial) instead "
+               "of refusing")->group(g_io);
 
   app.add_option("--grid,-g", grid_counts, "Points per axis: N (cubic voxels) or NX NY NZ; default 129 unless --spacing")
       ->expected(1, 3)->group(g_grid);

@@ -55,6 +55,7 @@ struct RunConfig {
   /// slab to whichever rank is free).
   std::string mpi_schedule = "static";
   bool resume = false;              ///< continue a partial map; skip complete outputs
+  bool wait_lock = false;           ///< wait for another run holding the partial file
   bool null_output = false;         ///< benchmarks: compute and reduce every slab, write nothing
   /// Host memory the pipeline may hold (bytes); empty: half of the memory available now
   /// (cgroup limits included).
