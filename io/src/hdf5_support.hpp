@@ -18,6 +18,7 @@
 
 #include "dcs/atoms.hpp"
 #include "dcs/error.hpp"
+#include "dcs/io/map_store.hpp"
 #include "dcs/map.hpp"
 #include "dcs/stats.hpp"
 #include "dcs/types.hpp"
@@ -371,6 +372,10 @@ void write_validation(hid_t file, const Validation& validation, const Writer& w)
 void write_atoms(hid_t file, const System& system, const Writer& w);
 void write_provenance(hid_t file, const Provenance& prov, const Writer& w, const Failure& failure);
 void write_vtkhdf(hid_t file, const GridSpec& grid, const Writer& w, const Failure& failure);
+
+/// Throws ResumeMismatch naming what differs (the input, then each setting) unless the /resume
+/// group `resume` records `key` (hdf5_resume_key.cpp).
+void check_resume_key(hid_t resume, const ResumeKey& key, const Failure& failure);
 
 // --- Checking a partial file's done planes (hdf5_store_verify.cpp) ------------------------------
 

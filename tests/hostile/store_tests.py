@@ -209,17 +209,21 @@ def user_file_named_like_the_partial(tmp):
         raise AssertionError("--force should have replaced the file and committed m.h5")
 
 
-if __name__ == "__main__":
-    name = sys.argv[3]
+def main(name):
+    """Runs one case in a fresh directory (made readable again afterwards: a case may lock its
+    files away); `list` prints the cases."""
     if name == "list":
         print("\n".join(CASES))
-        sys.exit(0)
+        return
     with tempfile.TemporaryDirectory(prefix="dcs-store-") as tmp:
         try:
             CASES[name](tmp)
         finally:
-            if os.path.exists(tmp):
-                os.chmod(tmp, 0o700)
-                for entry in os.listdir(tmp):
-                    os.chmod(os.path.join(tmp, entry), 0o600)
+            os.chmod(tmp, 0o700)
+            for entry in os.listdir(tmp):
+                os.chmod(os.path.join(tmp, entry), 0o600)
     print(f"{name}: ok")
+
+
+if __name__ == "__main__":
+    main(sys.argv[3])

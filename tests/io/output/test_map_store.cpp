@@ -30,21 +30,8 @@ namespace {
 
 using test::ScratchDir;
 
-struct Sample {
-  GridSpec grid;
-  std::vector<float> values;
-  MapMetadata meta;
-  System system;
-};
-
-Sample sample(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
-  Sample s;
-  s.grid = test::asymmetric_grid(nx, ny, nz);
-  s.values = test::index_map(s.grid);
-  s.meta = test::sample_metadata(s.grid, s.values);
-  s.system = test::sample_system();
-  return s;
-}
+using test::Sample;
+using test::sample;
 
 std::vector<StatsAccum> plane_stats_of(const Sample& s) {
   std::vector<StatsAccum> planes(static_cast<std::size_t>(s.grid.nz()));
@@ -65,6 +52,13 @@ MapStoreOptions depth(std::int64_t chunk_depth) {
   return options;
 }
 
+/// A new store on `partial` (2-plane chunks) holding the first `planes` planes of `s`.
+MapStore started(const std::string& partial, const Sample& s, std::int64_t planes) {
+  MapStore store = MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2));
+  write_planes(store, s, 0, planes);
+  return store;
+}
+
 std::string message_of(const std::function<void()>& step) {
   try {
     step();
@@ -72,6 +66,11 @@ std::string message_of(const std::function<void()>& step) {
     return error.what();
   }
   return {};
+}
+
+/// What MapStore::create() on `partial` says when it refuses (empty when it does not).
+std::string create_refusal(const std::string& partial, const Sample& s) {
+  return message_of([&] { (void)MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2)); });
 }
 
 /// A child process that takes the lock on `path`, says so through a pipe and sleeps for
@@ -173,11 +172,8 @@ TEST(MapStore, ASecondStoreOnTheSamePartialIsRefusedAndTheFirstCommits) {
   ScratchDir dir;
   const Sample s = sample(5, 6, 7);
   const std::string partial = dir.file("m.h5.partial");
-  MapStore store = MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2));
-  write_planes(store, s, 0, 3);
-  const std::string message = message_of([&] {
-    (void)MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2));
-  });
+  MapStore store = started(partial, s, 3);
+  const std::string message = create_refusal(partial, s);
   EXPECT_NE(message.find("in use by another dcs run"), std::string::npos) << message;
   EXPECT_THROW((void)MapStore::open_partial(partial, s.meta, ResumeKey{}), IoError);
   write_planes(store, s, 3, 4);
@@ -190,8 +186,7 @@ TEST(MapStore, AReplacedPartialIsNeitherReopenedNorRemoved) {
   ScratchDir dir;
   const Sample s = sample(5, 6, 7);
   const std::string partial = dir.file("m.h5.partial");
-  MapStore store = MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2));
-  write_planes(store, s, 0, 7);
+  MapStore store = started(partial, s, 7);
   test::write_bytes(dir.file("other"), "another run's file");
   std::filesystem::rename(dir.file("other"), partial);
   const std::string message = message_of([&] { store.finish(s.meta); });
@@ -205,9 +200,7 @@ TEST(MapStore, AFileThatIsNotDcsIsReplacedOnlyWithForce) {
   const Sample s = sample(5, 6, 7);
   const std::string partial = dir.file("x.h5.partial");
   test::write_bytes(partial, "my notes, named oddly");
-  std::string message = message_of([&] {
-    (void)MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2));
-  });
+  std::string message = create_refusal(partial, s);
   EXPECT_NE(message.find(partial + " exists and is not a dcs partial file (not an HDF5 file)"),
             std::string::npos) << message;
   EXPECT_NE(message.find("--force"), std::string::npos) << message;
@@ -219,9 +212,7 @@ TEST(MapStore, AFileThatIsNotDcsIsReplacedOnlyWithForce) {
     ASSERT_GE(file, 0);
     H5Fclose(file);
   }
-  message = message_of([&] {
-    (void)MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2));
-  });
+  message = create_refusal(partial, s);
   EXPECT_NE(message.find("(an HDF5 file that dcs did not write)"), std::string::npos) << message;
   MapStoreOptions forced = depth(2);
   forced.force = true;
