@@ -766,6 +766,14 @@ PartialLock MapStore::close_keeping_locked() noexcept {
   } catch (...) {
     // The flags of the last slabs are lost: a resume recomputes them.
   }
+  if (impl_->failed) {
+    // Closing would flush HDF5's metadata of the chunks written since the last checkpoint,
+    // and a flush that fails half-way (the full disk, the file size limit) leaves a file HDF5
+    // cannot open. Left open, the file keeps its last checkpoint's metadata; the process ends
+    // (H5close is not run at exit, see h5::prepare_library()).
+    impl_->dataset.leak();
+    impl_->file.leak();
+  }
   impl_->close_handles();
   return std::move(impl_->lock);
 }

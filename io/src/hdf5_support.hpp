@@ -163,6 +163,8 @@ class Handle {
   Handle& operator=(const Handle&) = delete;
 
   hid_t get() const noexcept { return id_; }
+  /// Gives the identifier up without closing it (it stays open until the process ends).
+  void leak() noexcept { id_ = H5I_INVALID_HID; }
   /// Closes now and reports failure (closing a file flushes it: this is where a full disk shows).
   void close(const Failure& failure, const std::string& what) {
     const hid_t id = std::exchange(id_, H5I_INVALID_HID);
