@@ -22,6 +22,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
+#include "dcs/interrupt.hpp"
 #include "dcs/io/map_store.hpp"
 #include "dcs/log.hpp"
 #include "hdf5_support.hpp"
@@ -40,7 +41,7 @@ int lock_description(int fd, bool wait) {
   lock.l_start = 0;
   lock.l_len = 0;  // to the end of the file, however it grows
   while (::fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock) != 0) {
-    if (errno == EINTR && wait) continue;
+    if (errno == EINTR && wait && !interrupt_requested()) continue;
     return errno == EACCES ? EAGAIN : errno;
   }
   return 0;
@@ -130,6 +131,10 @@ PartialLock PartialLock::acquire(const std::string& path, bool wait) {
     if (error == EAGAIN && wait) {
       log().info("{} is in use by another dcs run; waiting for it (--wait-lock)", path);
       error = lock_description(fd, true);
+      if (error == EINTR) {
+        owner.release();
+        throw InterruptedError(fmt::format("interrupted while waiting for {}", path));
+      }
     }
     if (error == EAGAIN) {
       struct stat info {};
