@@ -19,6 +19,11 @@ import time
 
 import h5py
 
+# The same synthetic atoms as the pipeline tests' (tests/support/synthetic_atoms.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "support"))
+from synthetic_atoms import write_xyzq  # noqa: E402
+
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_btl_vader_single_copy_mechanism="none")
 
@@ -36,18 +41,6 @@ def timed(command, cwd):
 def potential_bytes(path):
     with h5py.File(path, "r") as f:
         return f["potential"][...].tobytes()
-
-
-def heavy_atoms(path, count):
-    state = 12345
-    with open(path, "w") as handle:
-        for _ in range(count):
-            coords = []
-            for _ in range(4):
-                state = (state * 1103515245 + 12345) % 2**31
-                coords.append(state / 2**31)
-            handle.write(f"{coords[0] * 60 - 30:.3f} {coords[1] * 60 - 30:.3f} "
-                         f"{coords[2] * 60 - 30:.3f} {coords[3] * 1.6 - 0.8:.3f}\n")
 
 
 def gpu_count():
@@ -76,12 +69,12 @@ def main():
     rows = []
     with tempfile.TemporaryDirectory(prefix="dcs-mpibench-") as tmp:
         cpu_atoms = os.path.join(tmp, "cpu.xyzq")
-        heavy_atoms(cpu_atoms, args.cpu_atoms)
+        write_xyzq(cpu_atoms, args.cpu_atoms)
         cases = [] if args.gpu_only else [("cpu", cpu_atoms, args.grid), ("cpu", molecule, 256)]
         gpus = gpu_count()
         if gpus > 0:
             heavy = os.path.join(tmp, "heavy.xyzq")
-            heavy_atoms(heavy, args.gpu_atoms)
+            write_xyzq(heavy, args.gpu_atoms)
             cases.append(("cuda", heavy, 256))
         for device, atoms, grid in cases:
             base = ["--atoms", atoms, "--grid", str(grid), "--device", device, "--no-progress", "--force"]

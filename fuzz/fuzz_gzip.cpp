@@ -1,6 +1,7 @@
 // libFuzzer target: io::read_atoms()/read_models() on a file, above all the gzip layer of the
 // reader (concatenated members, trailing zeros and garbage, truncation, corrupt data) and the
-// plain-file path (ifstream, SHA-256). The readers take a path, so the bytes go to a file in a
+// plain-file path (read(2) with the SHA-256 in the same pass, the check that refuses a PDB file
+// named .pqr). The readers take a path, so the bytes go to a file in a
 // per-process scratch directory (/dev/shm) named after the format.
 //
 // Input layout: byte 0 = flags, then the rest.
@@ -15,7 +16,9 @@
 // Oracles: built files without garbage or truncation read exactly like the text through the
 // stream parser (same atoms, or the same error message); garbage and truncation are always
 // refused with InputError; plain files read exactly like the stream parser; every System
-// returned keeps the limits; only InputError is an expected exception.
+// returned keeps the limits and carries the SHA-256 of the file (io::sha256_file); a file
+// refused as a PDB file reads like its text with ReadOptions::charges_as_given; only InputError
+// is an expected exception.
 #include <zlib.h>
 
 #include <cstddef>
@@ -25,28 +28,27 @@
 #include <string>
 #include <vector>
 
+#include "dcs/io/checksum.hpp"
 #include "dcs/io/pqr.hpp"
 #include "fuzz_support.hpp"
 
 namespace {
 
 using dcs::System;
-using dcs::fuzz::finding;
 using dcs::fuzz::Outcome;
 using dcs::fuzz::require;
-
-constexpr std::size_t kReaderBlock = std::size_t{1} << 17;
 
 std::string gzip_member(const std::string& text, int level) {
   z_stream stream{};
   if (deflateInit2(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-    finding("harness: deflateInit2 failed");
+    dcs::fuzz::finding("harness: deflateInit2 failed");
   std::string out(deflateBound(&stream, static_cast<uLong>(text.size())) + 64, '\0');
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
   stream.avail_in = static_cast<uInt>(text.size());
   stream.next_out = reinterpret_cast<Bytef*>(out.data());
   stream.avail_out = static_cast<uInt>(out.size());
-  if (deflate(&stream, Z_FINISH) != Z_STREAM_END) finding("harness: deflate did not finish");
+  if (deflate(&stream, Z_FINISH) != Z_STREAM_END)
+    dcs::fuzz::finding("harness: deflate did not finish");
   out.resize(stream.total_out);
   deflateEnd(&stream);
   return out;
@@ -55,7 +57,7 @@ std::string gzip_member(const std::string& text, int level) {
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) finding("harness: cannot write " + path);
+  if (!out) dcs::fuzz::finding("harness: cannot write " + path);
 }
 
 struct Reading {
@@ -64,20 +66,28 @@ struct Reading {
   std::vector<System> models;
 };
 
-Reading read_path(const std::string& path, bool all_models) {
+Reading read_path(const std::string& path, bool all_models, bool charges_as_given = false) {
   Reading r;
+  const dcs::io::ReadOptions options{.charges_as_given = charges_as_given};
   r.outcome = dcs::fuzz::run_expecting(all_models ? "read_models" : "read_atoms", [&] {
-    if (all_models) r.models = dcs::io::read_models(path);
-    else r.models.push_back(dcs::io::read_atoms(path));
+    if (all_models) r.models = dcs::io::read_models(path, dcs::io::ModelCheck::kStructure, options);
+    else r.models.push_back(dcs::io::read_atoms(path, options));
   }, &r.message);
   require(r.outcome != Outcome::kUsageError, "reader threw UsageError: " + r.message);
   if (r.outcome == Outcome::kOk) {
     require(!r.models.empty(), "no models returned");
+    const std::string sha256 = dcs::io::sha256_file(path);
     for (const System& m : r.models) {
       dcs::fuzz::check_system(m, path.c_str());
-      require(m.source_sha256.size() == 64, "source_sha256 is not 64 hex digits");
+      require(m.source_sha256 == sha256, "source_sha256 is not the SHA-256 of the file");
       require(m.source_path == path, "source_path is not the path given");
     }
+  }
+  // The PDB check is the files' alone (the stream parsers do not make it): the file then reads
+  // as its text does when the charges are taken as given.
+  if (!charges_as_given && r.message.find("looks like a PDB file") != std::string::npos) {
+    require(r.message.find("pdb2pqr") != std::string::npos, "PDB refusal without pdb2pqr");
+    return read_path(path, all_models, true);
   }
   return r;
 }
@@ -108,11 +118,6 @@ void require_same(const Reading& file, const Reading& text, const char* what) {
 }
 
 }  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  dcs::fuzz::quiet_logging();
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size < 1) return 0;
@@ -146,13 +151,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::uint8_t a = data[1];
   const std::uint8_t b = data[2];
   std::string text(reinterpret_cast<const char*>(data + 3), size - 3);
-  if ((b & 0x80) != 0 && text.size() + 16 < kReaderBlock) {
+  if ((b & 0x80) != 0 && text.size() + 16 < dcs::fuzz::kReaderBlock) {
     // Put the decompressed block boundary inside the text.
     const std::size_t k = (static_cast<std::size_t>(a) * 131 + text.size()) % (text.size() + 1);
-    std::string shifted = xyzq ? "#" : "REMARK ";  // no letters after the record name
-    shifted.append(kReaderBlock - k - shifted.size() - 1, '.');
-    shifted += '\n';
-    text = shifted + text;
+    text = dcs::fuzz::filler_lines(dcs::fuzz::kReaderBlock - k, xyzq ? "#" : "REMARK ") + text;
   }
   const int level = b % 10;
   const std::size_t members = 1 + (a & 3);

@@ -13,6 +13,9 @@
 #include <vector>
 
 #include "../apps/dcs/cli.hpp"
+#include "dcs/pipeline/devices.hpp"
+#include "dcs/pipeline/inputs.hpp"
+#include "dcs/pipeline/outputs.hpp"
 #include "dcs/run.hpp"
 #include "fuzz_support.hpp"
 
@@ -60,8 +63,8 @@ void parse(std::vector<std::string> args) {
   run_expecting("check_potential_bound",
                 [&] { dcs::check_potential_bound(molecule(), config.physics); });
   run_expecting("resolve_device", [&] { (void)dcs::resolve_device(config.device, config.backend); });
-  if (!config.shard.empty() && config.shard != "slurm")
-    run_expecting("shard_inputs", [&] { (void)dcs::shard_inputs(config.inputs, config.shard); });
+  if (config.shard && !config.shard->from_slurm)
+    run_expecting("shard_inputs", [&] { (void)dcs::shard_inputs(config.inputs, *config.shard); });
   run_expecting("default_output_path", [&] {
     for (const std::string& input : config.inputs)
       (void)dcs::default_output_path(input, config.output_dir, ".h5");
@@ -69,11 +72,6 @@ void parse(std::vector<std::string> args) {
 }
 
 }  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  dcs::fuzz::quiet_logging();
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::string> args;

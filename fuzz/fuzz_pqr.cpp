@@ -7,7 +7,8 @@
 //   success with the same models;
 // - LF, CRLF and CR-only line endings read alike (same atoms, same error message);
 // - the 128 KiB block boundary of the line reader does not change the reading (the input is
-//   also read after a long REMARK line that puts the boundary inside it);
+//   also read after REMARK lines that put the boundary inside it);
+// - a line longer than io::kMaxLineBytes is refused;
 // - the atoms then go through what run() does next (potential bound, grid placement).
 #include <cstddef>
 #include <cstdint>
@@ -25,48 +26,22 @@ using dcs::System;
 using dcs::fuzz::Outcome;
 using dcs::fuzz::require;
 using dcs::fuzz::run_expecting;
+using dcs::fuzz::TextReading;
 
 constexpr const char* kName = "fuzz.pqr";
-constexpr std::size_t kReaderBlock = std::size_t{1} << 17;  // LineSource::kBlockSize
 
-struct Reading {
-  Outcome outcome = Outcome::kOk;
-  std::string message;
-  System system;
-};
-
-Reading read_first_model(const std::string& text) {
-  Reading r;
-  r.outcome = run_expecting("parse_pqr", [&] {
-    std::istringstream in(text);
-    r.system = dcs::io::parse_pqr(in, kName);
-  }, &r.message);
-  require(r.outcome != Outcome::kUsageError, "parse_pqr threw UsageError: " + r.message);
-  return r;
-}
-
-std::string replace_newlines(const std::string& text, const std::string& ending) {
-  std::string out;
-  out.reserve(text.size() * 2);
-  for (char c : text) {
-    if (c == '\n') out += ending;
-    else out += c;
-  }
-  return out;
+TextReading read_first_model(const std::string& text) {
+  return dcs::fuzz::read_text("parse_pqr", text,
+                              [](std::istream& in) { return dcs::io::parse_pqr(in, kName); });
 }
 
 }  // namespace
-
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  dcs::fuzz::quiet_logging();
-  return 0;
-}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
 
   // The first model, leniently (read_atoms, --models first).
-  const Reading first = read_first_model(text);
+  const TextReading first = read_first_model(text);
   if (first.outcome == Outcome::kOk) {
     dcs::fuzz::check_system(first.system, "parse_pqr");
     require(first.system.source_format == "pqr", "parse_pqr: source_format not pqr");
@@ -125,35 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     dcs::fuzz::use_atoms(merged, "average_models atoms");
   }
 
-  // Line endings: CRLF and CR-only files read exactly as LF files.
-  if (text.find('\r') == std::string::npos && text.find('\n') != std::string::npos) {
-    for (const char* ending : {"\r\n", "\r"}) {
-      const Reading other = read_first_model(replace_newlines(text, ending));
-      require(other.outcome == first.outcome && other.message == first.message,
-              std::string("line endings ") + (ending[1] ? "CRLF" : "CR") + " change the outcome: '" +
-                  first.message + "' vs '" + other.message + "'");
-      if (first.outcome == Outcome::kOk)
-        require(dcs::fuzz::same_atoms(first.system, other.system),
-                "CRLF/CR line endings change the atoms");
-    }
-  }
-
-  // The reader's block boundary inside the input: one REMARK line first, of a length that puts
-  // the boundary k bytes before the input's end.
-  // One input in four (by its last byte): the long line costs more than the rest together.
-  if (size > 0 && size + 16 < kReaderBlock && (data[size - 1] & 3) == 0) {
-    const std::size_t k = (static_cast<std::size_t>(data[0]) * 131 + size) % (size + 1);
-    std::string shifted = "REMARK ";  // then no letters: the record name stays short
-    shifted.append(kReaderBlock - k - shifted.size() - 1, '.');
-    shifted += '\n';
-    shifted += text;
-    const Reading other = read_first_model(shifted);
-    require((other.outcome == Outcome::kOk) == (first.outcome == Outcome::kOk),
-            "a block boundary inside the input changes the outcome: '" + first.message +
-                "' vs '" + other.message + "'");
-    if (first.outcome == Outcome::kOk)
-      require(dcs::fuzz::same_atoms(first.system, other.system),
-              "a block boundary inside the input changes the atoms");
-  }
+  dcs::fuzz::check_text_readings(data, size, first, "REMARK ", dcs::io::kMaxLineBytes,
+                                 read_first_model);
   return 0;
 }

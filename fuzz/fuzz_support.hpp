@@ -11,11 +11,14 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -30,6 +33,9 @@
 #include "dcs/types.hpp"
 
 namespace dcs::fuzz {
+
+/// The line reader's block (LineSource::kBlockSize in io/src/line_source.hpp).
+inline constexpr std::size_t kReaderBlock = std::size_t{1} << 17;
 
 /// Registers the "dcs" logger before dcs::log() first runs: every message is still formatted
 /// (the level is trace), none is printed.
@@ -52,6 +58,13 @@ inline void require(bool condition, const std::string& what) {
 
 /// What a call under test ended with.
 enum class Outcome { kOk, kInputError, kUsageError };
+
+/// One reading of a text by a stream parser (parse_pqr, parse_xyzq).
+struct TextReading {
+  Outcome outcome = Outcome::kOk;
+  std::string message;
+  System system;
+};
 
 /// Runs `body`; InputError and UsageError are outcomes, every other exception a finding.
 /// `message` receives what() of an expected error.
@@ -133,6 +146,89 @@ inline void use_atoms(const System& system, const char* what) {
   request.spacing = 0.5;
   request.padding = 0.0;
   run_expecting(what, [&] { check_grid(make_grid(system, request), what); });
+}
+
+/// `text` through a stream parser: `parse(std::istream&)` returns a System. UsageError is a
+/// finding; InputError an outcome.
+template <class Parse>
+TextReading read_text(const char* what, const std::string& text, Parse&& parse) {
+  TextReading r;
+  r.outcome = run_expecting(what, [&] {
+    std::istringstream in(text);
+    r.system = parse(in);
+  }, &r.message);
+  require(r.outcome != Outcome::kUsageError, std::string(what) + " threw UsageError: " + r.message);
+  return r;
+}
+
+/// `text` with every '\n' replaced by `ending`.
+inline std::string with_line_endings(const std::string& text, const std::string& ending) {
+  std::string out;
+  out.reserve(text.size() * 2);
+  for (char c : text) {
+    if (c == '\n') out += ending;
+    else out += c;
+  }
+  return out;
+}
+
+/// Comment lines of `bytes` bytes in all (each under 100 bytes, the last ending in '\n'), each
+/// starting with `prefix` and followed by dots only: moves the reader's block boundary without
+/// changing what is read. bytes >= prefix.size() + 1.
+inline std::string filler_lines(std::size_t bytes, const std::string& prefix) {
+  std::string out;
+  const std::string line = prefix + std::string(79 - prefix.size(), '.') + "\n";  // 80 bytes
+  while (bytes - out.size() > 2 * line.size()) out += line;
+  out += prefix;
+  out.append(bytes - out.size() - 1, '.');
+  return out + "\n";
+}
+
+/// What every stream reading of text promises (`read` parses a text into a TextReading):
+/// - LF, CRLF and CR-only line endings read alike (same atoms, same message);
+/// - one input in four (by its last byte; the filler costs more than the rest together): the
+///   128 KiB block boundary moved inside the input by filler lines changes nothing;
+/// - one input in four (by its first byte): a line longer than io::kMaxLineBytes after the text
+///   is refused (at that line, or earlier for an earlier error).
+template <class Read>
+void check_text_readings(const std::uint8_t* data, std::size_t size, const TextReading& first,
+                         const std::string& comment, std::size_t max_line, Read&& read) {
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  if (text.find('\r') == std::string::npos && text.find('\n') != std::string::npos) {
+    for (const char* ending : {"\r\n", "\r"}) {
+      const TextReading other = read(with_line_endings(text, ending));
+      require(other.outcome == first.outcome && other.message == first.message,
+              std::string("line endings ") + (ending[1] ? "CRLF" : "CR") +
+                  " change the outcome: '" + first.message + "' vs '" + other.message + "'");
+      if (first.outcome == Outcome::kOk)
+        require(same_atoms(first.system, other.system), "CRLF/CR line endings change the atoms");
+    }
+  }
+  if (size > 0 && size + 16 < kReaderBlock && (data[size - 1] & 3) == 0) {
+    const std::size_t k = (static_cast<std::size_t>(data[0]) * 131 + size) % (size + 1);
+    const TextReading other = read(filler_lines(kReaderBlock - k, comment) + text);
+    require((other.outcome == Outcome::kOk) == (first.outcome == Outcome::kOk),
+            "a block boundary inside the input changes the outcome: '" + first.message +
+                "' vs '" + other.message + "'");
+    if (first.outcome == Outcome::kOk)
+      require(same_atoms(first.system, other.system),
+              "a block boundary inside the input changes the atoms");
+  }
+  if (size > 0 && (data[0] & 0x30) == 0x30) {
+    const char fill = data[0] == '\n' || data[0] == '\r' ? ' ' : static_cast<char>(data[0]);
+    const TextReading other = read(text + "\n" + comment + std::string(max_line, fill) + "\n");
+    require(other.outcome == Outcome::kInputError,
+            "a line longer than kMaxLineBytes was accepted: '" + other.message + "'");
+    if (first.outcome == Outcome::kOk)
+      require(other.message.find("line longer than") != std::string::npos,
+              "a long line after a good text is refused for another reason: " + other.message);
+  }
+}
+
+/// Every target includes this header from its one source file: the shared libFuzzer set-up.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  quiet_logging();
+  return 0;
 }
 
 /// A per-process directory for the files a target writes: $DCS_FUZZ_SCRATCH/<pid> (what

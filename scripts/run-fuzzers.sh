@@ -10,6 +10,7 @@
 # build/fuzz/artifacts/<target>/ (rerun: build/fuzz/fuzz/bin/fuzz_<target> FILE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/debian.sh
 
 seconds="${1:-60}"
 [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -gt 0 ]] || { echo "usage: $0 [seconds-per-target]" >&2; exit 2; }
@@ -21,17 +22,7 @@ rss_mb="${DCS_FUZZ_RSS_MB:-2048}"
 # what the configure of the dcs libraries needs (the subset of scripts/setup.sh's packages).
 packages=(clang libclang-rt-14-dev llvm-14 cmake ninja-build pkg-config libhdf5-dev libcli11-dev
           libspdlog-dev libfmt-dev zlib1g-dev libdeflate-dev libssl-dev apbs-data python3)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "run-fuzzers: installing ${missing[*]}" >&2
-  sudo_cmd=()
-  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+install_missing_debs run-fuzzers "${packages[@]}"
 
 build=build/fuzz
 start=$(date +%s)

@@ -8,6 +8,7 @@
 # Idempotent: a venv whose pins match is kept. Usage: scripts/setup-viewers.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/debian.sh
 
 venv=.venv-viewers
 python=/usr/bin/python3
@@ -19,18 +20,7 @@ pins=(
 chimerax=ChimeraX==0.1.71
 
 debs=(python3-venv python3-pymol)
-missing=()
-for p in "${debs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup-viewers: installing ${missing[*]}" >&2
-  sudo_cmd=()
-  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >&2
-fi
+install_missing_debs setup-viewers "${debs[@]}"
 
 stamp="$venv/.dcs-pins"
 want="$(printf '%s\n' "$chimerax" "${pins[@]}")"

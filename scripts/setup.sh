@@ -4,6 +4,7 @@
 # Prints the preset used on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/lib/debian.sh
 
 packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools libcli11-dev libspdlog-dev
           libfmt-dev libgtest-dev zlib1g-dev libdeflate-dev libssl-dev apbs-data python3 python3-h5py
@@ -13,17 +14,7 @@ packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools libcli11-dev l
 [[ "${DCS_NO_MPI:-0}" == 1 ]] || packages+=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev)
 # A one-node Slurm for the examples' test (tests/cluster, scripts/slurm-local.sh).
 [[ "${DCS_SLURM:-1}" == 0 ]] || packages+=(slurm-wlm munge)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}" >&2
-  sudo_cmd=()
-  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-fi
+install_missing_debs setup "${packages[@]}"
 
 # The viewer tests' venv and PyMOL (tests/viewers; with DCS_NO_VIEWERS=1 those tests skip).
 [[ "${DCS_NO_VIEWERS:-0}" == 1 ]] || bash scripts/setup-viewers.sh >&2

@@ -1,26 +1,13 @@
 #!/usr/bin/env bash
 # A private one-node Slurm on this machine, for trying and testing examples/slurm/.
-#
-#   scripts/slurm-local.sh start    install slurm-wlm + munge if missing, write the configuration,
-#                                   start munged, slurmctld and slurmd, wait for the node to be idle
-#   scripts/slurm-local.sh stop     cancel its jobs, stop the three daemons
-#   scripts/slurm-local.sh status   say what runs (exit 0 when the node answers, 3 otherwise)
-#   scripts/slurm-local.sh env      print 'export SLURM_CONF=...' for eval in a shell
-#
-# Everything lives in ${DCS_SLURM_DIR:-/tmp/dcs-slurm}: slurm.conf, the munge key and socket,
-# state and spool directories, pid files and logs (log/*.log). Nothing under /etc is changed and
-# no system service is started (this works without systemd, e.g. in a container): the daemons
-# are ours, found by the pid files in that directory. The client commands (sbatch, squeue, srun,
-# sinfo) talk to this Slurm when SLURM_CONF points at its slurm.conf:
-#
-#   eval "$(scripts/slurm-local.sh env)"; sbatch --wait examples/slurm/array.sbatch ...
-#
-# The node is this host under its real short name (hostname -s) at 127.0.0.1, with nproc CPUs
-# and MemTotal of memory; one partition 'debug'. The daemons run as root (SlurmUser=root): start
-# needs root (apt, daemons); sudo is used when not root. Ports: ${DCS_SLURM_PORT:-16817} for
-# slurmctld and the next one for slurmd, away from a system Slurm's 6817/6818.
-# Running `start` again while everything answers does nothing; a half-started set is stopped and
-# started again. Exit status: 0 done, 1 failed (the logs are printed), 2 usage.
+#   scripts/slurm-local.sh start|stop|status|env
+# start installs slurm-wlm + munge if missing and starts munged, slurmctld and slurmd (again only
+# what does not answer); stop cancels its jobs and stops them; status exits 0 when the node
+# answers, 3 otherwise; env prints 'export SLURM_CONF=...' for `eval`. Everything lives in
+# ${DCS_SLURM_DIR:-/tmp/dcs-slurm} (configuration, munge key, state, pid files, log/*.log):
+# nothing under /etc changes and no system service starts, so it works in a container. Ports
+# ${DCS_SLURM_PORT:-16817} and the next, away from a system Slurm's. Needs root (sudo otherwise).
+# Exit status: 0 done, 1 failed (the logs are printed), 2 usage.
 set -euo pipefail
 
 DIR=${DCS_SLURM_DIR:-/tmp/dcs-slurm}

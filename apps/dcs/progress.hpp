@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "dcs/run.hpp"
+#include "dcs/pipeline/progress.hpp"
 
 namespace dcs::app {
 

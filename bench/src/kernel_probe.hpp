@@ -1,4 +1,4 @@
-// The fast CPU backend's kernels timed alone (issue 12 item 2), to find where a CPU loses to its
+// The fast CPU backend's kernels timed alone, to find where a CPU loses to its
 // port limit: the row sweep (row_kernel.hpp's sweep_row) at several block widths (vectors of
 // x-points held in registers per block) and the packed row tail (sweep_tail) on its own, on
 // staged synthetic atoms, one thread, thread CPU time. Written once as templates on the vector
@@ -113,11 +113,20 @@ ProbeResult probe_tail(const ProbeAtoms& atoms, double seconds) {
   return r;
 }
 
-/// The row probes of one instruction set at rows of nx, and the tail's where `tail` (it does not
-/// depend on nx): defined in kernel_probe_<isa>.cpp.
-std::vector<ProbeResult> probe_kernels_avx2(const ProbeAtoms& atoms, std::int64_t nx, double seconds,
-                                            bool tail);
-std::vector<ProbeResult> probe_kernels_avx512(const ProbeAtoms& atoms, std::int64_t nx, double seconds,
-                                              bool tail);
+using ProbeResults = std::vector<ProbeResult>;
+
+/// The row probes at rows of nx with each of `Widths` vectors per block, in that order, and the
+/// tail's where `tail` (it does not depend on nx).
+template <class Vec, int... Widths>
+ProbeResults probe_kernels(const ProbeAtoms& atoms, std::int64_t nx, double seconds, bool tail) {
+  ProbeResults results{probe_row<Vec, Widths>(atoms, nx, seconds)...};
+  if (tail) results.push_back(probe_tail<Vec>(atoms, seconds));
+  return results;
+}
+
+/// probe_kernels on one instruction set at the widths worth probing there: defined in
+/// kernel_probe_<isa>.cpp.
+ProbeResults probe_kernels_avx2(const ProbeAtoms& atoms, std::int64_t nx, double s, bool tail);
+ProbeResults probe_kernels_avx512(const ProbeAtoms& atoms, std::int64_t nx, double s, bool tail);
 
 }  // namespace dcs::bench

@@ -3,16 +3,7 @@
 #include "simd_avx2.hpp"
 
 namespace dcs::bench {
-
-std::vector<ProbeResult> probe_kernels_avx2(const ProbeAtoms& atoms, std::int64_t nx, double seconds,
-                                           bool tail) {
-  using Vec = cpu_fast::avx2::Vec;
-  std::vector<ProbeResult> results{
-      probe_row<Vec, 2>(atoms, nx, seconds), probe_row<Vec, 3>(atoms, nx, seconds),
-      probe_row<Vec, 4>(atoms, nx, seconds), probe_row<Vec, 6>(atoms, nx, seconds),
-      probe_row<Vec, 8>(atoms, nx, seconds)};
-  if (tail) results.push_back(probe_tail<Vec>(atoms, seconds));
-  return results;
+ProbeResults probe_kernels_avx2(const ProbeAtoms& atoms, std::int64_t nx, double s, bool tail) {
+  return probe_kernels<cpu_fast::avx2::Vec, 2, 3, 4, 6, 8>(atoms, nx, s, tail);
 }
-
 }  // namespace dcs::bench

@@ -3,15 +3,7 @@
 #include "simd_avx512.hpp"
 
 namespace dcs::bench {
-
-std::vector<ProbeResult> probe_kernels_avx512(const ProbeAtoms& atoms, std::int64_t nx, double seconds,
-                                             bool tail) {
-  using Vec = cpu_fast::avx512::Vec;
-  std::vector<ProbeResult> results{
-      probe_row<Vec, 2>(atoms, nx, seconds), probe_row<Vec, 4>(atoms, nx, seconds),
-      probe_row<Vec, 6>(atoms, nx, seconds), probe_row<Vec, 8>(atoms, nx, seconds)};
-  if (tail) results.push_back(probe_tail<Vec>(atoms, seconds));
-  return results;
+ProbeResults probe_kernels_avx512(const ProbeAtoms& atoms, std::int64_t nx, double s, bool tail) {
+  return probe_kernels<cpu_fast::avx512::Vec, 2, 4, 6, 8>(atoms, nx, s, tail);
 }
-
 }  // namespace dcs::bench

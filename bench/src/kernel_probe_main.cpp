@@ -1,6 +1,6 @@
 // dcs_cpu_kernel_probe: the fast CPU backend's row sweep at several block widths and its packed
 // row tail, each timed alone on one thread, beside this CPU's port limit measured in the same
-// process (kernel_probe.hpp, port_limit.hpp). A developer's tool for issue 12 item 2: it says
+// process (kernel_probe.hpp, port_limit.hpp). A developer's tool: it says
 // whether a CPU's shortfall is in the sweep's block width, in the tail, or elsewhere.
 //   dcs_cpu_kernel_probe [--nx N ...] [--atoms N] [--seconds S]
 #include <cmath>

@@ -1,4 +1,4 @@
-// The SIMD port limit of the CPU fast backend on the CPU it runs on (issue 12 item 2): how many
+// The SIMD port limit of the CPU fast backend on the CPU it runs on: how many
 // atom-point pairs per second one core can do when nothing but the kernel's arithmetic limits
 // it, measured by microbenchmarks on registers only (no loads), as the GPU benchmark measures
 // the MUFU ceiling. Each function is defined in a translation unit compiled for its instruction

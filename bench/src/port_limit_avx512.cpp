@@ -3,13 +3,7 @@
 #include "simd_avx512.hpp"
 
 namespace dcs::bench {
-
-PortRates measure_port_rates_avx512(double seconds) {
-  return measure_port_rates<cpu_fast::avx512::Vec>(seconds);
-}
-
-double measure_mix_pairs_avx512(double seconds) {
-  return mix_rate<cpu_fast::avx512::Vec, kMixChainsOf<cpu_fast::avx512::Vec>>(seconds);
-}
-
+using Vec = cpu_fast::avx512::Vec;
+PortRates measure_port_rates_avx512(double seconds) { return measure_port_rates<Vec>(seconds); }
+double measure_mix_pairs_avx512(double seconds) { return measure_mix_pairs<Vec>(seconds); }
 }  // namespace dcs::bench

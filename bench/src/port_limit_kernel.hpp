@@ -94,6 +94,12 @@ double mix_rate(double seconds) {
 template <class Vec>
 constexpr int kMixChainsOf = Vec::kLanes >= 16 ? 8 : 4;
 
+/// The per-pair mix in as many chains as fit the registers, in pairs/s.
+template <class Vec>
+double measure_mix_pairs(double seconds) {
+  return mix_rate<Vec, kMixChainsOf<Vec>>(seconds);
+}
+
 template <class Vec>
 PortRates measure_port_rates(double seconds) {
   PortRates rates;
@@ -105,7 +111,7 @@ PortRates measure_port_rates(double seconds) {
   rates.add = instruction_rate<Vec>(seconds, [=](Vec x) { return x + tiny; });
   rates.max = instruction_rate<Vec>(seconds, [=](Vec x) { return clamp_r2(x, tiny); });
   rates.rsqrt = instruction_rate<Vec>(seconds, [](Vec x) { return approximate_reciprocal_sqrt(x); });
-  rates.mix_pairs = mix_rate<Vec, kMixChainsOf<Vec>>(seconds);
+  rates.mix_pairs = measure_mix_pairs<Vec>(seconds);
   return rates;
 }
 

@@ -1,6 +1,6 @@
 // PyMOL's direct Coulomb map (`map_new coulomb`, no cutoff: a float loop over every atom for
 // every point, one thread) measured in the same run as dcs, on the same machine and atoms: the
-// peer the CPU benchmark compares with (issue 12 item 3).
+// peer the CPU benchmark compares with.
 #pragma once
 
 #include <string>

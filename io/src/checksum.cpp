@@ -13,48 +13,48 @@
 namespace dcs::io {
 namespace {
 
-struct MdCtxDeleter {
-  void operator()(EVP_MD_CTX* ctx) const noexcept { EVP_MD_CTX_free(ctx); }
-};
-using MdCtx = std::unique_ptr<EVP_MD_CTX, MdCtxDeleter>;
-
 struct FileCloser {
   void operator()(std::FILE* file) const noexcept { std::fclose(file); }
 };
 
-// Incremental SHA-256 through OpenSSL's EVP interface (the low-level SHA256_* calls are
-// deprecated in OpenSSL 3).
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new()) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1) {
-      throw Error("SHA-256: OpenSSL could not initialise a digest context");
-    }
-  }
-  void update(const void* data, std::size_t size) {
-    if (EVP_DigestUpdate(ctx_.get(), data, size) != 1) throw Error("SHA-256: digest update failed");
-  }
-  std::string hex() {
-    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-    unsigned int length = 0;
-    if (EVP_DigestFinal_ex(ctx_.get(), digest.data(), &length) != 1) {
-      throw Error("SHA-256: digest finalisation failed");
-    }
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(2 * length);
-    for (unsigned int i = 0; i < length; ++i) {
-      out.push_back(kHex[digest[i] >> 4]);
-      out.push_back(kHex[digest[i] & 0x0f]);
-    }
-    return out;
-  }
+}  // namespace
 
- private:
-  MdCtx ctx_;
+// Through OpenSSL's EVP interface: the low-level SHA256_* calls are deprecated in OpenSSL 3.
+struct Sha256::Context {
+  struct Deleter {
+    void operator()(EVP_MD_CTX* md) const noexcept { EVP_MD_CTX_free(md); }
+  };
+  std::unique_ptr<EVP_MD_CTX, Deleter> ctx{EVP_MD_CTX_new()};
 };
 
-}  // namespace
+Sha256::Sha256() : context_(std::make_unique<Context>()) {
+  if (!context_->ctx || EVP_DigestInit_ex(context_->ctx.get(), EVP_sha256(), nullptr) != 1) {
+    throw Error("SHA-256: OpenSSL could not initialise a digest context");
+  }
+}
+
+Sha256::~Sha256() = default;
+
+void Sha256::update(const void* data, std::size_t size) {
+  if (EVP_DigestUpdate(context_->ctx.get(), data, size) != 1)
+    throw Error("SHA-256: digest update failed");
+}
+
+std::string Sha256::hex() {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int length = 0;
+  if (EVP_DigestFinal_ex(context_->ctx.get(), digest.data(), &length) != 1) {
+    throw Error("SHA-256: digest finalisation failed");
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * length);
+  for (unsigned int i = 0; i < length; ++i) {
+    out.push_back(kHex[digest[i] >> 4]);
+    out.push_back(kHex[digest[i] & 0x0f]);
+  }
+  return out;
+}
 
 std::string sha256_file(const std::string& path) {
   std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));

@@ -1,3 +1,5 @@
+// The slab engine (dcs/pipeline/engine.hpp): workers compute slabs into a bounded pool of
+// buffers while the writer stores them in z order and feeds the sinks.
 #include "dcs/pipeline/engine.hpp"
 
 #include <algorithm>
@@ -7,11 +9,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
+#include "dcs/interrupt.hpp"
 #include "dcs/log.hpp"
 #include "dcs/timer.hpp"
 
@@ -197,171 +201,223 @@ double EngineReport::busy_fraction() const {
   return busy / (wall_seconds * static_cast<double>(worker_busy_seconds.size()));
 }
 
-EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
-                        const MapPlan& plan, io::SlabStore* store,
-                        const std::vector<MapSink*>& sinks, ProgressSink* progress,
-                        const std::string& label, std::size_t atoms, SlabSource* source) {
-  if (workers.empty()) throw UsageError("internal error: the map engine needs a worker");
-  if (source != nullptr && !sinks.empty())
-    throw UsageError("internal error: a map shared between processes has no sinks");
-  if (plan.step < 1 || plan.buffers < 1)
-    throw UsageError("internal error: the map plan needs a step and a buffer");
-  const auto start = SteadyClock::now();
-  const std::int64_t nz = grid.nz();
-  const std::size_t plane = grid.plane_points();
-  std::vector<Slab> slabs;
-  for (std::int64_t z = 0; z < nz; z += plan.step) slabs.push_back({z, std::min(plan.step, nz - z)});
+namespace {
 
-  EngineReport report;
-  report.plane_stats.assign(static_cast<std::size_t>(nz), StatsAccum{});
-  report.worker_busy_seconds.assign(workers.size(), 0.0);
-
-  // A slab is done when the store holds every plane of it (a resumed run).
-  std::vector<bool> done(slabs.size(), false);
-  std::vector<std::size_t> todo;
-  for (std::size_t s = 0; s < slabs.size(); ++s) {
-    bool all = store != nullptr;
-    for (std::int64_t z = slabs[s].z_begin; all && z < slabs[s].z_begin + slabs[s].z_count; ++z)
-      all = store->plane_done()[static_cast<std::size_t>(z)] != 0;
-    done[s] = all;
-    if (!all) todo.push_back(s);
-  }
-  bool feed_done_slabs = false;
-  for (MapSink* sink : sinks) feed_done_slabs = feed_done_slabs || sink->wants_done_slabs();
-
-  // The pool: only as many buffers as can be in use at once.
-  const std::size_t buffers = std::min(plan.buffers, std::max<std::size_t>(1, slabs.size()));
-  std::vector<std::unique_ptr<HostBuffer>> pool;
-  const std::size_t slab_floats = static_cast<std::size_t>(std::min(plan.step, nz)) * plane;
-  for (std::size_t b = 0; b < buffers; ++b) pool.push_back(workers.front()->allocate_host(slab_floats));
-
-  std::vector<std::ptrdiff_t> last_read_back_before;
-  if (feed_done_slabs && source == nullptr && todo.size() < slabs.size()) {
-    last_read_back_before.assign(slabs.size(), -1);
-    for (std::size_t s = 1; s < slabs.size(); ++s)
-      last_read_back_before[s] = done[s - 1] ? static_cast<std::ptrdiff_t>(s - 1)
-                                             : last_read_back_before[s - 1];
-  }
-  Shared shared(buffers, todo, source, std::move(last_read_back_before));
-  const double per_plane = static_cast<double>(plane) * static_cast<double>(atoms);
-  const double total = per_plane * static_cast<double>(nz);
-  if (progress) progress->begin(label, total);
-
-  std::vector<std::thread> threads;
-  threads.reserve(workers.size());
-  for (std::size_t w = 0; w < workers.size(); ++w) {
-    threads.emplace_back([&, w] {
-      try {
-        std::size_t s = 0, b = 0;
-        while (shared.take(s, b)) {
-          if (interrupt_requested()) {
-            shared.release(b);
-            shared.stop();
-            return;
-          }
-          Finished result;
-          result.buffer = b;
-          result.plane_stats.resize(static_cast<std::size_t>(slabs[s].z_count));
-          const auto busy_start = SteadyClock::now();
-          workers[w]->compute_slab(slabs[s], pool[b]->data(), result.plane_stats.data());
-          report.worker_busy_seconds[w] += seconds_since(busy_start);
-          shared.finished(s, std::move(result));
-        }
-      } catch (...) {
-        shared.fail(std::current_exception());
-      }
-    });
+/// One run of the engine: the slabs, the buffer pool, the workers' threads and the writer.
+class EngineRun {
+ public:
+  EngineRun(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
+            const MapPlan& plan, io::SlabStore* store, const std::vector<MapSink*>& sinks,
+            ProgressSink* progress, std::size_t atoms, SlabSource* source)
+      : grid_(grid), workers_(workers), plan_(plan), store_(store), sinks_(sinks),
+        progress_(progress), source_(source),
+        per_plane_(static_cast<double>(grid.plane_points()) * static_cast<double>(atoms)) {
+    const std::int64_t nz = grid.nz();
+    for (std::int64_t z = 0; z < nz; z += plan.step) slabs_.push_back({z, std::min(plan.step, nz - z)});
+    report_.plane_stats.assign(static_cast<std::size_t>(nz), StatsAccum{});
+    report_.worker_busy_seconds.assign(workers.size(), 0.0);
+    find_done_slabs();
+    for (MapSink* sink : sinks) feed_done_slabs_ = feed_done_slabs_ || sink->wants_done_slabs();
+    // The pool: only as many buffers as can be in use at once.
+    const std::size_t buffers = std::min(plan.buffers, std::max<std::size_t>(1, slabs_.size()));
+    const std::size_t slab_floats = static_cast<std::size_t>(std::min(plan.step, nz)) * grid.plane_points();
+    for (std::size_t b = 0; b < buffers; ++b) pool_.push_back(workers.front()->allocate_host(slab_floats));
+    shared_.emplace(buffers, todo_, source, read_back_order());
   }
 
-  auto join = [&] {
-    for (std::thread& t : threads)
+  EngineReport run(const std::string& label) {
+    const auto start = SteadyClock::now();
+    if (progress_) progress_->begin(label, per_plane_ * static_cast<double>(grid_.nz()));
+    start_workers();
+    try {
+      last_checkpoint_ = SteadyClock::now();
+      if (source_ != nullptr) write_handed_out();
+      else write_in_order();
+    } catch (...) {
+      shared_->fail(std::current_exception());
+    }
+    shared_->stop();
+    for (std::thread& t : threads_)
       if (t.joinable()) t.join();
-  };
+    if (progress_) progress_->end();
+    if (std::exception_ptr error = shared_->error()) std::rethrow_exception(error);
+    if (interrupt_requested()) throw InterruptedError("interrupted");
+    if (store_ != nullptr) {
+      const auto write_start = SteadyClock::now();
+      store_->finish_writes();
+      report_.write_seconds += seconds_since(write_start);
+    }
+    report_.wall_seconds = seconds_since(start);
+    return std::move(report_);
+  }
 
-  try {
-    auto last_checkpoint = SteadyClock::now();
-    double planes_written = 0.0;
-    // With a source: this process's slabs, in the order they were handed out.
-    for (std::size_t k = 0; source != nullptr; ++k) {
+ private:
+  /// A slab is done when the store holds every plane of it (a resumed run).
+  void find_done_slabs() {
+    done_.assign(slabs_.size(), false);
+    for (std::size_t s = 0; s < slabs_.size(); ++s) {
+      bool all = store_ != nullptr;
+      for (std::int64_t z = slabs_[s].z_begin; all && z < slabs_[s].z_begin + slabs_[s].z_count; ++z)
+        all = store_->plane_done()[static_cast<std::size_t>(z)] != 0;
+      done_[s] = all;
+      if (!all) todo_.push_back(s);
+    }
+  }
+
+  /// For Shared: the last slab below each one that the writer reads back (see Shared).
+  std::vector<std::ptrdiff_t> read_back_order() const {
+    std::vector<std::ptrdiff_t> last_read_back_before;
+    if (feed_done_slabs_ && source_ == nullptr && todo_.size() < slabs_.size()) {
+      last_read_back_before.assign(slabs_.size(), -1);
+      for (std::size_t s = 1; s < slabs_.size(); ++s)
+        last_read_back_before[s] = done_[s - 1] ? static_cast<std::ptrdiff_t>(s - 1)
+                                                : last_read_back_before[s - 1];
+    }
+    return last_read_back_before;
+  }
+
+  void start_workers() {
+    threads_.reserve(workers_.size());
+    for (std::size_t w = 0; w < workers_.size(); ++w)
+      threads_.emplace_back([this, w] { work(w); });
+  }
+
+  /// A worker's loop: the next slab into a free buffer, until none is left or the run stops.
+  void work(std::size_t w) {
+    try {
+      std::size_t s = 0, b = 0;
+      while (shared_->take(s, b)) {
+        if (interrupt_requested()) {
+          shared_->release(b);
+          shared_->stop();
+          return;
+        }
+        Finished result;
+        result.buffer = b;
+        result.plane_stats.resize(static_cast<std::size_t>(slabs_[s].z_count));
+        const auto busy_start = SteadyClock::now();
+        workers_[w]->compute_slab(slabs_[s], pool_[b]->data(), result.plane_stats.data());
+        report_.worker_busy_seconds[w] += seconds_since(busy_start);
+        shared_->finished(s, std::move(result));
+      }
+    } catch (...) {
+      shared_->fail(std::current_exception());
+    }
+  }
+
+  void checkpoint_if_due() {
+    if (store_ != nullptr && seconds_since(last_checkpoint_) >= plan_.checkpoint_seconds) {
+      store_->checkpoint();
+      last_checkpoint_ = SteadyClock::now();
+    }
+  }
+
+  void wrote(const Slab& slab, const Finished& result) {
+    std::copy(result.plane_stats.begin(), result.plane_stats.end(),
+              report_.plane_stats.begin() + slab.z_begin);
+    planes_written_ += static_cast<double>(slab.z_count);
+  }
+
+  /// With a source: this process's slabs, in the order they were handed out.
+  void write_handed_out() {
+    for (std::size_t k = 0;; ++k) {
       if (interrupt_requested()) throw InterruptedError("interrupted");
       std::size_t s = 0;
       Finished result;
       const auto wait_start = SteadyClock::now();
-      const int got = shared.wait_for_taken(k, s, result);
-      report.writer_wait_seconds += seconds_since(wait_start);
+      const int got = shared_->wait_for_taken(k, s, result);
+      report_.writer_wait_seconds += seconds_since(wait_start);
       if (got <= 0) break;
-      ++report.slabs_computed;
-      const Slab& slab = slabs[s];
+      ++report_.slabs_computed;
+      const Slab& slab = slabs_[s];
       const auto write_start = SteadyClock::now();
-      if (store != nullptr) {
-        store->write_slab(slab, pool[result.buffer]->data(), result.plane_stats.data());
-        if (seconds_since(last_checkpoint) >= plan.checkpoint_seconds) {
-          store->checkpoint();
-          last_checkpoint = SteadyClock::now();
-        }
+      if (store_ != nullptr) {
+        store_->write_slab(slab, pool_[result.buffer]->data(), result.plane_stats.data());
+        checkpoint_if_due();
       }
-      std::copy(result.plane_stats.begin(), result.plane_stats.end(),
-                report.plane_stats.begin() + slab.z_begin);
-      report.write_seconds += seconds_since(write_start);
-      shared.release(result.buffer);
-      planes_written += static_cast<double>(slab.z_count);
-      if (progress) progress->update(per_plane * planes_written);
+      wrote(slab, result);
+      report_.write_seconds += seconds_since(write_start);
+      shared_->release(result.buffer);
+      if (progress_) progress_->update(per_plane_ * planes_written_);
     }
-    for (std::size_t s = 0; source == nullptr && s < slabs.size(); ++s) {
-      const Slab& slab = slabs[s];
+  }
+
+  /// A done slab's statistics, and its values read back when a sink wants them; false when the
+  /// run stops.
+  bool read_back(const Slab& slab, Finished& result) {
+    ++report_.slabs_reused;
+    const auto first = store_->plane_stats().begin() + slab.z_begin;
+    result.plane_stats.assign(first, first + slab.z_count);
+    if (!feed_done_slabs_) return true;
+    const auto wait_start = SteadyClock::now();
+    if (!shared_->borrow(result.buffer)) return false;
+    report_.writer_wait_seconds += seconds_since(wait_start);
+    store_->read_planes(slab, pool_[result.buffer]->data());
+    return true;
+  }
+
+  /// Every slab in z order: computed ones into the store and the sinks, done ones (a resumed
+  /// run) read back for the sinks that want them.
+  void write_in_order() {
+    for (std::size_t s = 0; s < slabs_.size(); ++s) {
+      const Slab& slab = slabs_[s];
       if (interrupt_requested()) throw InterruptedError("interrupted");
       Finished result;
-      if (done[s]) {
-        ++report.slabs_reused;
-        const auto first = store->plane_stats().begin() + slab.z_begin;
-        result.plane_stats.assign(first, first + slab.z_count);
-        if (feed_done_slabs) {
-          const auto wait_start = SteadyClock::now();
-          if (!shared.borrow(result.buffer)) break;
-          report.writer_wait_seconds += seconds_since(wait_start);
-          store->read_planes(slab, pool[result.buffer]->data());
-        }
+      if (done_[s]) {
+        if (!read_back(slab, result)) break;
       } else {
         const auto wait_start = SteadyClock::now();
-        if (!shared.wait_for(s, result)) break;
-        report.writer_wait_seconds += seconds_since(wait_start);
-        ++report.slabs_computed;
+        if (!shared_->wait_for(s, result)) break;
+        report_.writer_wait_seconds += seconds_since(wait_start);
+        ++report_.slabs_computed;
       }
       const auto write_start = SteadyClock::now();
-      const bool have_values = !done[s] || feed_done_slabs;
-      if (!done[s] && store != nullptr)
-        store->write_slab(slab, pool[result.buffer]->data(), result.plane_stats.data());
+      const bool have_values = !done_[s] || feed_done_slabs_;
+      const float* values = have_values ? pool_[result.buffer]->data() : nullptr;
+      if (!done_[s] && store_ != nullptr) store_->write_slab(slab, values, result.plane_stats.data());
       if (have_values)
-        for (MapSink* sink : sinks)
-          if (sink->wants_slabs())
-            sink->write_slab(slab, pool[result.buffer]->data(), result.plane_stats.data());
-      std::copy(result.plane_stats.begin(), result.plane_stats.end(),
-                report.plane_stats.begin() + slab.z_begin);
-      if (store != nullptr && seconds_since(last_checkpoint) >= plan.checkpoint_seconds) {
-        store->checkpoint();
-        last_checkpoint = SteadyClock::now();
-      }
-      report.write_seconds += seconds_since(write_start);
-      if (have_values) shared.release(result.buffer);
-      shared.advance(s + 1);
-      planes_written += static_cast<double>(slab.z_count);
-      if (progress) progress->update(per_plane * planes_written);
+        for (MapSink* sink : sinks_)
+          if (sink->wants_slabs()) sink->write_slab(slab, values, result.plane_stats.data());
+      wrote(slab, result);
+      checkpoint_if_due();
+      report_.write_seconds += seconds_since(write_start);
+      if (have_values) shared_->release(result.buffer);
+      shared_->advance(s + 1);
+      if (progress_) progress_->update(per_plane_ * planes_written_);
     }
-  } catch (...) {
-    shared.fail(std::current_exception());
   }
-  shared.stop();
-  join();
-  if (progress) progress->end();
-  if (std::exception_ptr error = shared.error()) std::rethrow_exception(error);
-  if (interrupt_requested()) throw InterruptedError("interrupted");
-  if (store != nullptr) {
-    const auto write_start = SteadyClock::now();
-    store->finish_writes();
-    report.write_seconds += seconds_since(write_start);
-  }
-  report.wall_seconds = seconds_since(start);
-  return report;
+
+  const GridSpec& grid_;
+  const std::vector<PotentialBackend*>& workers_;
+  const MapPlan& plan_;
+  io::SlabStore* store_;
+  const std::vector<MapSink*>& sinks_;
+  ProgressSink* progress_;
+  SlabSource* source_;
+  double per_plane_;
+  std::vector<Slab> slabs_;
+  std::vector<bool> done_;
+  std::vector<std::size_t> todo_;
+  bool feed_done_slabs_ = false;
+  std::vector<std::unique_ptr<HostBuffer>> pool_;
+  std::optional<Shared> shared_;
+  std::vector<std::thread> threads_;
+  EngineReport report_;
+  SteadyClock::time_point last_checkpoint_;
+  double planes_written_ = 0.0;
+};
+
+}  // namespace
+
+EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
+                        const MapPlan& plan, io::SlabStore* store,
+                        const std::vector<MapSink*>& sinks, ProgressSink* progress,
+                        const std::string& label, std::size_t atoms, SlabSource* source) {
+  if (workers.empty()) throw InternalError("the map engine needs a worker");
+  if (source != nullptr && !sinks.empty())
+    throw InternalError("a map shared between processes has no sinks");
+  if (plan.step < 1 || plan.buffers < 1) throw InternalError("the map plan needs a step and a buffer");
+  return EngineRun(grid, workers, plan, store, sinks, progress, atoms, source).run(label);
 }
 
 }  // namespace dcs::pipeline

@@ -1,28 +1,14 @@
 #!/usr/bin/env bash
 # The Slurm examples (examples/slurm/) under a real slurmctld + slurmd on this machine
-# (scripts/slurm-local.sh), compared with single-process runs:
-#
-#  1. array.sbatch over 8 apbs-data molecules as a job array --array=1-7:2 (4 tasks, a step and an
-#     offset): every input gets exactly one complete map, computed by exactly one task, and every
-#     map's /potential and /statistics equal those of one `dcs` run over the whole list.
-#  2. The same list again as --array=0-2 (other shares): --resume skips every input (the logs say
-#     so, no map's mtime changes, nothing new appears).
-#  3. (MPI build) mpi-one-map.sbatch with 2 ranks on 2lzt at 96^3, launched by mpirun and by
-#     srun --mpi=pmix: /potential and /statistics bit-identical to the serial run.
-#  4. (MPI build) the requeue path of the examples: a larger map (achbp, 13.7k atoms, 200^3, one thread per rank) is
-#     stopped by SIGTERM to the batch shell (what --signal=B:TERM@120 sends before the time
-#     limit); the script stops the ranks and requeues the job, the second run continues the
-#     partial map (--resume) and the result equals the serial run.
-#
-# Usage: slurm_examples.sh DCS_BIN SOURCE_DIR [DCS_MPI_BIN]
-#   DCS_BIN      a dcs binary (the serial reference, and the array jobs' binary)
-#   DCS_MPI_BIN  the MPI build's dcs (argument or environment); without it parts 3-4 are skipped
-# Environment: DCS_SYSTEM_PYTHON (python with h5py; /usr/bin/python3), DCS_SLURM_DIR (the
-# Slurm directory, default /tmp/dcs-slurm; a Slurm already running there is used and left
-# running), DCS_SLURM_REQUIRED=1 (fail instead of skipping when Slurm cannot start),
-# DCS_KEEP_TMP=1 (keep the work directory).
-# Exit: 0 passed, 1 failed, 77 skipped (Slurm cannot be installed or started here; the reason
-# is printed).
+# (scripts/slurm-local.sh), compared with single-process runs: a job array over 8 molecules
+# (every map complete, written once, equal to one `dcs` run over the list); the same list again
+# (--resume skips every input); with the MPI build, mpi-one-map.sbatch with 2 ranks under mpirun
+# and srun --mpi=pmix (bit-identical to the serial run) and the requeue path (SIGTERM to the
+# batch shell, the job requeued, the partial map continued and equal to the serial run).
+# Usage: slurm_examples.sh DCS_BIN SOURCE_DIR [DCS_MPI_BIN]   (no MPI binary: MPI parts skipped)
+# Environment: DCS_SYSTEM_PYTHON (python with h5py), DCS_SLURM_DIR (default /tmp/dcs-slurm; a
+# Slurm already running there is used), DCS_SLURM_REQUIRED=1 (fail instead of skipping),
+# DCS_KEEP_TMP=1. Exit: 0 passed, 1 failed, 77 skipped (Slurm cannot start here; reason printed).
 set -euo pipefail
 
 if [[ $# -lt 2 ]]; then

@@ -4,19 +4,10 @@ readers: h5py for the HDF5 file and GridDataFormats (gridData) for the DX file.
 
     /usr/bin/python3 check_maps.py MAP.h5 MAP.dx[.gz] [--samples N] [--seed S]
 
-Checks, each failure printed as "check_maps: FAIL: <what>" with exit status 1:
-  * both files open; /potential is float32 with shape [nz][ny][nx] and its dims, origin, spacing
-    and axis_order attributes agree with that shape;
-  * the DX grid has the same shape (nx, ny, nz), origin and spacing (to %12.6e rounding);
-  * every value agrees (DX keeps 7 significant digits: relative 6e-7), and at the 8 corners,
-    the centre and N random points the coordinates that each reader assigns to a node agree
-    and the values there agree; with scipy, gridData's own interpolation at a few interior
-    nodes reproduces the HDF5 value;
-  * the /VTKHDF ImageData group (if present) describes the same grid and its
-    PointData/potential is the very same dataset as /potential; where VTK's Python module is
-    installed, vtkHDFReader (what ParaView uses) reads the same grid and values.
-
-Use Debian's /usr/bin/python3 (python3-h5py, python3-griddataformats, python3-numpy).
+Compares shape, origin, spacing and attributes, every value (DX keeps 7 significant digits), the
+coordinates each reader gives the corners, the centre and N random nodes, and the /VTKHDF group
+(with vtkHDFReader where VTK's Python module is installed). Each failure is printed as
+"check_maps: FAIL: <what>", exit status 1. Needs Debian's python3-h5py, -griddataformats, -numpy.
 """
 
 import argparse

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Issue 11 ("impossible to break") through the real `dcs` binary: option and file values
-beyond the float32 limits, --threads, exit status of signals, damaged records, CR-only files.
-Shares the harness of cli_tests.py.
+"""Robustness through the real `dcs` binary: option and file values beyond the float32 limits,
+--threads, exit status of signals, damaged records, CR-only files, outputs that would replace
+links, special files or inputs. Shares the harness of cli_tests.py.
 
 Usage: cli_robustness_tests.py DCS_BINARY SOURCE_DIR CASE
 """
@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -129,7 +128,7 @@ def second_signal_keeps_the_status(tmp):
 
 @case
 def outputs_never_replace_links_or_special_files(tmp):
-    """Issue 11 item 3: --force replaces regular files only; no output is written through (or in
+    """--force replaces regular files only; no output is written through (or in
     place of) a symbolic link, but a linked directory works."""
     import socket
     import stat
@@ -172,7 +171,7 @@ def outputs_never_replace_links_or_special_files(tmp):
 
 @case
 def outputs_checked_against_each_other_and_inputs(tmp):
-    """Issue 11 item 4: outputs that are one file, or an input (also through a hard link or
+    """Outputs that are one file, or an input (also through a hard link or
     another spelling), are refused before any work (exit 2), even with --force."""
     src = write(tmp, "in.pqr", GOOD)
     os.link(src, os.path.join(tmp, "hard.h5"))
@@ -216,7 +215,7 @@ def temporaries(directory):
 
 @case
 def stale_temporaries_are_removed_by_the_next_run(tmp):
-    """Issue 11 item 8: kill -9 leaves the streaming MRC output's temporary; the next run writing
+    """kill -9 leaves the streaming MRC output's temporary; the next run writing
     the same outputs removes it (an info line), and nothing else."""
     proc = long_run(tmp, extra=["--mrc"])  # the MRC temporary exists from the start (it streams)
     deadline = time.time() + 60
@@ -246,7 +245,7 @@ def stale_temporaries_are_removed_by_the_next_run(tmp):
 
 @case
 def signals_during_the_dx_write_leave_nothing(tmp):
-    """Issue 11 item 2: one or two signals while the OpenDX file is written (the HDF5 store is
+    """One or two signals while the OpenDX file is written (the HDF5 store is
     finished by then): exit 128 + the first signal, and no output, no partial file and no
     temporary remain (the second signal's handler removes the finished store too)."""
     write(tmp, "m.pqr", "ATOM      1  N   ALA A   1       1.000   2.000   3.000  0.5000 1.8240\n")
@@ -274,10 +273,4 @@ def signals_during_the_dx_write_leave_nothing(tmp):
 
 
 if __name__ == "__main__":
-    name = sys.argv[3]
-    if name == "list":
-        print("\n".join(CASES))
-        sys.exit(0)
-    with tempfile.TemporaryDirectory(prefix="dcs-cli-") as tmp:
-        CASES[name](tmp)
-    print(f"{name}: ok")
+    base.main(CASES)

@@ -228,11 +228,16 @@ def all_apbs_molecules_validate(tmp):
     assert produced == len(groups), (produced, len(groups))
 
 
-if __name__ == "__main__":
+def main(cases):
+    """Runs the case named by argv[3] in a fresh temporary directory (`list`: the names)."""
     name = sys.argv[3]
     if name == "list":
-        print("\n".join(CASES))
+        print("\n".join(cases))
         sys.exit(0)
     with tempfile.TemporaryDirectory(prefix="dcs-cli-") as tmp:
-        CASES[name](tmp)
+        cases[name](tmp)
     print(f"{name}: ok")
+
+
+if __name__ == "__main__":
+    main(CASES)

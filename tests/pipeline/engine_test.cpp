@@ -24,7 +24,7 @@
 #include "dcs/grid.hpp"
 #include "dcs/io/map_store.hpp"
 #include "dcs/pipeline/engine.hpp"
-#include "dcs/pipeline/sinks.hpp"
+#include "dcs/io/null_sink.hpp"
 
 namespace dcs {
 namespace {

@@ -21,6 +21,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from map_files import assert_same_map  # noqa: E402
+from synthetic_atoms import write_xyzq  # noqa: E402
 
 DCS, SOURCE = sys.argv[1], sys.argv[2]
 MOLECULE = os.path.join(SOURCE, "data", "2lzt.pqr")
@@ -47,15 +48,7 @@ if DEVICE == "cuda":
     # A GPU computes 2lzt on 200^3 in milliseconds: give the kills a run of about a second
     # (200,000 atoms on 256^3, every GPU) and room for 16-plane slabs.
     HEAVY = os.path.join(tempfile.gettempdir(), f"dcs-heavy-{os.getpid()}.xyzq")
-    with open(HEAVY, "w") as handle:
-        state = 12345
-        for _ in range(200_000):
-            coords = []
-            for _ in range(4):
-                state = (state * 1103515245 + 12345) % 2**31
-                coords.append(state / 2**31)
-            handle.write(f"{coords[0] * 60 - 30:.3f} {coords[1] * 60 - 30:.3f} "
-                         f"{coords[2] * 60 - 30:.3f} {coords[3] * 1.6 - 0.8:.3f}\n")
+    write_xyzq(HEAVY, 200_000)
     BASE = ["--atoms", HEAVY, "--grid", "256", "--device", DEVICE, "--memory-limit", "64M",
             "--checkpoint-interval", "0", "--no-progress"]
 

@@ -1,4 +1,4 @@
-// The backend tests, written once (issue 12 item 6; OpenMM's shared Test*.h): analytic answers,
+// The backend tests, written once (as OpenMM's shared Test*.h): analytic answers,
 // accuracy against the float64 reference on real molecules (apbs-data) and random ones, odd
 // sizes, chunk boundaries, atoms on grid points, slabs and the determinism contract of
 // dcs/backend.hpp, statistics and the interface's refusals. Every body runs against

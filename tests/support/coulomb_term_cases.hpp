@@ -1,4 +1,4 @@
-// The edge cases of the Coulomb term, written once (issue 12 item 4) and run for every way a
+// The edge cases of the Coulomb term, written once and run for every way a
 // backend evaluates dcs::add_coulomb_term(): double and float on the host (the reference and
 // the portable kernel), the FMA-pipe rsqrt's host arithmetic, the CPU SIMD types (AVX2,
 // AVX-512) and, on a GPU, MUFU and the FMA-pipe rsqrt in device code

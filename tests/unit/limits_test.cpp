@@ -1,4 +1,4 @@
-// Issue 11, item 1: every option and every placed grid is checked against the float32 limits of
+// Every option and every placed grid is checked against the float32 limits of
 // dcs/limits.hpp before anything is computed, with a message naming the option.
 #include <cmath>
 #include <functional>

@@ -22,32 +22,40 @@ TEST(ResolveThreads, ZeroMeansAllHardwareThreads) {
   EXPECT_EQ(resolve_threads(3), 3u);
 }
 
-TEST(ParallelFor, CoversTheRangeExactlyOnceInGrainAlignedRanges) {
-  for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{4097}}) {
-    for (unsigned threads : {1u, 2u, 3u, 8u, 100u}) {
-      for (std::size_t grain : {std::size_t{1}, std::size_t{16}, std::size_t{1000}}) {
-        SCOPED_TRACE("n=" + std::to_string(n) + " threads=" + std::to_string(threads) +
-                     " grain=" + std::to_string(grain));
-        std::vector<std::atomic<int>> hits(n);
-        std::mutex mutex;
-        std::vector<std::pair<std::size_t, std::size_t>> ranges;
-        parallel_for(n, threads, [&](std::size_t begin, std::size_t end) {
-          for (std::size_t i = begin; i < end; ++i) ++hits[i];
-          const std::lock_guard<std::mutex> lock(mutex);
-          ranges.emplace_back(begin, end);
-        }, grain);
-        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "index " << i;
-        EXPECT_LE(ranges.size(), threads);
-        for (const auto& [begin, end] : ranges) {
-          EXPECT_LT(begin, end);  // no empty calls
-          EXPECT_EQ(begin % grain, 0u);
-        }
-        if (n == 0) {
-          EXPECT_TRUE(ranges.empty());
-        }
-      }
-    }
+constexpr std::size_t kSizes[] = {0, 1, 7, 1000, 4097};
+constexpr std::size_t kGrains[] = {1, 16, 1000};
+
+/// Runs one loop over n indices through `run(body)` and checks what the body saw: every index
+/// once, at most `threads` ranges, none empty, each starting on a multiple of `grain`.
+template <class Run>
+void expect_exact_cover(std::size_t n, unsigned threads, std::size_t grain, Run&& run) {
+  SCOPED_TRACE("n=" + std::to_string(n) + " threads=" + std::to_string(threads) +
+               " grain=" + std::to_string(grain));
+  std::vector<std::atomic<int>> hits(n);
+  std::mutex mutex;
+  std::vector<std::pair<std::size_t, std::size_t>> ranges;
+  run([&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) ++hits[i];
+    const std::lock_guard<std::mutex> lock(mutex);
+    ranges.emplace_back(begin, end);
+  });
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "index " << i;
+  EXPECT_LE(ranges.size(), threads);
+  for (const auto& [begin, end] : ranges) {
+    EXPECT_LT(begin, end);  // no empty calls
+    EXPECT_EQ(begin % grain, 0u);
   }
+  if (n == 0) {
+    EXPECT_TRUE(ranges.empty());
+  }
+}
+
+TEST(ParallelFor, CoversTheRangeExactlyOnceInGrainAlignedRanges) {
+  for (std::size_t n : kSizes)
+    for (unsigned threads : {1u, 2u, 3u, 8u, 100u})
+      for (std::size_t grain : kGrains)
+        expect_exact_cover(n, threads, grain,
+                           [&](auto body) { parallel_for(n, threads, body, grain); });
 }
 
 TEST(ParallelFor, ExceptionsPropagateWithTheirType) {
@@ -70,26 +78,10 @@ TEST(ThreadPool, CoversTheRangeExactlyOnceInGrainAlignedRangesLoopAfterLoop) {
   for (unsigned threads : {1u, 2u, 3u, 8u, 100u}) {
     ThreadPool pool(threads);
     EXPECT_EQ(pool.size(), threads);
-    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{1000}, std::size_t{4097}}) {
-      for (std::size_t grain : {std::size_t{1}, std::size_t{16}, std::size_t{1000}}) {
-        SCOPED_TRACE("n=" + std::to_string(n) + " threads=" + std::to_string(threads) +
-                     " grain=" + std::to_string(grain));
-        std::vector<std::atomic<int>> hits(n);
-        std::mutex mutex;
-        std::vector<std::pair<std::size_t, std::size_t>> ranges;
-        pool.parallel_for(n, [&](std::size_t begin, std::size_t end) {
-          for (std::size_t i = begin; i < end; ++i) ++hits[i];
-          const std::lock_guard<std::mutex> lock(mutex);
-          ranges.emplace_back(begin, end);
-        }, grain);
-        for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "index " << i;
-        EXPECT_LE(ranges.size(), threads);
-        for (const auto& [begin, end] : ranges) {
-          EXPECT_LT(begin, end);
-          EXPECT_EQ(begin % grain, 0u);
-        }
-      }
-    }
+    for (std::size_t n : kSizes)
+      for (std::size_t grain : kGrains)
+        expect_exact_cover(n, threads, grain,
+                           [&](auto body) { pool.parallel_for(n, body, grain); });
   }
 }
 

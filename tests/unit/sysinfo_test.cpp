@@ -23,6 +23,11 @@ namespace fs = std::filesystem;
 constexpr std::size_t kGiB = std::size_t{1} << 30;
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 
+const char* kV2Mountinfo =
+    "22 1 0:21 / / rw - ext4 /dev/sda1 rw\n"
+    "30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 "
+    "rw,nsdelegate\n";
+
 /// A fake root directory: tests write proc/ and sys/ files below it.
 class FakeRoot {
  public:
@@ -49,16 +54,29 @@ class FakeRoot {
                               " kB\nMemFree:        1000 kB\nMemAvailable:   " +
                               std::to_string(available / 1024) + " kB\nBuffers:  12 kB\n");
   }
+  /// A cgroup v2 host (the unified hierarchy at /sys/fs/cgroup) with this process in `group`.
+  void cgroup_v2(const std::string& group) const {
+    write("proc/self/mountinfo", kV2Mountinfo);
+    write("proc/self/cgroup", "0::" + group + "\n");
+  }
+  /// The cgroup v2 memory.max and memory.current of the group at `dir` (below the mount point).
+  void cgroup_v2_memory(const std::string& dir, const std::string& max,
+                        const std::string& current) const {
+    write("sys/fs/cgroup/" + dir + "memory.max", max);
+    write("sys/fs/cgroup/" + dir + "memory.current", current);
+  }
   const fs::path& path() const { return root_; }
 
  private:
   fs::path root_;
 };
 
-const char* kV2Mountinfo =
-    "22 1 0:21 / / rw - ext4 /dev/sda1 rw\n"
-    "30 22 0:26 / /sys/fs/cgroup rw,nosuid,nodev,noexec,relatime shared:9 - cgroup2 cgroup2 "
-    "rw,nsdelegate\n";
+/// No cgroup limit: available and limit are meminfo's.
+void expect_meminfo_only(const MemoryInfo& info, std::size_t total, std::size_t available) {
+  EXPECT_FALSE(info.cgroup_limit);
+  EXPECT_EQ(info.available(), available);
+  EXPECT_EQ(info.limit(), total);
+}
 
 TEST(MemoryInfo, MeminfoOnlyWithoutAnyCgroup) {
   FakeRoot root;
@@ -66,21 +84,17 @@ TEST(MemoryInfo, MeminfoOnlyWithoutAnyCgroup) {
   const MemoryInfo info = read_memory_info(root.path());
   EXPECT_EQ(info.mem_total, 64 * kGiB);
   EXPECT_EQ(info.mem_available, 40 * kGiB);
-  EXPECT_FALSE(info.cgroup_limit);
-  EXPECT_EQ(info.available(), 40 * kGiB);
-  EXPECT_EQ(info.limit(), 64 * kGiB);
+  expect_meminfo_only(info, 64 * kGiB, 40 * kGiB);
 }
 
 TEST(MemoryInfo, CgroupV2LimitMinusUsageNotCountingInactiveCache) {
   FakeRoot root;
   root.meminfo(512 * kGiB, 500 * kGiB);
-  root.write("proc/self/mountinfo", kV2Mountinfo);
-  root.write("proc/self/cgroup", "0::/user.slice/job.scope\n");
-  const std::string dir = "sys/fs/cgroup/user.slice/job.scope/";
-  root.write(dir + "memory.max", std::to_string(2 * kGiB) + "\n");
-  root.write(dir + "memory.current", std::to_string(kGiB) + "\n");
-  root.write(dir + "memory.stat", "anon 123\ninactive_file " + std::to_string(256 * kMiB) +
-                                      "\nactive_file 5\n");
+  root.cgroup_v2("/user.slice/job.scope");
+  root.cgroup_v2_memory("user.slice/job.scope/", std::to_string(2 * kGiB) + "\n",
+                        std::to_string(kGiB) + "\n");
+  root.write("sys/fs/cgroup/user.slice/job.scope/memory.stat",
+             "anon 123\ninactive_file " + std::to_string(256 * kMiB) + "\nactive_file 5\n");
   root.write("sys/fs/cgroup/user.slice/memory.max", "max\n");
   const MemoryInfo info = read_memory_info(root.path());
   EXPECT_EQ(info.cgroup_limit, 2 * kGiB);
@@ -93,14 +107,11 @@ TEST(MemoryInfo, CgroupV2LimitMinusUsageNotCountingInactiveCache) {
 TEST(MemoryInfo, CgroupV2AncestorWithTheTighterLimitWins) {
   FakeRoot root;
   root.meminfo(512 * kGiB, 500 * kGiB);
-  root.write("proc/self/mountinfo", kV2Mountinfo);
-  root.write("proc/self/cgroup", "0::/batch/job42/step0\n");
-  root.write("sys/fs/cgroup/batch/job42/step0/memory.max", "max\n");
-  root.write("sys/fs/cgroup/batch/job42/step0/memory.current", "1000\n");
-  root.write("sys/fs/cgroup/batch/job42/memory.max", std::to_string(8 * kGiB));
-  root.write("sys/fs/cgroup/batch/job42/memory.current", std::to_string(7 * kGiB));
-  root.write("sys/fs/cgroup/batch/memory.max", std::to_string(16 * kGiB));
-  root.write("sys/fs/cgroup/batch/memory.current", std::to_string(15 * kGiB + 512 * kMiB));
+  root.cgroup_v2("/batch/job42/step0");
+  root.cgroup_v2_memory("batch/job42/step0/", "max\n", "1000\n");
+  root.cgroup_v2_memory("batch/job42/", std::to_string(8 * kGiB), std::to_string(7 * kGiB));
+  root.cgroup_v2_memory("batch/", std::to_string(16 * kGiB),
+                        std::to_string(15 * kGiB + 512 * kMiB));
   const MemoryInfo info = read_memory_info(root.path());
   EXPECT_EQ(info.cgroup_limit, 8 * kGiB);                // the job's limit
   EXPECT_EQ(info.cgroup_available, 512 * kMiB);          // but the parent has less left
@@ -114,14 +125,9 @@ TEST(MemoryInfo, CgroupV2AncestorWithTheTighterLimitWins) {
 TEST(MemoryInfo, CgroupV2UnlimitedIsNoLimit) {
   FakeRoot root;
   root.meminfo(16 * kGiB, 10 * kGiB);
-  root.write("proc/self/mountinfo", kV2Mountinfo);
-  root.write("proc/self/cgroup", "0::/\n");
-  root.write("sys/fs/cgroup/memory.max", "max\n");
-  root.write("sys/fs/cgroup/memory.current", "123456\n");
-  const MemoryInfo info = read_memory_info(root.path());
-  EXPECT_FALSE(info.cgroup_limit);
-  EXPECT_EQ(info.available(), 10 * kGiB);
-  EXPECT_EQ(info.limit(), 16 * kGiB);
+  root.cgroup_v2("/");
+  root.cgroup_v2_memory("", "max\n", "123456\n");
+  expect_meminfo_only(read_memory_info(root.path()), 16 * kGiB, 10 * kGiB);
 }
 
 TEST(MemoryInfo, ContainerWithoutCgroupNamespaceUsesTheMountPoint) {
@@ -129,10 +135,8 @@ TEST(MemoryInfo, ContainerWithoutCgroupNamespaceUsesTheMountPoint) {
   // /sys/fs/cgroup; the container's own limit is at the mount point.
   FakeRoot root;
   root.meminfo(256 * kGiB, 200 * kGiB);
-  root.write("proc/self/mountinfo", kV2Mountinfo);
-  root.write("proc/self/cgroup", "0::/system.slice/docker-abc.scope\n");
-  root.write("sys/fs/cgroup/memory.max", std::to_string(2 * kGiB));
-  root.write("sys/fs/cgroup/memory.current", std::to_string(100 * kMiB));
+  root.cgroup_v2("/system.slice/docker-abc.scope");
+  root.cgroup_v2_memory("", std::to_string(2 * kGiB), std::to_string(100 * kMiB));
   const MemoryInfo info = read_memory_info(root.path());
   EXPECT_EQ(info.cgroup_limit, 2 * kGiB);
   EXPECT_EQ(info.available(), 2 * kGiB - 100 * kMiB);

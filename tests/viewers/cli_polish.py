@@ -2,16 +2,6 @@
 
     cli_polish.py DCS SOURCE_DIR CASE
 
-  progress_tty   on a (pseudo) terminal 60 columns wide, with an input under a long directory
-                 path: every redraw is "\\r" + at most 59 characters + "\\x1b[K", names the file by
-                 its basename, and the line is cleared at the end; with -q nothing is drawn
-  progress_log   not a terminal: no carriage returns or escape sequences on stderr
-  quiet          -q prints no summary on stdout (and no info lines on stderr); failures still do
-  devices        `dcs devices` on this machine: no "insufficient driver" alarm, no repeated
-                 "no CUDA device:", and "no NVIDIA GPU found" where no NVIDIA driver is loaded
-  kernels        `dcs kernels`: lines <= 100 columns, one "(default)" per group, no variant twice
-                 in a group
-  dx_beside      `-o sub/x.h5 --dx` writes sub/x.dx (not ./x.dx or ./<input>.dx)
 Prints "cli_polish: OK <case>".
 """
 import os
@@ -73,6 +63,9 @@ def run_on_terminal(command, cwd, columns):
 
 
 def case_progress_tty(dcs, source, work):
+    """On a (pseudo) terminal 60 columns wide, with an input under a long directory path:
+    every redraw is "\\r" + at most 59 characters + "\\x1b[K", names the file by its basename,
+    and the line is cleared at the end; with -q nothing is drawn."""
     pqr = long_path_input(work, source)
     out = os.path.join(work, "m.h5")
     rc, text = run_on_terminal([dcs, "--atoms", pqr, "-o", out, *LONGER], work, 60)
@@ -95,6 +88,7 @@ def case_progress_tty(dcs, source, work):
 
 
 def case_progress_log(dcs, source, work):
+    """Not a terminal: no carriage returns or escape sequences on stderr."""
     pqr = long_path_input(work, source)
     run = subprocess.run([dcs, "--atoms", pqr, "-o", os.path.join(work, "m.h5"), *SLOW],
                          capture_output=True, text=True, cwd=work, timeout=300)
@@ -104,6 +98,7 @@ def case_progress_log(dcs, source, work):
 
 
 def case_quiet(dcs, source, work):
+    """-q prints no summary on stdout (and no info lines on stderr); failures still do."""
     pqr = os.path.join(source, "data", "2lzt.pqr")
     run = subprocess.run([dcs, "--atoms", pqr, "--grid", "9", "-o", "q.h5", "-q"],
                          capture_output=True, text=True, cwd=work, timeout=300)
@@ -131,6 +126,8 @@ def nvidia_driver_present():
 
 
 def case_devices(dcs, source, work):
+    """`dcs devices` here: no "insufficient driver" alarm, no repeated "no CUDA device:", and
+    "no NVIDIA GPU found" where no NVIDIA driver is loaded."""
     run = subprocess.run([dcs, "devices"], capture_output=True, text=True, timeout=120)
     check(run.returncode == 0, run.stderr)
     out = run.stdout + run.stderr
@@ -147,6 +144,7 @@ def case_devices(dcs, source, work):
 
 
 def case_kernels(dcs, source, work):
+    """`dcs kernels`: lines <= 100 columns, one "(default)" per group, no variant twice in one."""
     run = subprocess.run([dcs, "kernels"], capture_output=True, text=True, timeout=60)
     check(run.returncode == 0, run.stderr)
     groups = []
@@ -168,6 +166,7 @@ def case_kernels(dcs, source, work):
 
 
 def case_dx_beside(dcs, source, work):
+    """`-o sub/x.h5 --dx` writes sub/x.dx (not ./x.dx or ./<input>.dx)."""
     os.makedirs(os.path.join(work, "sub"))
     run = subprocess.run([dcs, "--atoms", os.path.join(source, "data", "2lzt.pqr"), "--grid", "7",
                           "-o", "sub/x.h5", "--dx", "-q"], capture_output=True, text=True,

@@ -1,30 +1,8 @@
-"""The maps of the real dcs binary, opened by the real readers of each viewer.
+"""The maps of the real dcs binary, opened by the real readers of each viewer (ChimeraX, VTK,
+mrcfile, gemmi, PyMOL, xarray, `dcs preview`), compared with h5py's view of the same file: grid
+count, origin, step, axis order and values at and between grid points.
 
     viewer_tests.py --dcs DCS --write-mrc TOOL --write-sample TOOL --source DIR CASE
-
-Every case computes a small map of the bundled data/2lzt.pqr (or, for non-cubic voxels, which the
-CLI cannot ask for, the io test tool write_sample_map: the same HDF5 writer on a grid with
-spacing 0.5 x 0.75 x 1.25 Å) and compares what the reader reports with h5py's view of the file:
-grid count, origin, step, axis order, and values at exact coordinates (grid points and points
-between them, where the reader's own interpolation is compared with trilinear interpolation of
-the h5py values). Cases:
-
-  chimerax_h5        ChimeraX `open mol.h5` (EMAN HDF reader): one map, origin, step, values
-  chimerax_cmap      the same file, gzip-compressed, named .cmap (Chimera map reader)
-  chimerax_noncubic  both readers on a non-cubic grid
-  chimerax_layout    why the layout is what it is: the alternative (second hard link) that the
-                     cmap reader shows as two maps, built with h5py
-  vtkhdf             `-o mol.vtkhdf`: VTK's vtkHDFReader (ParaView's reader) probes the values
-  mrc_readers        MRC2014 from the streaming writer: mrcfile.validate, mrcfile, gemmi,
-                     ChimeraX's MRC reader
-  mrc_cli            `dcs --mrc`: default and explicit names (.mrc/.map/.ccp4), batches,
-                     --no-hdf5, values equal to /potential, an existing file needs --force
-  mrc_interrupted    SIGINT while the MRC streams: exit 130, no .mrc, no temporary
-  pymol              PyMOL (Debian's python3-pymol; run with /usr/bin/python3) loads the MRC
-  xarray_reader      python/dcs_map.py: numpy and xarray views, coordinates, sel, attrs
-  colour_range       /potential's colour_range (the 99th percentile of |V|), the summary line,
-                     --units, xarray attrs
-  preview            `dcs preview`: the PNG, its limits (the file's colour_range) and its size
 
 Prints "viewer_tests: OK <case>" on success; raises (exit 1) on failure.
 """
@@ -169,10 +147,12 @@ def check_chimerax(path, expected_type):
 
 
 def case_chimerax_h5(ctx):
+    """ChimeraX `open mol.h5` (EMAN HDF reader): one map, origin, step, values."""
     check_chimerax(ctx.molecule_map(), "emanhdf")
 
 
 def case_chimerax_cmap(ctx):
+    """The same file, gzip-compressed, named .cmap (Chimera map reader)."""
     h5 = ctx.molecule_map(extra=("--compress", "4"))  # PyTables reads the shuffle + gzip chunks
     cmap = os.path.join(ctx.work, "mol.cmap")
     shutil.copy(h5, cmap)
@@ -180,6 +160,7 @@ def case_chimerax_cmap(ctx):
 
 
 def case_chimerax_noncubic(ctx):
+    """Both readers on a non-cubic grid (write_sample_map: 0.5 x 0.75 x 1.25 Å voxels)."""
     h5 = ctx.noncubic_map()
     ref = H5Map(h5)
     check(len(set(ref.spacing)) == 3, f"spacing {ref.spacing} is not non-cubic")
@@ -228,6 +209,7 @@ def case_chimerax_layout(ctx):
 # --- ParaView / VTK -------------------------------------------------------------------------
 
 def case_vtkhdf(ctx):
+    """`-o mol.vtkhdf`: VTK's vtkHDFReader (ParaView's reader) probes the values."""
     from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
     from vtkmodules.vtkCommonCore import vtkPoints
     from vtkmodules.vtkCommonDataModel import vtkPolyData
@@ -267,6 +249,7 @@ def case_vtkhdf(ctx):
 # --- MRC --------------------------------------------------------------------------------------
 
 def case_mrc_readers(ctx):
+    """MRC2014 from the streaming writer: mrcfile.validate, mrcfile, gemmi, ChimeraX."""
     import gemmi
     import mrcfile
     import chimerax_readers as cx
@@ -437,7 +420,7 @@ def case_mrc_interrupted(ctx):
 
 
 def case_pymol(ctx):
-    """Run with Debian's python3 (python3-pymol, python3-h5py)."""
+    """PyMOL loads the MRC. Run with Debian's python3 (python3-pymol, python3-h5py)."""
     try:
         import pymol
     except ImportError:
@@ -485,6 +468,7 @@ def case_pymol(ctx):
 # --- Python reader -------------------------------------------------------------------------
 
 def case_xarray_reader(ctx):
+    """python/dcs_map.py: numpy and xarray views, coordinates, sel, attrs."""
     sys.path.insert(0, os.path.join(ctx.args.source, "python"))
     import dcs_map
 
@@ -573,6 +557,7 @@ def case_colour_range(ctx):
 # --- dcs preview ------------------------------------------------------------------------------
 
 def case_preview(ctx):
+    """`dcs preview`: the PNG, its limits (the file's colour_range) and its size."""
     import matplotlib.image as mpimg
 
     h5 = ctx.molecule_map(grid=("33", "37", "41"))
@@ -616,7 +601,7 @@ def case_preview(ctx):
     ctx.dcs("preview", h5, "-o", png, "--percentile", "90", "--force")
     with open(png, "rb") as f:
         check(f.read() != before, "--force did not replace the PNG")
-    # Never through a symbolic link, even with --force (issue 11).
+    # Never through a symbolic link, even with --force (it could point at any file).
     link = os.path.join(ctx.work, "link.png")
     os.symlink(png, link)
     with open(png, "rb") as f:

@@ -187,27 +187,18 @@ std::string scientific(double value) {
   return buffer;
 }
 
-}  // namespace
-
-std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options) {
-  const DeviceInfo device = detail::query_device(options.device);
-  detail::ScopedDevice scoped(device.ordinal);
-  detail::Stream stream;
-  const int repetitions = std::max(1, options.repetitions);
-
-  // Kernels to run, validated against the registry.
+/// The kernels to run: the named ones (checked against the registry), else all.
+std::vector<const PotentialKernel*> selected_kernels(const BenchOptions& options) {
   std::vector<const PotentialKernel*> kernels;
   if (options.kernels.empty()) {
     for (const PotentialKernel& kernel : detail::potential_kernels()) kernels.push_back(&kernel);
   } else {
     for (const std::string& name : options.kernels) kernels.push_back(&detail::find_potential_kernel(name));
   }
-  const std::vector<std::int64_t> sizes =
-      options.grid_sizes.empty() ? std::vector<std::int64_t>{256} : options.grid_sizes;
-  const std::vector<std::size_t> atom_counts =
-      options.atom_counts.empty() ? std::vector<std::size_t>{2000, 16000, 100000} : options.atom_counts;
+  return kernels;
+}
 
-  const Ceiling ceiling = measure_ceiling(device, repetitions, stream.view());
+BenchTable ceiling_table(const DeviceInfo& device, const Ceiling& ceiling) {
   BenchTable ceiling_table;
   ceiling_table.name = "rsqrt_ceiling";
   ceiling_table.title = "rsqrt ceiling on " + detail::describe_device(device) +
@@ -225,7 +216,11 @@ std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options)
   ceiling_table.notes = {
       "Each thread runs independent x <- rsqrtf(x) chains; the loop body is MUFU.RSQ only. "
       "Per SM per clock uses the device's maximum SM clock (the clock actually held may differ)."};
+  return ceiling_table;
+}
 
+/// The kernels' table without rows.
+BenchTable kernels_table(const DeviceInfo& device, const Ceiling& ceiling, int repetitions) {
   BenchTable table;
   table.name = "potential_kernels";
   table.title = "Potential kernels on " + detail::describe_device(device) + ", % of the measured ceiling " +
@@ -239,64 +234,106 @@ std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options)
       "plane would take over 0.3 s): the per-pair rate does not depend on the plane count.",
       "max err / max abs V: 256 sampled points against the float64 CPU reference, relative to the "
       "largest |V| of the computed planes."};
+  return table;
+}
 
+/// An n^3 grid of 0.5 Å with `atoms` random atoms inside, packed and uploaded.
+Problem make_problem(std::int64_t n, std::size_t atoms, StreamView stream) {
+  Problem problem;
+  problem.grid.counts = {n, n, n};
+  problem.grid.origin = {0.0, 0.0, 0.0};
+  problem.grid.spacing = {0.5, 0.5, 0.5};
+  problem.system = random_system(atoms, problem.grid, 1000 + atoms);
+  const std::vector<GridAtom> packed =
+      pack_grid_atoms(problem.system, problem.grid, coulomb_factor(problem.physics));
+  problem.d_atoms = DeviceBuffer<GridAtom>(packed.size());
+  problem.d_atoms.upload(packed.data(), packed.size(), stream);
+  return problem;
+}
+
+/// What one kernel is timed on: the planes from the first and the atoms of each.
+struct RunShape {
+  int planes;
+  std::size_t atoms;
+};
+
+/// All planes and atoms, except for a per-plane kernel: one plane with one chunk is probed, then
+/// the run sized to about 0.15 s (the first planes, or one plane of fewer whole chunks).
+RunShape run_shape(const PotentialKernel& kernel, const Problem& problem, std::size_t atoms,
+                   float* d_slab, StreamView stream) {
   constexpr double kTargetSeconds = 0.15;
+  const std::int64_t n = problem.grid.nz();
+  RunShape shape{static_cast<int>(n), atoms};
+  if (!kernel.requirements.per_plane) return shape;
+  const std::size_t probe_atoms = std::min(atoms, kernel.requirements.chunk_atoms);
+  const auto probe = time_repeated(1, stream, [&] {
+    evaluate(kernel, problem, probe_atoms, 1, d_slab, stream);
+  });
+  const double per_plane_per_atom = 1e-3 * probe.front() / static_cast<double>(probe_atoms);
+  const double one_plane = per_plane_per_atom * static_cast<double>(atoms);
+  if (one_plane > 2.0 * kTargetSeconds) {
+    const auto chunks = static_cast<std::size_t>(
+        std::max(1.0, std::floor(kTargetSeconds / (per_plane_per_atom * static_cast<double>(kernel.requirements.chunk_atoms)))));
+    shape.atoms = std::min(atoms, chunks * kernel.requirements.chunk_atoms);
+    shape.planes = 1;
+  } else {
+    shape.planes = static_cast<int>(std::clamp<double>(std::floor(kTargetSeconds / one_plane), 1.0,
+                                                       static_cast<double>(n)));
+  }
+  return shape;
+}
+
+/// Times one kernel on `shape` and checks its planes: the table row.
+std::vector<std::string> kernel_row(const PotentialKernel& kernel, const Problem& problem,
+                                    std::size_t atoms, RunShape shape, int repetitions,
+                                    const Ceiling& ceiling, DeviceBuffer<float>& d_slab,
+                                    detail::Stream& stream) {
+  const auto ms = time_repeated(repetitions, stream.view(), [&] {
+    evaluate(kernel, problem, shape.atoms, shape.planes, d_slab.data(), stream.view());
+  });
+  const double median_ms = median(ms);
+  const double pairs = static_cast<double>(shape.atoms) *
+                       static_cast<double>(problem.grid.plane_points()) * shape.planes;
+  const double rate = pairs / (1e-3 * median_ms);
+
+  std::vector<float> slab(problem.grid.plane_points() * static_cast<std::size_t>(shape.planes));
+  d_slab.download(slab.data(), slab.size(), stream.view());
+  stream.synchronize();
+  const double error = sampled_error(problem, shape.atoms, slab);
+  const std::int64_t n = problem.grid.nz();
+  return {std::string(kernel.name), std::to_string(n) + "^3", std::to_string(atoms),
+          std::to_string(shape.planes) + " planes x " + std::to_string(shape.atoms) + " atoms",
+          fixed(median_ms, 3), scientific(rate), fixed(100.0 * rate / ceiling.rsqrt_per_second, 1),
+          scientific(error)};
+}
+
+}  // namespace
+
+std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options) {
+  const DeviceInfo device = detail::query_device(options.device);
+  detail::ScopedDevice scoped(device.ordinal);
+  detail::Stream stream;
+  const int repetitions = std::max(1, options.repetitions);
+  const std::vector<const PotentialKernel*> kernels = selected_kernels(options);
+  const std::vector<std::int64_t> sizes =
+      options.grid_sizes.empty() ? std::vector<std::int64_t>{256} : options.grid_sizes;
+  const std::vector<std::size_t> atom_counts =
+      options.atom_counts.empty() ? std::vector<std::size_t>{2000, 16000, 100000} : options.atom_counts;
+
+  const Ceiling ceiling = measure_ceiling(device, repetitions, stream.view());
+  BenchTable table = kernels_table(device, ceiling, repetitions);
   for (const std::int64_t n : sizes) {
     for (const std::size_t atoms : atom_counts) {
-      Problem problem;
-      problem.grid.counts = {n, n, n};
-      problem.grid.origin = {0.0, 0.0, 0.0};
-      problem.grid.spacing = {0.5, 0.5, 0.5};
-      problem.system = random_system(atoms, problem.grid, 1000 + atoms);
-      const std::vector<GridAtom> packed =
-          pack_grid_atoms(problem.system, problem.grid, coulomb_factor(problem.physics));
-      problem.d_atoms = DeviceBuffer<GridAtom>(packed.size());
-      problem.d_atoms.upload(packed.data(), packed.size(), stream.view());
+      const Problem problem = make_problem(n, atoms, stream.view());
       DeviceBuffer<float> d_slab(problem.grid.points());
-
       for (const PotentialKernel* kernel : kernels) {
-        int planes = static_cast<int>(n);
-        std::size_t used_atoms = atoms;
-        if (kernel->requirements.per_plane) {
-          // Probe one plane with one chunk, then size the run to about kTargetSeconds.
-          const std::size_t probe_atoms = std::min(atoms, kernel->requirements.chunk_atoms);
-          const auto probe = time_repeated(1, stream.view(), [&] {
-            evaluate(*kernel, problem, probe_atoms, 1, d_slab.data(), stream.view());
-          });
-          const double per_plane_per_atom = 1e-3 * probe.front() / static_cast<double>(probe_atoms);
-          const double one_plane = per_plane_per_atom * static_cast<double>(atoms);
-          if (one_plane > 2.0 * kTargetSeconds) {
-            const auto chunks = static_cast<std::size_t>(
-                std::max(1.0, std::floor(kTargetSeconds / (per_plane_per_atom * static_cast<double>(kernel->requirements.chunk_atoms)))));
-            used_atoms = std::min(atoms, chunks * kernel->requirements.chunk_atoms);
-            planes = 1;
-          } else {
-            planes = static_cast<int>(std::clamp<double>(std::floor(kTargetSeconds / one_plane), 1.0,
-                                                         static_cast<double>(n)));
-          }
-        }
-        const auto ms = time_repeated(repetitions, stream.view(), [&] {
-          evaluate(*kernel, problem, used_atoms, planes, d_slab.data(), stream.view());
-        });
-        const double median_ms = median(ms);
-        const double pairs = static_cast<double>(used_atoms) *
-                             static_cast<double>(problem.grid.plane_points()) * planes;
-        const double rate = pairs / (1e-3 * median_ms);
-
-        std::vector<float> slab(problem.grid.plane_points() * static_cast<std::size_t>(planes));
-        d_slab.download(slab.data(), slab.size(), stream.view());
-        stream.synchronize();
-        const double error = sampled_error(problem, used_atoms, slab);
-
+        const RunShape shape = run_shape(*kernel, problem, atoms, d_slab.data(), stream.view());
         table.rows.push_back(
-            {std::string(kernel->name), std::to_string(n) + "^3", std::to_string(atoms),
-             std::to_string(planes) + " planes x " + std::to_string(used_atoms) + " atoms",
-             fixed(median_ms, 3), scientific(rate), fixed(100.0 * rate / ceiling.rsqrt_per_second, 1),
-             scientific(error)});
+            kernel_row(*kernel, problem, atoms, shape, repetitions, ceiling, d_slab, stream));
       }
     }
   }
-  return {ceiling_table, table};
+  return {ceiling_table(device, ceiling), table};
 }
 
 }  // namespace dcs::cuda

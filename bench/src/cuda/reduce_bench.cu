@@ -174,32 +174,21 @@ double download_sum(const DeviceBuffer<float>& outputs, std::size_t count, Strea
   return total;
 }
 
-}  // namespace
+/// No untimed step before a sample.
+constexpr auto no_setup = [](int) {};
 
-SizeMeasurement measure_reductions(std::size_t n, const std::vector<std::string>& variants,
-                                   int repetitions, int device) {
-  ScopedDevice scoped(device);
-  Stream stream;
-  const StreamView s = stream.view();
-  ReduceWorkspace workspace;
-  repetitions = std::max(repetitions, 1);
-  const std::size_t l2_bytes = query_device(device).l2_bytes;
-  SizeMeasurement m;
-  m.n = n;
-  m.buffers = std::clamp<std::size_t>((4 * l2_bytes + n * sizeof(float) - 1) / (n * sizeof(float)),
-                                      1, 64);
-  std::vector<DeviceBuffer<float>> inputs;
-  for (std::size_t b = 0; b < m.buffers; ++b) {
-    inputs.emplace_back(n);
-    fill_uniform(inputs.back().data(), n, 1000 + b, s);
+/// The inputs of one size: buffers of n pseudo-random floats, rotated over the repetitions.
+struct RotatingInputs {
+  std::vector<DeviceBuffer<float>> buffers;
+  float* operator()(int rep) {
+    return buffers[static_cast<std::size_t>(rep) % buffers.size()].data();
   }
-  const auto input = [&](int rep) { return inputs[static_cast<std::size_t>(rep) % m.buffers].data(); };
-  const auto none = [](int) {};
-  DeviceBuffer<float> copy(n);
-  DeviceBuffer<std::byte> flush(2 * l2_bytes);
+};
 
-  // Ceilings: a device-to-device copy and cub::DeviceReduce.
-  m.copy_ms = median_ms(s, repetitions, none, [&](int rep) {
+/// The ceilings (a device-to-device copy and cub::DeviceReduce) and the oracle on buffer 0.
+void measure_ceilings(std::size_t n, RotatingInputs& input, int repetitions,
+                      DeviceBuffer<float>& copy, StreamView s, SizeMeasurement& m) {
+  m.copy_ms = median_ms(s, repetitions, no_setup, [&](int rep) {
     DCS_CUDA_CHECK(cudaMemcpyAsync(copy.data(), input(rep), n * sizeof(float),
                                    cudaMemcpyDeviceToDevice, s.get()));
   });
@@ -230,44 +219,53 @@ SizeMeasurement measure_reductions(std::size_t n, const std::vector<std::string>
                                                 MinMaxSum{inf, -inf, 0.0}, st);
     }, s);
   };
-  m.cub_sum_ms = median_ms(s, repetitions, none, [&](int rep) { run_cub_sum(input(rep)); });
-  m.cub_stats_ms = median_ms(s, repetitions, none, [&](int rep) { run_cub_stats(input(rep)); });
-  m.cub_min_max_sum_ms = median_ms(s, repetitions, none, [&](int rep) { run_cub_mms(input(rep)); });
+  m.cub_sum_ms = median_ms(s, repetitions, no_setup, [&](int rep) { run_cub_sum(input(rep)); });
+  m.cub_stats_ms = median_ms(s, repetitions, no_setup, [&](int rep) { run_cub_stats(input(rep)); });
+  m.cub_min_max_sum_ms =
+      median_ms(s, repetitions, no_setup, [&](int rep) { run_cub_mms(input(rep)); });
 
   // The oracle on buffer 0.
-  run_cub_stats(inputs[0].data());
+  run_cub_stats(input(0));
   m.oracle = download_one(d_cub_stats.data(), s);
   cub_abs([&](void* t, std::size_t& b, cudaStream_t st) {
-    return cub::DeviceReduce::TransformReduce(t, b, inputs[0].data(), d_sum_abs.data(), items,
+    return cub::DeviceReduce::TransformReduce(t, b, input(0), d_sum_abs.data(), items,
                                               PlusDouble{}, AbsToDouble{}, 0.0, st);
   }, s);
   m.sum_abs = download_one(d_sum_abs.data(), s);
+}
 
-  // Statistics form of every selected variant.
+/// The statistics form of every selected variant, and the ablation: a float partial per float4
+/// (not a registry variant).
+void measure_statistics(std::size_t n, const std::vector<std::string>& variants,
+                        RotatingInputs& input, int repetitions, ReduceWorkspace& workspace,
+                        StreamView s, SizeMeasurement& m) {
   StatsAccum* d_result = workspace.result<StatsAccum>();
   for (const std::string& variant : variants) {
     StatsTime row;
     row.variant = variant;
-    enqueue_statistics(inputs[0].data(), n, variant, workspace, s, d_result);
+    enqueue_statistics(input(0), n, variant, workspace, s, d_result);
     row.result = download_one(d_result, s);
-    row.ms = median_ms(s, repetitions, none, [&](int rep) {
+    row.ms = median_ms(s, repetitions, no_setup, [&](int rep) {
       enqueue_statistics(input(rep), n, variant, workspace, s, d_result);
     });
     m.statistics.push_back(row);
   }
-  // Ablation: a float partial per float4 (not a registry variant).
-  {
-    const auto launch = [&](const float* in) {
-      launch_shuffle<StatsReductionF32x4, kShuffleBlockThreads, kShuffleUnroll>(
-          StatsReductionF32x4{{in, n}}, workspace, s.get(), d_result, "ablation/f32x4");
-    };
-    m.ablation.variant = "warp-shuffle, float sum per float4";
-    launch(inputs[0].data());
-    m.ablation.result = download_one(d_result, s);
-    m.ablation.ms = median_ms(s, repetitions, none, [&](int rep) { launch(input(rep)); });
-  }
+  const auto launch = [&](const float* in) {
+    launch_shuffle<StatsReductionF32x4, kShuffleBlockThreads, kShuffleUnroll>(
+        StatsReductionF32x4{{in, n}}, workspace, s.get(), d_result, "ablation/f32x4");
+  };
+  m.ablation.variant = "warp-shuffle, float sum per float4";
+  launch(input(0));
+  m.ablation.result = download_one(d_result, s);
+  m.ablation.ms = median_ms(s, repetitions, no_setup, [&](int rep) { launch(input(rep)); });
+}
 
-  // The books' float sums, at the sizes they accept.
+/// The books' float sums, at the sizes they accept; in-place kernels work on `copy`, restored
+/// and the L2 flushed (`flush`) before every sample.
+void measure_textbook(std::size_t n, const std::vector<std::string>& variants,
+                      RotatingInputs& input, int repetitions, DeviceBuffer<float>& copy,
+                      DeviceBuffer<std::byte>& flush, ReduceWorkspace& workspace, StreamView s,
+                      SizeMeasurement& m) {
   DeviceBuffer<float> outputs(std::max<std::size_t>(n / kTextbookPccBlock, 1));
   for (const std::string& variant : variants) {
     if (!textbook_requirement(variant, n).empty()) continue;
@@ -290,6 +288,32 @@ SizeMeasurement measure_reductions(std::size_t n, const std::vector<std::string>
     row.ms = median_ms(s, repetitions, restore, run);
     m.textbook.push_back(row);
   }
+}
+
+}  // namespace
+
+SizeMeasurement measure_reductions(std::size_t n, const std::vector<std::string>& variants,
+                                   int repetitions, int device) {
+  ScopedDevice scoped(device);
+  Stream stream;
+  const StreamView s = stream.view();
+  ReduceWorkspace workspace;
+  repetitions = std::max(repetitions, 1);
+  const std::size_t l2_bytes = query_device(device).l2_bytes;
+  SizeMeasurement m;
+  m.n = n;
+  m.buffers = std::clamp<std::size_t>((4 * l2_bytes + n * sizeof(float) - 1) / (n * sizeof(float)),
+                                      1, 64);
+  RotatingInputs input;
+  for (std::size_t b = 0; b < m.buffers; ++b) {
+    input.buffers.emplace_back(n);
+    fill_uniform(input.buffers.back().data(), n, 1000 + b, s);
+  }
+  DeviceBuffer<float> copy(n);
+  DeviceBuffer<std::byte> flush(2 * l2_bytes);
+  measure_ceilings(n, input, repetitions, copy, s, m);
+  measure_statistics(n, variants, input, repetitions, workspace, s, m);
+  measure_textbook(n, variants, input, repetitions, copy, flush, workspace, s, m);
   return m;
 }
 

@@ -1,7 +1,7 @@
 // Measurements of the reduction family (dcs::cuda_bench). reduce_bench.cu runs the kernels
 // and CUB and returns plain numbers; reduce_bench.cpp turns them into BenchTables
 // (benchmark_reductions() of dcs/cuda_bench.hpp, the PCC ladder) -- fmt/spdlog stay out
-// of .cu files. Used by `dcs bench --reductions`, dcs_reduce_bench and scripts/seed_claims.sh.
+// of .cu files. Used by `dcs bench --reductions`, dcs_reduce_bench and scripts/gpu/seed_claims.sh.
 #pragma once
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 //   dcs_reduce_bench --bench [--edges 256,512] [--reps 20] [--variants a,b] [--out FILE.md]
 //   dcs_reduce_bench --ladder [--reps 20] [--out FILE.md]
 //   dcs_reduce_bench --textbook A,B --n N1,N2  one launch of each book's kernel at each size, in
-//                                              that order (what scripts/seed_claims.sh profiles)
+//                                              that order (scripts/gpu/seed_claims.sh profiles it)
 //   dcs_reduce_bench --stats A,B --n N1,N2     one statistics reduction each (for ncu)
 // Prints Markdown; exit status 0 on success, 1 on a dcs error (message on stderr), 2 on usage.
 #include <charconv>

@@ -82,39 +82,6 @@ __global__ void CoarsenedSumReductionKernel(float* input, float* output) {
 // The book's boundary check `if (idx >= n) return;` is kept; with n a multiple of the data
 // handled per block (the book's assumption, checked by the launcher) no thread takes it.
 
-/// reduceNeighbored: in place in global memory; tid % (2*stride) leaves most threads of every
-/// warp idle at every step (divergence) and a warp's accesses are strided.
-__global__ void reduceNeighbored(float* g_idata, float* g_odata, unsigned n) {
-  const unsigned tid = threadIdx.x;
-  const unsigned idx = blockIdx.x * blockDim.x + threadIdx.x;
-  float* idata = g_idata + blockIdx.x * blockDim.x;
-  if (idx >= n) return;
-  tree_neighbored(idata, blockDim.x, Plus{});
-  if (tid == 0) g_odata[blockIdx.x] = idata[0];
-}
-
-/// reduceNeighboredLess: index = 2*stride*tid gives the work to the first threads, so whole warps
-/// idle instead of diverging (about half the instructions per warp); accesses stay strided.
-__global__ void reduceNeighboredLess(float* g_idata, float* g_odata, unsigned n) {
-  const unsigned tid = threadIdx.x;
-  const unsigned idx = blockIdx.x * blockDim.x + threadIdx.x;
-  float* idata = g_idata + blockIdx.x * blockDim.x;
-  if (idx >= n) return;
-  tree_neighbored_less(idata, blockDim.x, Plus{});
-  if (tid == 0) g_odata[blockIdx.x] = idata[0];
-}
-
-/// reduceInterleaved: partners half the remaining width apart: contiguous active threads and
-/// consecutive addresses (the book: load efficiency 17% -> 78%).
-__global__ void reduceInterleaved(float* g_idata, float* g_odata, unsigned n) {
-  const unsigned tid = threadIdx.x;
-  const unsigned idx = blockIdx.x * blockDim.x + threadIdx.x;
-  float* idata = g_idata + blockIdx.x * blockDim.x;
-  if (idx >= n) return;
-  tree_interleaved(idata, blockDim.x, Plus{});
-  if (tid == 0) g_odata[blockIdx.x] = idata[0];
-}
-
 /// The unrolling step of reduceUnrolling2/4/8: each thread adds one element of each of Factor
 /// data blocks (all loads issued before the additions) into the first, in place.
 template <unsigned Factor>
@@ -131,50 +98,67 @@ __device__ __forceinline__ void unroll_data_blocks(float* g_idata, unsigned idx,
   __syncthreads();
 }
 
+/// One block of a PCC kernel, which differ only in Factor and the tree: Factor data blocks
+/// folded into the first (Factor > 1), `tree(idata)` in place on it, thread 0 writes the
+/// block's partial.
+template <unsigned Factor, class Tree>
+__device__ __forceinline__ void pcc_block(float* g_idata, float* g_odata, unsigned n, Tree tree) {
+  const unsigned tid = threadIdx.x;
+  const unsigned idx = blockIdx.x * blockDim.x * Factor + threadIdx.x;
+  float* idata = g_idata + blockIdx.x * blockDim.x * Factor;
+  if constexpr (Factor == 1) {
+    if (idx >= n) return;
+  } else {
+    unroll_data_blocks<Factor>(g_idata, idx, n);
+  }
+  tree(idata);
+  if (tid == 0) g_odata[blockIdx.x] = idata[0];
+}
+
+/// reduceNeighbored: in place in global memory; tid % (2*stride) leaves most threads of every
+/// warp idle at every step (divergence) and a warp's accesses are strided.
+__global__ void reduceNeighbored(float* g_idata, float* g_odata, unsigned n) {
+  pcc_block<1>(g_idata, g_odata, n, [](float* d) { tree_neighbored(d, blockDim.x, Plus{}); });
+}
+
+/// reduceNeighboredLess: index = 2*stride*tid gives the work to the first threads, so whole warps
+/// idle instead of diverging (about half the instructions per warp); accesses stay strided.
+__global__ void reduceNeighboredLess(float* g_idata, float* g_odata, unsigned n) {
+  pcc_block<1>(g_idata, g_odata, n, [](float* d) { tree_neighbored_less(d, blockDim.x, Plus{}); });
+}
+
+/// reduceInterleaved: partners half the remaining width apart: contiguous active threads and
+/// consecutive addresses (the book: load efficiency 17% -> 78%).
+__global__ void reduceInterleaved(float* g_idata, float* g_odata, unsigned n) {
+  pcc_block<1>(g_idata, g_odata, n, [](float* d) { tree_interleaved(d, blockDim.x, Plus{}); });
+}
+
 /// reduceUnrolling2/4/8: each block first folds Factor data blocks (Factor independent loads in
 /// flight per thread, Factor times fewer blocks), then the interleaved tree. The book's biggest
 /// step (x4.9 for 8): memory latency hidden by independent loads.
 template <unsigned Factor>
 __global__ void reduceUnrolling(float* g_idata, float* g_odata, unsigned n) {
-  const unsigned tid = threadIdx.x;
-  const unsigned idx = blockIdx.x * blockDim.x * Factor + threadIdx.x;
-  float* idata = g_idata + blockIdx.x * blockDim.x * Factor;
-  unroll_data_blocks<Factor>(g_idata, idx, n);
-  tree_interleaved(idata, blockDim.x, Plus{});
-  if (tid == 0) g_odata[blockIdx.x] = idata[0];
+  pcc_block<Factor>(g_idata, g_odata, n, [](float* d) { tree_interleaved(d, blockDim.x, Plus{}); });
 }
 
 /// reduceUnrollWarps8: the last six steps run in one warp without __syncthreads (the book: stall
 /// on synchronisation 58% -> 31%).
 __global__ void reduceUnrollWarps8(float* g_idata, float* g_odata, unsigned n) {
-  const unsigned tid = threadIdx.x;
-  const unsigned idx = blockIdx.x * blockDim.x * 8 + threadIdx.x;
-  float* idata = g_idata + blockIdx.x * blockDim.x * 8;
-  unroll_data_blocks<8>(g_idata, idx, n);
-  tree_unrolled_warp(idata, blockDim.x, Plus{});
-  if (tid == 0) g_odata[blockIdx.x] = idata[0];
+  pcc_block<8>(g_idata, g_odata, n, [](float* d) { tree_unrolled_warp(d, blockDim.x, Plus{}); });
 }
 
 /// reduceCompleteUnrollWarps8: the loop written out as four guarded steps on blockDim.x.
 __global__ void reduceCompleteUnrollWarps8(float* g_idata, float* g_odata, unsigned n) {
-  const unsigned tid = threadIdx.x;
-  const unsigned idx = blockIdx.x * blockDim.x * 8 + threadIdx.x;
-  float* idata = g_idata + blockIdx.x * blockDim.x * 8;
-  unroll_data_blocks<8>(g_idata, idx, n);
-  tree_complete_unroll<0>(idata, blockDim.x, Plus{});
-  if (tid == 0) g_odata[blockIdx.x] = idata[0];
+  pcc_block<8>(g_idata, g_odata, n,
+               [](float* d) { tree_complete_unroll<0>(d, blockDim.x, Plus{}); });
 }
 
 /// reduceCompleteUnroll<iBlockSize>: the same steps guarded by a template constant, so the
 /// compiler removes the ones that cannot run.
 template <unsigned iBlockSize>
 __global__ void reduceCompleteUnroll(float* g_idata, float* g_odata, unsigned n) {
-  const unsigned tid = threadIdx.x;
-  const unsigned idx = blockIdx.x * blockDim.x * 8 + threadIdx.x;
-  float* idata = g_idata + blockIdx.x * blockDim.x * 8;
-  unroll_data_blocks<8>(g_idata, idx, n);
-  tree_complete_unroll<iBlockSize>(idata, blockDim.x, Plus{});
-  if (tid == 0) g_odata[blockIdx.x] = idata[0];
+  pcc_block<8>(g_idata, g_odata, n,
+               [](float* d) { tree_complete_unroll<iBlockSize>(d, blockDim.x, Plus{}); });
 }
 
 // --- launch shapes ---------------------------------------------------------------------------

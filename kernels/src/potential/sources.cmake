@@ -12,8 +12,5 @@ set(DCS_POTENTIAL_SOURCES
   src/potential/production.cu
 )
 
-# Flush-to-zero makes rsqrtf a single MUFU.RSQ (no denormal fix-up around it). The kernels clamp
-# r^2 to min_distance^2 > 0 first, so no denormal ever reaches it.
-set_source_files_properties(
-  src/potential/scatter.cu src/potential/gather.cu src/potential/production.cu
-  PROPERTIES COMPILE_OPTIONS "$<$<COMPILE_LANGUAGE:CUDA>:-ftz=true>")
+# Flush-to-zero for the rsqrtf of the kernels (cmake/DcsCuda.cmake says why).
+dcs_cuda_flush_to_zero(src/potential/scatter.cu src/potential/gather.cu src/potential/production.cu)

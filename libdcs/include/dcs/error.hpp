@@ -16,6 +16,7 @@ enum class ExitCode : int {
   kUsageError = 2,       ///< bad command line (CLI11 parse errors, inconsistent options)
   kInputError = 3,       ///< bad input file: missing, unreadable, malformed
   kValidationFailed = 4, ///< --validate found an error above its tolerance
+  kInternalError = 70,   ///< a bug in dcs (a broken invariant): please report it
   kInterrupted = 130,    ///< SIGINT/SIGTERM; nothing is left under the final output name
 };
 
@@ -67,6 +68,14 @@ class ValidationError : public Error {
  public:
   using Error::Error;
   ExitCode exit_code() const noexcept override { return ExitCode::kValidationFailed; }
+};
+
+/// A broken invariant inside dcs: a bug, never the user's doing. Always exits kInternalError.
+class InternalError : public Error {
+ public:
+  explicit InternalError(const std::string& what)
+      : Error("internal error (a bug in dcs; please report it): " + what) {}
+  ExitCode exit_code() const noexcept override { return ExitCode::kInternalError; }
 };
 
 /// The run was interrupted by a signal.

@@ -14,11 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__CUDACC__)
-#define DCS_HD __host__ __device__
-#else
-#define DCS_HD
-#endif
+#include "dcs/host_device.hpp"
 
 namespace dcs {
 

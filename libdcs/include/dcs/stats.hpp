@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "dcs/physics.hpp"  // DCS_HD
+#include "dcs/host_device.hpp"
 
 namespace dcs {
 

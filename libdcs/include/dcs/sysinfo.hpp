@@ -19,6 +19,9 @@ namespace dcs {
 /// (cgroup v2: memory.max − (memory.current − inactive_file); v1: memory.limit_in_bytes −
 /// (memory.usage_in_bytes − total_inactive_file)). 0 when nothing could be read.
 /// Reads a few small files under /proc and /sys/fs/cgroup on every call (no caching).
+/// This machine's host name ("unknown" when it cannot be read).
+std::string host_name();
+
 std::size_t available_memory_bytes() noexcept;
 
 /// The memory this process may use in total: the tightest cgroup limit of its cgroup and its

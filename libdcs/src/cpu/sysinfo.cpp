@@ -11,6 +11,12 @@
 #include <vector>
 
 namespace dcs {
+
+std::string host_name() {
+  char buffer[256] = {};
+  if (gethostname(buffer, sizeof buffer - 1) != 0) return "unknown";
+  return buffer;
+}
 namespace {
 
 namespace fs = std::filesystem;

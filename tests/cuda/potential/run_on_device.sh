@@ -2,7 +2,7 @@
 # On the GPU machine, for the potential kernels alone: build the GPU tests, the sanitizer case
 # and the benchmark for sm_90, run them, compute-sanitizer memcheck + racecheck, one Nsight
 # Compute profile of the production kernel. Logs go to OUTDIR; a summary is printed last.
-# (scripts/gpu-check.sh runs the whole project; this is the narrow loop for kernel work.)
+# (scripts/gpu/gpu-check.sh runs the whole project; this is the narrow loop for kernel work.)
 #   tests/cuda/potential/run_on_device.sh OUTDIR [bench args...]
 set -uo pipefail
 out="${1:?usage: run_on_device.sh OUTDIR [bench args...]}"

@@ -132,7 +132,7 @@ TEST(AtomicFile, ChecksTheTargetDirectoryUpFront) {
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"plain", "sub"}));
 }
 
-// Issue 11: --force never replaces a device, FIFO, socket or directory, and no output is ever
+// --force never replaces a device, FIFO, socket or directory, and no output is ever
 // written through (or in place of) a symbolic link; a linked directory is fine.
 TEST(AtomicFile, NeverReplacesSymbolicLinksOrSpecialFiles) {
   ScratchDir dir;
@@ -192,7 +192,7 @@ TEST(AtomicFile, NeverReplacesSymbolicLinksOrSpecialFiles) {
   EXPECT_EQ(pending_temporary_count(), 0u);
 }
 
-// Issue 11 item 8: the temporaries of a run that was killed are removed by the next run that
+// The temporaries of a run that was killed are removed by the next run that
 // writes the same output, and nothing else is.
 TEST(AtomicFile, StaleTemporariesOfDeadProcessesAreRemoved) {
   ScratchDir dir;
@@ -328,7 +328,7 @@ TEST(AtomicFile, SigintHandlerLeavesNoFile) {
   EXPECT_TRUE(dir.entries().empty());
 }
 
-// Issue 11 item 2: the outputs of one map are renamed together in a CommitGroup; until it is
+// The outputs of one map are renamed together in a CommitGroup; until it is
 // sealed, a failure (the destructor) or a second signal (remove_pending_temporaries()) removes
 // those already renamed as well as the temporaries.
 TEST(CommitGroup, UnsealedGroupRemovesWhatItCommitted) {

@@ -58,6 +58,24 @@ inline dcs::System xyzq_from_text(const std::string& text,
   return dcs::io::parse_xyzq(in, name);
 }
 
+/// The identification fields of an atom.
+inline void expect_ids(const dcs::Atom& atom, long long serial, const std::string& name,
+                       const std::string& res_name, const std::string& chain, long long res_seq) {
+  EXPECT_EQ(atom.serial, serial);
+  EXPECT_EQ(atom.name, name);
+  EXPECT_EQ(atom.res_name, res_name);
+  EXPECT_EQ(atom.chain, chain);
+  EXPECT_EQ(atom.res_seq, res_seq);
+}
+
+/// Position, charge and radius exactly as the decimal text gives them (nearest doubles).
+inline void expect_exact(const dcs::Atom& atom, const dcs::Vec3& position, double charge,
+                         double radius) {
+  EXPECT_EQ(atom.position, position);
+  EXPECT_EQ(atom.charge, charge);
+  EXPECT_EQ(atom.radius, radius);
+}
+
 /// Captures what the library logs (dcs::log()) while alive.
 class LogCapture {
  public:

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "dcs/io/pqr.hpp"
+#include "pqr_test_util.hpp"
 
 namespace {
 
@@ -127,16 +128,8 @@ TEST_P(ApbsFile, MatchesTheNaiveReaderAtomForAtom) {
     }
     ASSERT_GE(atom.radius, 0.0);
     // Both readers turn the same decimal text into the nearest double: exact equality.
-    EXPECT_EQ(atom.position[0], e.x);
-    EXPECT_EQ(atom.position[1], e.y);
-    EXPECT_EQ(atom.position[2], e.z);
-    EXPECT_EQ(atom.charge, e.q);
-    EXPECT_EQ(atom.radius, e.r);
-    EXPECT_EQ(atom.serial, e.serial);
-    EXPECT_EQ(atom.name, e.name);
-    EXPECT_EQ(atom.res_name, e.res_name);
-    EXPECT_EQ(atom.chain, e.chain);
-    EXPECT_EQ(atom.res_seq, e.res_seq);
+    dcs::test::expect_exact(atom, {e.x, e.y, e.z}, e.q, e.r);
+    dcs::test::expect_ids(atom, e.serial, e.name, e.res_name, e.chain, e.res_seq);
     naive_total += e.q;
   }
   EXPECT_NEAR(system.total_charge(), naive_total, 1e-9);
@@ -220,36 +213,20 @@ TEST(ApbsCorpus, SpotChecksOfExactValues) {
     const dcs::System barnase = read_apbs("examples/pbsam-barn_bars/barnase.pqr");
     ASSERT_EQ(barnase.size(), 1730u);
     const dcs::Atom& first = barnase.atoms.front();
-    EXPECT_EQ(first.serial, 1700);
-    EXPECT_EQ(first.name, "N");
-    EXPECT_EQ(first.res_name, "ALA");
-    EXPECT_EQ(first.chain, "B");
-    EXPECT_EQ(first.res_seq, 1);
-    EXPECT_EQ(first.position, (dcs::Vec3{0.439, 8.268, 18.275}));
-    EXPECT_EQ(first.charge, 0.1414);
-    EXPECT_EQ(first.radius, 1.824);
+    dcs::test::expect_ids(first, 1700, "N", "ALA", "B", 1);
+    dcs::test::expect_exact(first, {0.439, 8.268, 18.275}, 0.1414, 1.824);
     // "ATOM   1700  HB2  ARG A 110     -12.759  -2.523  -2.521   0.0371  1.4870 "
     const dcs::Atom& last = barnase.atoms.back();
-    EXPECT_EQ(last.name, "HB2");
-    EXPECT_EQ(last.chain, "A");
-    EXPECT_EQ(last.res_seq, 110);
-    EXPECT_EQ(last.position, (dcs::Vec3{-12.759, -2.523, -2.521}));
-    EXPECT_EQ(last.charge, 0.0371);
-    EXPECT_EQ(last.radius, 1.487);
+    dcs::test::expect_ids(last, 1700, "HB2", "ARG", "A", 110);
+    dcs::test::expect_exact(last, {-12.759, -2.523, -2.521}, 0.0371, 1.487);
   }
   {
     // "ATOM  16090  OT2 CTE   205      68.928  53.222  56.718 -0.817 1.661"
     const dcs::System achbp = read_apbs("examples/misc/achbp.pqr");
     ASSERT_EQ(achbp.size(), 16090u);
     const dcs::Atom& last = achbp.atoms.back();
-    EXPECT_EQ(last.serial, 16090);
-    EXPECT_EQ(last.name, "OT2");
-    EXPECT_EQ(last.res_name, "CTE");
-    EXPECT_EQ(last.chain, "");
-    EXPECT_EQ(last.res_seq, 205);
-    EXPECT_EQ(last.position, (dcs::Vec3{68.928, 53.222, 56.718}));
-    EXPECT_EQ(last.charge, -0.817);
-    EXPECT_EQ(last.radius, 1.661);
+    dcs::test::expect_ids(last, 16090, "OT2", "CTE", "", 205);
+    dcs::test::expect_exact(last, {68.928, 53.222, 56.718}, -0.817, 1.661);
   }
   {
     // "ATOM    258  CA  CA   491     299.756 162.888  89.336  2.000 1.811"

@@ -14,6 +14,7 @@
 namespace {
 
 using dcs::test::data_file;
+using dcs::test::expect_ids;
 using dcs::test::expect_input_error;
 using dcs::test::read_bytes;
 using dcs::test::ScratchDir;
@@ -87,11 +88,7 @@ TEST(ReadAtoms, FixedColumnsFileWithEveryFusedField) {
     SCOPED_TRACE("atom " + std::to_string(i));
     const dcs::Atom& atom = system.atoms[i];
     const Expected& e = expected[i];
-    EXPECT_EQ(atom.serial, e.serial);
-    EXPECT_EQ(atom.name, e.name);
-    EXPECT_EQ(atom.res_name, e.res_name);
-    EXPECT_EQ(atom.chain, e.chain);
-    EXPECT_EQ(atom.res_seq, e.res_seq);
+    expect_ids(atom, e.serial, e.name, e.res_name, e.chain, e.res_seq);
     EXPECT_EQ(atom.hetatm, e.hetatm);
     EXPECT_DOUBLE_EQ(atom.position[0], e.x);
     EXPECT_DOUBLE_EQ(atom.position[1], e.y);
@@ -190,12 +187,33 @@ TEST(ReadAtoms, UnreadableFile) {
   expect_input_error([&] { (void)dcs::io::read_atoms(path); }, path, 0, {"cannot open"});
 }
 
-TEST(ReadAtoms, UnknownExtensionListsTheSupportedOnes) {
-  for (const std::string name : {"mol.pdb", "mol.txt", "mol", "mol.gz", "mol.pqr.bz2", ".pqr"}) {
+// Each name, as an existing file holding one atom, is refused at line 0 for `parts`.
+void expect_name_refused(std::initializer_list<std::string> names,
+                         std::initializer_list<std::string> parts) {
+  ScratchDir dir;
+  for (const std::string& name : names) {
     SCOPED_TRACE(name);
-    // The extension is checked before the file is looked for.
-    expect_input_error([&] { (void)dcs::io::read_atoms(name); }, name, 0,
-                       {"unknown atom file type", ".pqr, .pqr.gz, .xyzq, .xyzq.gz"});
+    const std::string path = dir.file(name);
+    write_bytes(path, "ATOM 1 N ALA 1 1 2 3 1.00 20.00\n");
+    expect_input_error([&] { (void)dcs::io::read_atoms(path); }, path, 0, parts);
+  }
+}
+
+TEST(ReadAtoms, UnknownExtensionListsTheSupportedOnes) {
+  expect_name_refused({"mol.txt", "mol", "mol.gz", "mol.pqr.bz2", ".pqr"},
+                      {"unknown atom file type", ".pqr, .pqr.gz, .xyzq, .xyzq.gz"});
+}
+
+TEST(ReadAtoms, AStructureFileIsToldToGoThroughPdb2pqr) {
+  expect_name_refused({"mol.pdb", "1ABC.ENT", "mol.cif", "mol.mmcif", "pdb1abc.ent.gz"},
+                      {"no atomic charges and radii", "pdb2pqr --ff=AMBER in.pdb out.pqr",
+                       ".pqr, .pqr.gz, .xyzq, .xyzq.gz"});
+}
+
+TEST(ReadAtoms, AMissingFileIsReportedBeforeItsExtension) {
+  for (const std::string name : {"no-such-dir/mol.pdb", "no-such-dir/mol.txt", "no-such.pqr"}) {
+    SCOPED_TRACE(name);
+    expect_input_error([&] { (void)dcs::io::read_atoms(name); }, name, 0, {"no such file"});
   }
 }
 

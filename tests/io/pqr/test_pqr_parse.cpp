@@ -1,5 +1,7 @@
 // PQR text parsing: every accepted quirk and every malformed case, on in-memory text.
+#include <array>
 #include <cmath>
+#include <initializer_list>
 #include <random>
 #include <sstream>
 #include <string>
@@ -14,6 +16,7 @@
 
 namespace {
 
+using dcs::test::expect_ids;
 using dcs::test::expect_input_error;
 using dcs::test::LogCapture;
 using dcs::test::pqr_from_text;
@@ -27,13 +30,32 @@ void expect_atom(const dcs::Atom& atom, double x, double y, double z, double cha
   EXPECT_DOUBLE_EQ(atom.radius, radius);
 }
 
-void expect_ids(const dcs::Atom& atom, long long serial, const std::string& name,
-                const std::string& res_name, const std::string& chain, long long res_seq) {
-  EXPECT_EQ(atom.serial, serial);
-  EXPECT_EQ(atom.name, name);
-  EXPECT_EQ(atom.res_name, res_name);
-  EXPECT_EQ(atom.chain, chain);
-  EXPECT_EQ(atom.res_seq, res_seq);
+struct Ids {
+  long long serial;
+  std::string name, res_name, chain;
+  long long res_seq;
+};
+
+/// The atoms of `system`, in order, have these identification fields.
+void expect_ids_of(const dcs::System& system, std::initializer_list<Ids> ids) {
+  ASSERT_EQ(system.size(), ids.size());
+  std::size_t i = 0;
+  for (const Ids& id : ids) {
+    SCOPED_TRACE("atom " + std::to_string(i));
+    expect_ids(system.atoms[i++], id.serial, id.name, id.res_name, id.chain, id.res_seq);
+  }
+}
+
+/// `text` holds one atom with these values (x y z charge radius) and identification fields.
+dcs::Atom expect_one_atom(const std::string& text, const std::array<double, 5>& v,
+                          long long serial, const std::string& name, const std::string& res_name,
+                          const std::string& chain, long long res_seq) {
+  const dcs::System system = pqr_from_text(text);
+  EXPECT_EQ(system.size(), 1u) << text;
+  if (system.size() != 1) return {};
+  expect_atom(system.atoms[0], v[0], v[1], v[2], v[3], v[4]);
+  expect_ids(system.atoms[0], serial, name, res_name, chain, res_seq);
+  return system.atoms[0];
 }
 
 // ----------------------------------------------------------------------------------------------
@@ -51,19 +73,16 @@ TEST(PqrParse, WhitespaceDelimitedWithoutChain) {
 }
 
 TEST(PqrParse, WhitespaceDelimitedWithChain) {
-  const dcs::System system = pqr_from_text("HETATM 3 ZN ZN2 B 101 7.0 8.0 9.0 2.0 1.1\n");
-  ASSERT_EQ(system.size(), 1u);
-  expect_atom(system.atoms[0], 7.0, 8.0, 9.0, 2.0, 1.1);
-  expect_ids(system.atoms[0], 3, "ZN", "ZN2", "B", 101);
-  EXPECT_TRUE(system.atoms[0].hetatm);
+  const dcs::Atom atom = expect_one_atom(
+      "HETATM 3 ZN ZN2 B 101 7.0 8.0 9.0 2.0 1.1\n",
+      {7.0, 8.0, 9.0, 2.0, 1.1}, 3, "ZN", "ZN2", "B", 101);
+  EXPECT_TRUE(atom.hetatm);
 }
 
 TEST(PqrParse, TabsAndMixedBlanks) {
-  const dcs::System system =
-      pqr_from_text("ATOM\t2\tCA\tMET\tA\t1\t4.0\t5.0 \t6.0\t-0.2\t1.7\t \n");
-  ASSERT_EQ(system.size(), 1u);
-  expect_atom(system.atoms[0], 4.0, 5.0, 6.0, -0.2, 1.7);
-  expect_ids(system.atoms[0], 2, "CA", "MET", "A", 1);
+  expect_one_atom(
+      "ATOM\t2\tCA\tMET\tA\t1\t4.0\t5.0 \t6.0\t-0.2\t1.7\t \n",
+      {4.0, 5.0, 6.0, -0.2, 1.7}, 2, "CA", "MET", "A", 1);
 }
 
 TEST(PqrParse, CrlfLineEndings) {
@@ -77,11 +96,9 @@ TEST(PqrParse, CrlfLineEndings) {
 }
 
 TEST(PqrParse, PdbToPqrFixedColumns) {
-  const dcs::System system = pqr_from_text(
-      "ATOM      5  CA  GLY A  17      11.104   6.134  -6.504  0.0247 1.9080\n");
-  ASSERT_EQ(system.size(), 1u);
-  expect_atom(system.atoms[0], 11.104, 6.134, -6.504, 0.0247, 1.908);
-  expect_ids(system.atoms[0], 5, "CA", "GLY", "A", 17);
+  expect_one_atom(
+      "ATOM      5  CA  GLY A  17      11.104   6.134  -6.504  0.0247 1.9080\n",
+      {11.104, 6.134, -6.504, 0.0247, 1.908}, 5, "CA", "GLY", "A", 17);
 }
 
 TEST(PqrParse, CoordinatesFusedByMinusSign) {
@@ -97,11 +114,9 @@ TEST(PqrParse, CoordinatesFusedByMinusSign) {
 }
 
 TEST(PqrParse, ChargeFusedWithCoordinateByMinusSign) {
-  const dcs::System system = pqr_from_text(
-      "ATOM      7  NE  ARG B  -1       3.000  -4.000  12.345-10.0000 1.5000\n");
-  ASSERT_EQ(system.size(), 1u);
-  expect_atom(system.atoms[0], 3.0, -4.0, 12.345, -10.0, 1.5);
-  expect_ids(system.atoms[0], 7, "NE", "ARG", "B", -1);
+  expect_one_atom(
+      "ATOM      7  NE  ARG B  -1       3.000  -4.000  12.345-10.0000 1.5000\n",
+      {3.0, -4.0, 12.345, -10.0, 1.5}, 7, "NE", "ARG", "B", -1);
 }
 
 TEST(PqrParse, ChargeFusedWithRadiusWithoutSign) {
@@ -115,11 +130,9 @@ TEST(PqrParse, ChargeFusedWithRadiusWithoutSign) {
 }
 
 TEST(PqrParse, CoordinatesOfThousandsFusedWithoutSign) {
-  const dcs::System system = pqr_from_text(
-      "ATOM      5 HH11 ARG B  -1    -123.5001000.2502000.500  0.2500 1.0000\n");
-  ASSERT_EQ(system.size(), 1u);
-  expect_atom(system.atoms[0], -123.5, 1000.25, 2000.5, 0.25, 1.0);
-  expect_ids(system.atoms[0], 5, "HH11", "ARG", "B", -1);
+  expect_one_atom(
+      "ATOM      5 HH11 ARG B  -1    -123.5001000.2502000.500  0.2500 1.0000\n",
+      {-123.5, 1000.25, 2000.5, 0.25, 1.0}, 5, "HH11", "ARG", "B", -1);
 }
 
 TEST(PqrParse, ExponentsAreNotSplit) {
@@ -139,16 +152,16 @@ TEST(PqrParse, LargeSerialNumbers) {
       "HETATM10000  C1  LIG L   1       1.000   1.000   1.000  0.0000 1.7000\n"
       "HETATM123456 C2 LIG 1 1 1 1 0 1\n"
       "ATOM1234567 C3 LIG 1 1 1 1 0 1\n");
+  expect_ids_of(system, {{100000, "O", "HOH", "W", 5000},
+                         {100001, "N", "LYS", "C", 7},
+                         {100002, "CA", "LYS", "C", 7},
+                         {10000, "C1", "LIG", "L", 1},
+                         {123456, "C2", "LIG", "", 1},
+                         {1234567, "C3", "LIG", "", 1}});
   ASSERT_EQ(system.size(), 6u);
-  expect_ids(system.atoms[0], 100000, "O", "HOH", "W", 5000);
-  expect_ids(system.atoms[1], 100001, "N", "LYS", "C", 7);
   expect_atom(system.atoms[1], -5.0, 5.0, -5.0, 0.3, 1.824);
-  expect_ids(system.atoms[2], 100002, "CA", "LYS", "C", 7);
-  expect_ids(system.atoms[3], 10000, "C1", "LIG", "L", 1);
   EXPECT_TRUE(system.atoms[3].hetatm);
-  expect_ids(system.atoms[4], 123456, "C2", "LIG", "", 1);
   EXPECT_TRUE(system.atoms[4].hetatm);
-  expect_ids(system.atoms[5], 1234567, "C3", "LIG", "", 1);
   EXPECT_FALSE(system.atoms[5].hetatm);
 }
 
@@ -157,12 +170,12 @@ TEST(PqrParse, FourLetterNamesFusedInFixedColumns) {
       "HETATM10000  OH2TIP3 W1000      12.500  -7.250   0.125 -0.8340 1.7683\n"
       "ATOM      4 HD21NASN B  52A      0.000   0.000  -0.001  0.4000 0.6000\n"
       "ATOM 5 HW1 TIP3 W 5000 10.5 -0.25 3.0 0.417 0\n");
+  expect_ids_of(system, {{10000, "OH2", "TIP3", "W", 1000},
+                         {4, "HD21", "NASN", "B", 52},
+                         {5, "HW1", "TIP3", "W", 5000}});
   ASSERT_EQ(system.size(), 3u);
-  expect_ids(system.atoms[0], 10000, "OH2", "TIP3", "W", 1000);
   expect_atom(system.atoms[0], 12.5, -7.25, 0.125, -0.834, 1.7683);
-  expect_ids(system.atoms[1], 4, "HD21", "NASN", "B", 52);
   expect_atom(system.atoms[1], 0.0, 0.0, -0.001, 0.4, 0.6);
-  expect_ids(system.atoms[2], 5, "HW1", "TIP3", "W", 5000);
 }
 
 TEST(PqrParse, ChainFusedWithResidueNumberAndInsertionCodes) {
@@ -171,11 +184,11 @@ TEST(PqrParse, ChainFusedWithResidueNumberAndInsertionCodes) {
       "ATOM 2 CB ALA 52A 1 2 3 0 1\n"
       "ATOM 3 CB ALA B 52A 1 2 3 0 1\n"
       "ATOM      0  C   CHG A0          -3.743   1.181  -1.978 -0.1550  1.8700\n");
+  expect_ids_of(system, {{1, "CA", "GLY", "A", 1000},
+                         {2, "CB", "ALA", "", 52},
+                         {3, "CB", "ALA", "B", 52},
+                         {0, "C", "CHG", "A", 0}});
   ASSERT_EQ(system.size(), 4u);
-  expect_ids(system.atoms[0], 1, "CA", "GLY", "A", 1000);
-  expect_ids(system.atoms[1], 2, "CB", "ALA", "", 52);
-  expect_ids(system.atoms[2], 3, "CB", "ALA", "B", 52);
-  expect_ids(system.atoms[3], 0, "C", "CHG", "A", 0);
   expect_atom(system.atoms[3], -3.743, 1.181, -1.978, -0.155, 1.87);
 }
 

@@ -1,4 +1,4 @@
-// Issue 11 for the atom readers: values beyond the float32 limits, damaged record names,
+// The atom readers against hostile input: values beyond the float32 limits, damaged record names,
 // unknown records, CR-only line endings, gzip trailing garbage and interrupts during reads.
 #include <unistd.h>
 #include <zlib.h>
@@ -158,13 +158,19 @@ TEST(ReaderGzip, DataThatIsNotGzipIsRefusedWithoutLeakingZlibState) {
 // compressed input is still a member (the cases fuzz_gzip and fuzz_pqr cannot aim at).
 constexpr std::size_t kReaderBlock = std::size_t{1} << 17;
 
+// REMARK lines of exactly `size` bytes (size >= 7), the last without its line ending: fills a
+// reader block with lines far below kMaxLineBytes.
+std::string remarks(std::size_t size) {
+  std::string text;
+  while (size - text.size() > 160) text += "REMARK " + std::string(72, '.') + "\n";
+  return text + "REMARK " + std::string(size - text.size() - 7, '.');
+}
+
 TEST(ReaderBlocks, ACrLfSplitByTheBlockBoundaryIsOneLineEnd) {
-  std::string text = "REMARK ";
-  text.append(kReaderBlock - 1 - text.size(), '.');
-  text += "\r\n";  // '\r' is the last byte of the first block
+  std::string text = remarks(kReaderBlock - 1) + "\r\n";  // '\r' is the last byte of the first block
   ASSERT_EQ(text[kReaderBlock - 1], '\r');
   expect_input_error([&] { pqr_from_text(text + kAtom1 + "ATOM 2 C ALA 1 x 0 0 0 1\n", "split.pqr"); },
-                     "split.pqr", 3, {"'x'"});
+                     "split.pqr", std::count(text.begin(), text.end(), '\n') + 2, {"'x'"});
   EXPECT_EQ(pqr_from_text(text + kAtom1 + kAtom2).size(), 2u);
 }
 
@@ -173,9 +179,7 @@ TEST(ReaderBlocks, AGzipMemberStartingOnTheLastByteOfAnInputBlockIsRead) {
   // first magic byte ends the first block of compressed input, its second starts the next.
   std::string first;
   for (std::size_t n = kReaderBlock - 256; n < kReaderBlock && first.size() != kReaderBlock - 1; ++n) {
-    std::string text = "REMARK ";
-    text.append(n - text.size() - 1 - kAtom1.size(), '.');
-    first = gzip_of(text + "\n" + kAtom1, 0);
+    first = gzip_of(remarks(n - 1 - kAtom1.size()) + "\n" + kAtom1, 0);
   }
   ASSERT_EQ(first.size(), kReaderBlock - 1) << "no stored member of that size";
   ScratchDir dir;

@@ -1,81 +1,38 @@
-// Readers for the atom files dcs takes as input: PQR (written by pdb2pqr and read by APBS) and a
-// plain "x y z q" text format, each optionally gzip-compressed. Units as read: positions and
-// radii in Å, charges in e (dcs::Atom). All calls read the whole input synchronously on the
-// calling thread; they share no state, so different files may be read from different threads.
+// Readers for the atom files dcs takes as input: PQR (written by pdb2pqr, read by APBS) and a
+// plain "x y z q" text format, each optionally gzip-compressed. Positions and radii in Å,
+// charges in e (dcs::Atom). Each call reads its input synchronously on the calling thread; calls
+// share no state.
 //
-// PQR records
-//   Only ATOM and HETATM records carry atoms:
-//     ATOM|HETATM serial name resName [chainID] resSeq x y z charge radius
-//   The other records of the PDB format (REMARK, HEADER, CRYST1, TER, END, ..., and USER,
-//   LINKR) and blank lines are ignored (MODEL and ENDMDL: see Models). A record of unknown
-//   type is an error when the rest of its line parses as an atom record (a damaged "AT0M" or
-//   "HETATN" would otherwise drop an atom silently); other unknown records are skipped and
-//   reported once per type through dcs::log() ("ignored 3 record(s) of unknown type 'XYZ'").
-//   Accepted variations, all seen in real files:
-//   - whitespace-delimited fields (any mix of spaces and tabs) and pdb2pqr's fixed columns
-//     (serial 7-11, name 13-16, resName 17-20, chain 22, resSeq 23-26, insertion code 27);
-//   - no chain ID; insertion codes ("52A"); 4-letter residue names, also when fixed columns
-//     fuse them with the atom name ("OH2TIP3"); a chain ID fused with the residue number
-//     ("A1000");
-//   - serial numbers of any size, also fused with the record name ("HETATM10000",
-//     "ATOM100000") or shifted into the record's padding ("ATOM 100000  N");
-//   - LF, CRLF and CR-only (classic Mac) line endings, lower-case record names ("atom");
-//   - numbers fused by a minus sign ("-45.751-100.406": pdb2pqr's %8.3f leaves no blank for
-//     values <= -100 Å; likewise charge and radius). "1e-5" is one number. A field of two
-//     numbers fused without a sign ("0.500010.0000", a radius >= 10 Å in pdb2pqr's 7-column
-//     field) is split so that both parts have the same number of decimals, since every known
-//     writer prints adjacent fields of one kind with one format.
-//   Charge and radius are the last two numbers of a record and x y z the three before them;
-//   the identification fields before them are read from fixed columns when the line has
-//   pdb2pqr's layout, otherwise as whitespace-delimited fields.
+// Accepted
+//   PQR: ATOM/HETATM records "serial name resName [chainID] resSeq x y z charge radius",
+//   whitespace-delimited or in pdb2pqr's fixed columns (fused fields, long serial numbers,
+//   insertion codes, CRLF/CR line endings, lower-case names: see pqr_record.cpp); the other PDB
+//   records are skipped, unknown record types are counted in one warning each (32 types named,
+//   the rest counted together). Models: MODEL ... ENDMDL (read_atoms: the first model;
+//   read_models: every model, structure checked).
+//   xyzq: "x y z q" per line, '#' comments, blank lines; radius 0, serial = atom index.
+//   gzip: concatenated members; trailing zero bytes only warn.
 //
-// Models
-//   A PQR file normally holds one structure; NMR ensembles and MD snapshots hold several, each
-//   between a MODEL record (its serial number in the first field after the name) and ENDMDL.
-//   read_atoms() and parse_pqr() read only the first model: it ends at the first ENDMDL, or at
-//   the first MODEL record, that follows an atom. ATOM/HETATM records after that are still
-//   checked (a malformed one is an error) but not kept, and one warning through dcs::log() says
-//   how many models and records were ignored. Summing the charges of all models would
-//   silently multiply the molecule. This reading is lenient about the MODEL/ENDMDL structure,
-//   as it always was.
-//   read_models() and parse_pqr_models() return every model, in file order, each a System
-//   whose `model` is the serial number of its MODEL record (or its 1-based ordinal when the
-//   record has no number) and whose `model_count` is the number of models. A file without
-//   MODEL records is one model (number 1). They check the structure and throw InputError naming
-//   the line for: MODEL inside a model (ENDMDL missing), ENDMDL without MODEL, ATOM/HETATM
-//   records between ENDMDL and the next MODEL or before the first MODEL, a model without atoms,
-//   a model number used twice, a serial number that is not a non-negative integer, and a file
-//   that ends inside a model. With ModelCheck::kSameAtoms every model must also repeat the first
-//   one's atoms: the same count and, in order, the same name, resName and resSeq; the first
-//   difference is reported at its line (what --models average needs: see average_models()).
-//   Models may differ in coordinates and charges.
+// Refused, with dcs::InputError("<file>:<line>: <reason>", line 0 for the whole file)
+//   A line longer than kMaxLineBytes (endless or binary input fails fast, in bounded memory).
+//   A malformed ATOM/HETATM line (never skipped): a field that is not a number, NaN/inf, too few
+//   (a missing column) or too many fields, a negative radius, a value beyond dcs/limits.hpp
+//   (|x|,|y|,|z| <= 1e6 Å, |q| <= 1e6 e, radius <= 1e6 Å); a line that is not a PDB record; an
+//   atom-like line with an unknown record name; an empty file or one without atoms; a missing or
+//   unreadable file, an unknown extension (a PDB or mmCIF file is told to go through pdb2pqr
+//   first); corrupt, truncated or trailing-garbage gzip data. A PDB file named .pqr, recognised
+//   by occupancies read as charges and B-factors as radii (see pdb_check.cpp), unless
+//   ReadOptions::charges_as_given.
 //
-// xyzq
-//   One atom per line: "x y z q" (Å, Å, Å, e), whitespace-delimited. '#' starts a comment that
-//   runs to the end of the line; blank lines are allowed. Radius is 0 and serial is the 1-based
-//   atom index; the identification fields stay empty.
+// Files are opened once and read once (a FIFO works); the SHA-256 is of the bytes read.
 //
-// Errors
-//   Every problem throws dcs::InputError(file, line, reason); line is 1-based, or 0 when the
-//   problem concerns the whole file (missing, unreadable, empty, no atoms, unknown extension,
-//   corrupt gzip data). The reason quotes the offending field. Errors: a field that is not a
-//   number where one is expected, NaN or infinite values, too few (or, before the coordinates,
-//   too many) fields, a negative radius, a value outside the limits of dcs/limits.hpp
-//   (|x|, |y|, |z| <= 1e6 Å, |charge| <= 1e6 e, radius <= 1e6 Å: beyond them the float32
-//   computation overflows or loses its meaning), a line that is not a PDB record, an empty
-//   file, a file without ATOM/HETATM records. A malformed ATOM line is never skipped.
-//
-// gzip
-//   Concatenated members are read in order; bytes after the last member that are not another
-//   member are an error ("trailing garbage"), except trailing zero bytes (a warning). Truncated
-//   and corrupt data (CRC, length) are errors.
-//
-// Interruption
-//   The readers poll dcs::interrupt_requested() (dcs/interrupt.hpp) every 128 KiB block and
-//   throw dcs::InterruptedError when it is set.
+// Interruption: the readers poll dcs::interrupt_requested() (dcs/interrupt.hpp) every 128 KiB
+// block, and after an open or read cut short by a signal (EINTR: a FIFO without writer), and
+// throw dcs::InterruptedError when it is set.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <istream>
 #include <string>
 #include <string_view>
@@ -89,12 +46,24 @@ namespace dcs::io {
 inline constexpr std::array<std::string_view, 4> kAtomFileExtensions = {".pqr", ".pqr.gz",
                                                                        ".xyzq", ".xyzq.gz"};
 
+/// The longest line the readers accept, in bytes without the line ending (a PQR line has about
+/// 80 characters; the bound is generous for free-format writers).
+inline constexpr std::size_t kMaxLineBytes = std::size_t{64} * 1024;
+
+/// What read_atoms() and read_models() accept beyond the format.
+struct ReadOptions {
+  /// Take the charges as given, even when they look like a PDB file's occupancies
+  /// (--charges-as-given).
+  bool charges_as_given = false;
+};
+
 /// Reads a molecule from `path`, choosing the format from the file name (kAtomFileExtensions;
-/// ".gz" files are decompressed while streaming). Fills System::source_path (as given),
+/// ".gz" files are decompressed while streaming). A PQR file with several models gives its first
+/// model and one warning that names what was ignored. Fills System::source_path (as given),
 /// source_format ("pqr" or "xyzq") and source_sha256 (of the bytes as stored, see checksum.hpp).
-/// Throws InputError (line 0) for an unknown extension, a missing, unreadable or empty file and
-/// corrupt gzip data, and the format's errors described above.
-System read_atoms(const std::string& path);
+/// Throws InputError (line 0) for a missing file, an unknown extension, an unreadable or empty
+/// file and corrupt gzip data, and the format's errors listed above.
+System read_atoms(const std::string& path, const ReadOptions& options = {});
 
 /// Parses PQR text from a stream; `name` is used in error messages and as source_path.
 /// source_sha256 stays empty.
@@ -106,12 +75,15 @@ enum class ModelCheck {
   kSameAtoms,  ///< every model repeats the first one's atoms, in order (--models average)
 };
 
-/// Every model of `path` (see Models above), in file order; never empty. Each System's
-/// source_* fields are those read_atoms() fills (the SHA-256 is the whole file's). An .xyzq file
-/// is one model. Holds all models in memory at once. Throws as read_atoms() does, and
-/// InputError for the structural errors and atom differences described above.
+/// Every model of `path`, in file order; never empty. System::model is the number of its MODEL
+/// record (or its 1-based ordinal), model_count the number of models; a file without MODEL
+/// records (and an .xyzq file) is one model, number 1. Each System's source_* fields are those
+/// read_atoms() fills (the SHA-256 is the whole file's). Holds all models in memory at once.
+/// Throws as read_atoms() does, and InputError for a broken MODEL/ENDMDL structure (see
+/// pqr_models.cpp) and, with kSameAtoms, the first atom that differs from the first model's.
 std::vector<System> read_models(const std::string& path,
-                                ModelCheck check = ModelCheck::kStructure);
+                                ModelCheck check = ModelCheck::kStructure,
+                                const ReadOptions& options = {});
 
 /// parse_pqr()'s counterpart of read_models().
 std::vector<System> parse_pqr_models(std::istream& in, const std::string& name,

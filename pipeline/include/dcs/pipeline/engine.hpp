@@ -28,7 +28,7 @@
 #include "dcs/grid.hpp"
 #include "dcs/io/map_store.hpp"
 #include "dcs/map_sink.hpp"
-#include "dcs/run.hpp"
+#include "dcs/pipeline/progress.hpp"
 #include "dcs/stats.hpp"
 
 namespace dcs::pipeline {

@@ -3,6 +3,8 @@
 // launcher) there is one rank and MPI is never initialised.
 #pragma once
 
+#include <functional>
+
 namespace dcs::pipeline {
 
 struct MpiInfo {
@@ -24,6 +26,12 @@ const MpiInfo& mpi_start();
 
 /// What mpi_start() found (inactive before it).
 const MpiInfo& mpi_info() noexcept;
+
+/// Runs `step`; with several ranks, every rank then learns whether it failed on any of them, and
+/// all throw together (the rank where it failed its own error, the others a RankFailure). For
+/// steps before the ranks' collective work: a rank that stopped alone would leave the others
+/// waiting forever.
+void on_every_rank(const std::function<void()>& step);
 
 /// MPI_Finalize when mpi_start() initialised MPI.
 void mpi_stop() noexcept;

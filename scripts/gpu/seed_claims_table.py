@@ -1,19 +1,12 @@
 #!/usr/bin/env python3
-"""Builds docs/seed-claims.md from what scripts/seed_claims.sh collected on the GPU machine.
+"""Builds docs/seed-claims.md from what scripts/gpu/seed_claims.sh collected on the GPU machine.
 
 Usage: seed_claims_table.py CLAIMS_DIR > seed-claims.md
 
-CLAIMS_DIR holds Nsight Compute CSV exports (--csv --page raw --print-units base):
-  pmpp.csv         SimpleSum/ConvergentSum/SharedMemorySum kernels at N = 256 and 2048
-  ladder_ncu.csv   the PCC kernels at 2^24
-  ladder.md        the PCC ladder timed with events (dcs_reduce_bench --ladder)
-  potential_<variant>.csv, potential_params.txt, potential.sass   (optional)
-  device.txt, metrics_dropped.txt
-
-Beside each measured number it prints the book's claim and, for the PMPP kernels, what a
-per-access model of the kernel's own code predicts (requests = warp-level memory instructions,
-128-byte lines and 32-byte sectors touched by the active threads of each access): the book's
-"requests" are lines touched, which modern counters report as sectors/wavefronts, not requests.
+CLAIMS_DIR holds Nsight Compute CSV exports (pmpp.csv, ladder_ncu.csv, potential_<variant>.csv)
+and the timed ladder (ladder.md). Beside each measured number it prints the book's claim and,
+for the PMPP kernels, what a per-access model of the kernel's code predicts (the book's
+"requests" are lines touched, which modern counters report as sectors, not requests).
 """
 import csv
 import io
@@ -186,8 +179,8 @@ def divergence_sentence(counts):
             f"{shared[1]:.0f} for the shared-memory one, the book's 141 : 36 : 9 in another unit.")
 
 
-def pmpp_section(rows):
-    out = []
+def pmpp_measured(rows):
+    """The ncu rows of the PMPP kernels by (short name, N); one block of N/2 threads."""
     measured = {}
     for row in rows:
         name = next((short for full, short in PMPP_KERNELS.items()
@@ -195,11 +188,12 @@ def pmpp_section(rows):
         threads = block_threads(row)
         if name and threads:
             measured[(name, 2 * threads)] = row
-    out.append("## PMPP ch. 10 (seeds 000, 002): simple, convergent and shared-memory kernels\n")
-    out.append("One block of N/2 threads, float input, the kernels as printed "
-               "(`kernels/src/reduce/textbook.cu`), one launch each under "
-               "`ncu --clock-control none`.\n")
-    out.append("### Resource efficiency (useful additions / execution slots)\n")
+    return measured
+
+
+def pmpp_efficiency(measured):
+    """Resource efficiency: the book, the model of the loop and the counters, with the findings."""
+    out = ["### Resource efficiency (useful additions / execution slots)\n"]
     out.append("| kernel | N | book | model of the kernel's loop | measured, whole kernel | counter |")
     out.append("| --- | --- | --- | --- | --- | --- |")
     eff_measured = {}
@@ -237,7 +231,12 @@ def pmpp_section(rows):
                         f"model of the code 29.5% vs 66.4%; all instructions {simple_eff:.1%} vs "
                         f"{conv_eff:.1%}", "thread_inst / (32 × inst)",
                         "book's formula drops a step; counters see every instruction"))
-    out.append("### Global memory requests\n")
+    return out
+
+
+def pmpp_requests(measured):
+    """Global memory requests and sectors: the book, the per-access model and the counters."""
+    out = ["### Global memory requests\n"]
     out.append("| kernel | N | book (requests) | model: requests / 128-B lines / 32-B sectors | "
                "measured requests (ld+st) | measured sectors (ld+st) |")
     out.append("| --- | --- | --- | --- | --- | --- |")
@@ -289,6 +288,15 @@ def pmpp_section(rows):
                "touched. On Hopper a request is one instruction however scattered its addresses, "
                + divergence_sentence(counts) + "\n")
     return out
+
+
+def pmpp_section(rows):
+    measured = pmpp_measured(rows)
+    out = ["## PMPP ch. 10 (seeds 000, 002): simple, convergent and shared-memory kernels\n",
+           "One block of N/2 threads, float input, the kernels as printed "
+           "(`kernels/src/reduce/textbook.cu`), one launch each under "
+           "`ncu --clock-control none`.\n"]
+    return out + pmpp_efficiency(measured) + pmpp_requests(measured)
 
 
 # --------------------------------------------------------------------------------------------
@@ -427,7 +435,7 @@ def potential_section(claims):
     if not params.exists():
         return ["## PMPP ch. 18 (seed 004): potential kernels\n",
                 "Not collected in this run: pass `--potential-bench PATH` to "
-                "scripts/seed_claims.sh.\n"]
+                "scripts/gpu/seed_claims.sh.\n"]
     values = dict(item.split("=", 1) for item in params.read_text().split() if "=" in item)
     grid, atoms = int(values.get("grid", "0")), int(values.get("atoms", "0"))
     chunk = min(atoms, int(values.get("chunk", "0")))  # 0: unknown, the rows say n/a
@@ -502,8 +510,8 @@ def main():
     device = (claims / "device.txt").read_text().strip() if (claims / "device.txt").exists() else "?"
     out = ["# The seeds' claims, measured\n",
            f"Device and date: {device}\n",
-           "Generated by `scripts/seed_claims.sh` (Nsight Compute with `--clock-control none`) "
-           "and `scripts/ncu/seed_claims_table.py`. Every row names its counter; where the "
+           "Generated by `scripts/gpu/seed_claims.sh` (Nsight Compute with `--clock-control none`) "
+           "and `scripts/gpu/seed_claims_table.py`. Every row names its counter; where the "
            "number differs from the book's, the text says why — a difference is a finding.\n"]
     sections = pmpp_section(read_ncu_csv(claims / "pmpp.csv"))
     sections += ladder_section(read_ncu_csv(claims / "ladder_ncu.csv"), claims / "ladder.md")
@@ -515,10 +523,10 @@ def main():
     out.append("")
     out += sections
     out.append("## Reproducing\n")
-    out.append("On the GPU machine: `scripts/seed_claims.sh OUTDIR BUILD_DIR` (after building "
+    out.append("On the GPU machine: `scripts/gpu/seed_claims.sh OUTDIR BUILD_DIR` (after building "
                "`dcs_reduce_bench` and `dcs_potential_bench`) writes OUTDIR/seed-claims.md and "
                "keeps the raw `ncu --csv --page raw` exports in OUTDIR/claims; "
-               "`scripts/ncu/seed_claims_table.py OUTDIR/claims` rebuilds this page from them "
+               "`scripts/gpu/seed_claims_table.py OUTDIR/claims` rebuilds this page from them "
                "anywhere. The PMPP model is in that script (`model_accesses`).\n")
     dropped = claims / "metrics_dropped.txt"
     if dropped.exists() and dropped.read_text().strip():

@@ -2,9 +2,9 @@
 # Fills .carry-gpu/ (ignored by git) with what the GPU machine lacks for the full suite:
 # Debian's apbs-data (/usr/share/apbs) and the pure-Python GridDataFormats and mrcfile; OpenMPI
 # and parallel HDF5 debs; PyMOL (a wheel) and the GL client libraries for the CPU benchmark.
-# Name .carry-gpu in the device call's `carry`; scripts/gpu-check.sh installs them there.
+# Name .carry-gpu in the device call's `carry`; scripts/gpu/gpu-check.sh installs them there.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 rm -rf .carry-gpu
 mkdir -p .carry-gpu/pylib
 cp -r /usr/share/apbs .carry-gpu/apbs

@@ -1,34 +1,20 @@
 #!/usr/bin/env bash
-# On the GPU machine, in one call: build for sm_90, run the whole test suite (GPU tests included),
-# compute-sanitizer memcheck, racecheck and synccheck, the benchmarks and the seed-claims measurements.
-# Usage: scripts/gpu-check.sh OUTDIR [steps...]
-#   steps: build test sanitize bench claims pipeline pipebench mpi mpibench bodies cpubench
-#          cpuprobe hybrid
-#          (default: build test sanitize bench claims pipeline)
-#   pipeline: the pipeline tests on every GPU (DCS_TEST_DEVICE=cuda: 1 vs all GPUs, kill -9 and
-#             --resume) and compute-sanitizer memcheck on a multi-GPU run;
-#   pipebench: bench/pipeline_bench.py (compute-only, raw write, end-to-end, 1 vs all GPUs).
-#   mpi: the MPI build (OpenMPI + parallel HDF5, CUDA) and its tests with one GPU per rank
-#        (ranks share a GPU where there are fewer GPUs than ranks), compared with the serial build;
-#   mpibench: bench/mpi_bench.py (1 vs 2 ranks, static vs dynamic slab assignment).
-#   bodies: builds and runs only the backend tests written once (tests/support: every CUDA kernel
-#           through the shared bodies, the Coulomb term's edge cases in device code), one process
-#           each so the float64 references are computed once;
-#   cpubench: `dcs bench --cpu` on this host's CPU (AVX-512 where it has it: port limit measured
-#           here, PyMOL from .carry-gpu/pymol measured in the same run) at the default sizes and at
-#           row lengths 128, 129, 136; builds only the dcs binary.
-#   cpuprobe: dcs_cpu_kernel_probe (the row sweep per block width and the row tail alone, beside
-#           the port limit) and the disassembly of the AVX kernels as this host's compiler built them;
-#   hybrid: the hybrid-rsqrt table (issue 12 item 1): dcs_potential_bench at 256^3 and 129^3 x
-#           16 000 atoms and 256^3 x 10^6 atoms, the MUFU ceiling measured in the same run.
-# DCS_GIT_REVISION=<hash> names the commit where the copy of the tree has no .git.
-# Logs and results go to OUTDIR; a summary is printed last.
+# On the GPU machine, in one call: build for sm_90, the whole test suite (GPU tests included),
+# compute-sanitizer, the benchmarks and the seed-claims measurements. Logs and results go to
+# OUTDIR; a summary is printed last. DCS_GIT_REVISION=<hash> names the commit where the copy of
+# the tree has no .git.
+# Usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]   (default: build test sanitize bench claims
+#   pipeline). Other steps: pipebench (bench/pipeline_bench.py), mpi (the MPI build's tests, one
+#   GPU per rank), mpibench (bench/mpi_bench.py), bodies (the shared backend test bodies only),
+#   cpubench (`dcs bench --cpu` with PyMOL from .carry-gpu/pymol), cpuprobe
+#   (dcs_cpu_kernel_probe and the AVX kernels' disassembly), hybrid (the MUFU vs FMA-pipe rsqrt
+#   table of dcs_potential_bench). Each step is one `if want` block below.
 set -uo pipefail
-out="${1:?usage: scripts/gpu-check.sh OUTDIR [steps...]}"
+out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
 shift
 steps=("$@")
 ((${#steps[@]})) || steps=(build test sanitize bench claims pipeline)
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 mkdir -p "$out"
 build=build/gpu
 jobs=$(nproc)
@@ -43,7 +29,7 @@ step() {  # step NAME LOG COMMAND...: runs, records pass/fail and seconds
 
 # The GPU machine has no Debian apbs-data and no GridDataFormats: the caller may carry them in
 # .carry-gpu/ (apbs/ = /usr/share/apbs, pylib/ = gridData and mrcfile from Debian), made by
-# scripts/prepare-gpu-carry.sh.
+# scripts/gpu/prepare-gpu-carry.sh.
 if [[ ! -d /usr/share/apbs && -d .carry-gpu/apbs ]]; then cp -r .carry-gpu/apbs /usr/share/apbs; fi
 if [[ -d .carry-gpu/pylib ]]; then export PYTHONPATH="$PWD/.carry-gpu/pylib${PYTHONPATH:+:$PYTHONPATH}"; fi
 python=$(command -v python3)
@@ -66,6 +52,7 @@ if want build; then
   step build build.log cmake --build "$build" -j "$jobs"
 fi
 if want bodies; then
+  # One process per test binary, so the float64 references are computed once.
   [[ -f $build/build.ninja ]] || configure
   step "build test bodies" build_bodies.log cmake --build "$build" -j "$jobs" --target \
        dcs_cuda_potential_tests dcs_cuda_coulomb_term_test
@@ -141,6 +128,7 @@ if want bench; then
   step "dcs default run on GPU" run.log "$build/bin/dcs" --atoms "$mol" --grid 256 --output-dir "$out" --validate --force
 fi
 if want pipeline; then
+  # 1 vs all GPUs, kill -9 and --resume (the pipeline tests on the GPUs), memcheck on every GPU.
   gpus=$(nvidia-smi --list-gpus | wc -l)
   step "pipeline tests on $gpus GPU(s)" pipeline_gpu.log env DCS_TEST_DEVICE=cuda \
        ctest --test-dir "$build" -L pipeline -R "pipeline\\." -j 2 --output-on-failure
@@ -155,7 +143,7 @@ if want pipebench; then
        ${PIPEBENCH_ARGS:-}
 fi
 if want mpi || want mpibench; then
-  # OpenMPI and parallel HDF5 from .carry-gpu/mpi-debs (scripts/prepare-gpu-carry.sh) where
+  # OpenMPI and parallel HDF5 from .carry-gpu/mpi-debs (scripts/gpu/prepare-gpu-carry.sh) where
   # missing: the machine's own OpenMPI when it has one (libmpi.so.40 either way), else all.
   if [[ ! -f /usr/include/hdf5/openmpi/hdf5.h && -d .carry-gpu/mpi-debs ]]; then
     for deb in .carry-gpu/mpi-debs/*.deb; do
@@ -184,13 +172,14 @@ if want mpi || want mpibench; then
   step "build (MPI)" build_mpi.log cmake --build "$mpibuild" -j "$jobs" --target dcs
 fi
 if want mpi; then
+  # One GPU per rank (shared where there are fewer GPUs), compared with the serial build.
   step "MPI tests on GPUs" mpi_gpu.log env DCS_TEST_DEVICE=cuda DCS_SERIAL_BIN="$PWD/$build/bin/dcs" \
        ctest --test-dir "$mpibuild" -L mpi --output-on-failure
 fi
 if want mpibench; then
   step "MPI benchmark" mpibench.log "$python" bench/mpi_bench.py "$mpibuild/bin/dcs" "$out" ${MPIBENCH_ARGS:-}
 fi
-if want claims && [[ -x scripts/seed_claims.sh ]]; then
-  step "seed claims (ncu)" claims.log scripts/seed_claims.sh "$out" "$build"
+if want claims && [[ -x scripts/gpu/seed_claims.sh ]]; then
+  step "seed claims (ncu)" claims.log scripts/gpu/seed_claims.sh "$out" "$build"
 fi
 printf '%s\n' "${summary[@]}" | tee "$out/summary.txt"

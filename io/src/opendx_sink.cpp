@@ -1,4 +1,5 @@
-#include "dcs/pipeline/sinks.hpp"
+// The OpenDX sink (dcs/io/opendx_sink.hpp).
+#include "dcs/io/opendx_sink.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -7,7 +8,7 @@
 #include "dcs/error.hpp"
 #include "dcs/interrupt.hpp"
 
-namespace dcs::pipeline {
+namespace dcs::io {
 namespace {
 
 /// x-columns per read: the store's chunk width when it fits the cap, at least one.
@@ -21,7 +22,7 @@ constexpr std::int64_t kDefaultChunk = 64;
 
 }  // namespace
 
-OpenDxSink::OpenDxSink(std::string path, const io::OpenDxOptions& options, std::size_t memory_cap)
+OpenDxSink::OpenDxSink(std::string path, const OpenDxOptions& options, std::size_t memory_cap)
     : path_(std::move(path)), options_(options), memory_cap_(memory_cap) {}
 
 OpenDxSink::~OpenDxSink() = default;
@@ -37,7 +38,7 @@ void OpenDxSink::begin(const MapMetadata& meta) { grid_ = meta.grid; }
 
 void OpenDxSink::finish(const MapMetadata& meta, MapReader& map) {
   // The header carries the statistics and provenance, so the file starts now.
-  writer_ = std::make_unique<io::OpenDxWriter>(path_, meta, options_);
+  writer_ = std::make_unique<OpenDxWriter>(path_, meta, options_);
   const std::int64_t width = columns_per_read(grid_, memory_cap_, map.x_chunk());
   std::vector<float> columns(static_cast<std::size_t>(width * grid_.ny() * grid_.nz()));
   for (std::int64_t x = 0; x < grid_.nx(); x += width) {
@@ -58,4 +59,4 @@ void OpenDxSink::abort() noexcept {
   writer_.reset();
 }
 
-}  // namespace dcs::pipeline
+}  // namespace dcs::io

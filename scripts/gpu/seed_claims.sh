@@ -2,7 +2,7 @@
 # Measures the seeds' quantitative claims with Nsight Compute on the GPU machine and writes a
 # Markdown table beside each claim (the content of docs/seed-claims.md).
 #
-# Usage: scripts/seed_claims.sh OUTDIR [BUILD_DIR] [options]
+# Usage: scripts/gpu/seed_claims.sh OUTDIR [BUILD_DIR] [options]
 #   BUILD_DIR                 where bin/dcs_reduce_bench (and bin/dcs_potential_bench) are
 #                             (default build/gpu)
 #   --reduce-bench PATH       the reduction driver (default BUILD_DIR/bin/dcs_reduce_bench)
@@ -16,7 +16,7 @@
 # with `ncu --clock-control none` (clocks are left as found). Exit status: 0 when every step ran.
 set -uo pipefail
 
-out="${1:?usage: scripts/seed_claims.sh OUTDIR [BUILD_DIR] [options]}"
+out="${1:?usage: scripts/gpu/seed_claims.sh OUTDIR [BUILD_DIR] [options]}"
 shift
 build=build/gpu
 if [[ $# -gt 0 && $1 != --* ]]; then build=$1; shift; fi
@@ -54,7 +54,7 @@ fi
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1
   echo ", $(date -u +%Y-%m-%d), $("$NCU" --version 2>/dev/null | tail -n 1)"
-  git -C "$here/.." rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/, git /'
+  git -C "$here/../.." rev-parse --short=12 HEAD 2>/dev/null | sed 's/^/, git /'
 } | tr -d '\n' >"$claims/device.txt"
 
 # profile NAME METRICS KERNEL_REGEX EXTRA_NCU_ARGS -- COMMAND...
@@ -111,7 +111,7 @@ profile ladder_ncu "$ladder_metrics" "^reduce" -- \
 if [[ $want_potential -eq 1 && -x $potential_bench ]]; then
   # The constant-memory chunk (kConstantChunkAtoms, potential_kernels.hpp); when it cannot be
   # read the table prints n/a rather than a guessed size.
-  chunk=$(grep -ho 'kConstantChunkAtoms = [0-9]*' "$here/../kernels/src/potential/"*.hpp 2>/dev/null | grep -o '[0-9]*$' | head -n 1)
+  chunk=$(grep -ho 'kConstantChunkAtoms = [0-9]*' "$here/../../kernels/src/potential/"*.hpp 2>/dev/null | grep -o '[0-9]*$' | head -n 1)
   if [[ -z $chunk ]]; then
     echo "seed_claims.sh: kConstantChunkAtoms not found in kernels/src/potential/" >&2
     status=1
@@ -133,6 +133,6 @@ l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum
   fi
 fi
 
-python3 "$here/ncu/seed_claims_table.py" "$claims" >"$out/seed-claims.md" || status=1
+python3 "$here/seed_claims_table.py" "$claims" >"$out/seed-claims.md" || status=1
 echo "seed_claims.sh: wrote $out/seed-claims.md (raw data in $claims)"
 exit $status

@@ -2,7 +2,7 @@
 # One GPU-machine call for the reduction family: build its targets, run its GPU tests, the
 # benchmark and the seed claims, then compute-sanitizer on small cases. Everything lands in
 # OUTDIR (at most 8 files: the device tool returns no more); a short summary is printed last.
-# Usage: scripts/ncu/reduce_gpu_run.sh OUTDIR [BUILD_DIR]
+# Usage: scripts/gpu/reduce_gpu_run.sh OUTDIR [BUILD_DIR]
 set -uo pipefail
 out="${1:?usage: reduce_gpu_run.sh OUTDIR [BUILD_DIR]}"
 build="${2:-build/gpu}"
@@ -30,7 +30,7 @@ stamp "benchmark rc=$?"
 
 claims=/tmp/reduce_claims
 rm -rf "$claims"
-timeout 240 scripts/seed_claims.sh "$claims" "$build" --potential-grid 128 --potential-atoms 2000 >"$claims.log" 2>&1
+timeout 240 scripts/gpu/seed_claims.sh "$claims" "$build" --potential-grid 128 --potential-atoms 2000 >"$claims.log" 2>&1
 stamp "seed claims rc=$?"
 cp "$claims/seed-claims.md" "$out/" 2>/dev/null
 cp "$claims.log" "$out/bench.err" "$claims/" 2>/dev/null

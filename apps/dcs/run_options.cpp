@@ -1,0 +1,163 @@
+// The options of a map run (run_options.hpp).
+#include "run_options.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/log.hpp"
+#include "dcs/parallel.hpp"
+
+namespace dcs::app {
+namespace {
+
+const std::string g_io = "Input and output", g_grid = "Grid (Å)", g_phys = "Physics and units",
+                  g_comp = "Compute", g_val = "Validation";
+
+void add_io_options(CLI::App& app, RunOptions& o) {
+  RunConfig& config = o.config;
+  app.add_option("--atoms,-a", config.inputs, "Atom files: .pqr, .pqr.gz, .xyzq (x y z q per line)")
+      ->group(g_io);
+  app.add_option("--output,-o", config.output, "HDF5 output path (one input; default <stem>.h5)")->group(g_io);
+  app.add_option("--output-dir", config.output_dir, "Directory for default-named outputs")->group(g_io);
+  app.add_option("--dx", o.dx_arg, "Also write an APBS OpenDX map; optional path (default <stem>.dx; "
+                                   "a .gz name compresses)")
+      ->expected(0, 1)->group(g_io);
+  app.add_option("--mrc", o.mrc_arg,
+                 "Also write an MRC2014 map (PyMOL, VMD, ChimeraX, Mol*, gemmi); optional path "
+                 "(.mrc, .map or .ccp4; default beside the HDF5 output, <stem>.mrc)")
+      ->expected(0, 1)->group(g_io);
+  app.add_flag("--dx-gzip", config.dx_gzip, "Default-named DX files are gzip-compressed (.dx.gz)")->group(g_io);
+  app.add_flag("--no-hdf5", o.no_hdf5, "Do not write HDF5 (needs --dx or --mrc)")->group(g_io);
+  app.add_option("--compress", config.compression, "HDF5 gzip level 0-9 (with shuffle)")
+      ->check(CLI::Range(0, 9))->group(g_io);
+  app.add_option("--models", o.models,
+                 "Multi-model PQR (NMR ensembles, MD snapshots): first | each (one map per "
+                 "model, <stem>.model<N>.h5) | average (the mean potential, in one pass)")
+      ->capture_default_str()->check(CLI::IsMember({"first", "each", "average"}))->group(g_io);
+  app.add_flag("--charges-as-given", config.charges_as_given,
+               "Take a .pqr file's charges as given even when they look like a PDB file's "
+               "occupancies (all 0..1, mostly 1)")->group(g_io);
+  app.add_flag("--force,-f", config.force, "Overwrite existing output files")->group(g_io);
+  app.add_flag("--keep-going", config.keep_going, "Batch: continue after a bad input file")->group(g_io);
+  app.add_flag("--resume", config.resume,
+               "Continue an interrupted run from its <output>.partial file; in a batch, skip "
+               "inputs whose outputs are complete")->group(g_io);
+  app.add_flag("--wait-lock", config.wait_lock,
+               "Wait while another dcs run writes the same output (its <output>.partial) instead "
+               "of refusing")->group(g_io);
+}
+
+void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
+  RunConfig& config = o.config;
+  app.add_option("--grid,-g", o.grid_counts, "Points per axis: N (cubic voxels) or NX NY NZ; default 129 unless --spacing")
+      ->expected(1, 3)->group(g_grid);
+  app.add_option("--spacing,-s", o.spacing, "Grid spacing in Å (alone: counts derived from the box)")->group(g_grid);
+  app.add_option("--padding", config.grid.padding, "Å added around the atoms on every side")
+      ->capture_default_str()->group(g_grid);
+  app.add_option("--origin", o.origin, "First grid point X Y Z (Å)")->expected(3)->group(g_grid);
+  app.add_option("--center", o.center, "Box centre X Y Z (Å)")->expected(3)->group(g_grid);
+  app.add_option("--model-grid", o.model_grid,
+                 "--models each: common (one grid around every model, maps compare point by "
+                 "point) | own (each model's own grid)")
+      ->capture_default_str()->check(CLI::IsMember({"common", "own"}))->group(g_grid);
+
+  app.add_option("--units", o.units, "kT/e | kcal/mol/e | kJ/mol/e | V | e/A")->capture_default_str()->group(g_phys);
+  app.add_option("--temperature", config.physics.temperature, "K (for kT/e)")->capture_default_str()->group(g_phys);
+  app.add_option("--dielectric", config.physics.dielectric, "Relative permittivity")->capture_default_str()->group(g_phys);
+  app.add_option("--min-distance", config.physics.min_distance,
+                 "Distances below this (Å) are clamped to it: no infinities at atom centres")
+      ->capture_default_str()->group(g_phys);
+}
+
+void add_compute_options(CLI::App& app, RunOptions& o) {
+  RunConfig& config = o.config;
+  app.add_option("--device,-d", o.device, "auto | cpu | cuda | cuda:N[,M...] (auto, cuda: every GPU)")->capture_default_str()->group(g_comp);
+  app.add_option("--kernel,-k", config.backend.kernel, "Potential kernel (see `dcs kernels`)")->group(g_comp);
+  app.add_option("--reduction", config.backend.reduction, "Statistics reduction (see `dcs kernels`)")->group(g_comp);
+  app.add_option("--threads,-j", config.backend.threads, "CPU threads (0: all)")->group(g_comp);
+  app.add_option("--memory-limit", o.memory_limit,
+                 "Host memory the pipeline may hold, e.g. 2G or 512M (default: half of the "
+                 "memory available, cgroup limits included)")->group(g_comp);
+  app.add_option("--cpu-workers", config.cpu_workers,
+                 "CPU backends side by side, threads split between them (simulates several "
+                 "devices; the map is identical)")->capture_default_str()->group(g_comp);
+  app.add_flag("--null-output", config.null_output,
+               "Benchmarks: compute and reduce every slab but write nothing")->group(g_comp);
+  app.add_option("--shard", o.shard,
+                 "Batch share for job arrays: I/N (0-based) or slurm (from SLURM_ARRAY_TASK_*)")
+      ->group(g_comp);
+  app.add_option("--mpi-schedule", o.mpi_schedule,
+                 "MPI ranks sharing one map: static (blocks of slabs) or dynamic")
+      ->capture_default_str()->check(CLI::IsMember({"static", "dynamic"}))->group(g_comp);
+  app.add_option("--checkpoint-interval", config.checkpoint_seconds,
+                 "Seconds between checkpoints of the partial file (what a killed run keeps)")
+      ->capture_default_str()->group(g_comp);
+  app.add_flag("--debug-sync", config.backend.debug_sync, "Synchronise and check after every kernel")->group(g_comp);
+
+  app.add_flag("--validate", config.validate, "Compare with the float64 reference; exit 4 above tolerance")->group(g_val);
+  app.add_option("--tolerance", o.tolerance, "Relative to max|V| (default: 1e-5 for float32 backends)")->group(g_val);
+  app.add_option("--validate-points", config.validate_points, "Points compared (0: all of small grids, else a sample)")->group(g_val);
+}
+
+/// The grid request from --grid, --spacing, --origin and --center.
+void set_grid(const CLI::App& app, const RunOptions& o, GridRequest& grid) {
+  const std::vector<std::int64_t>& counts = o.grid_counts;
+  if (!counts.empty()) {
+    if (counts.size() == 2) throw UsageError("--grid takes 1 (N) or 3 (NX NY NZ) counts, not 2");
+    grid.counts = counts.size() == 1 ? std::array<std::int64_t, 3>{counts[0], counts[0], counts[0]}
+                                     : std::array<std::int64_t, 3>{counts[0], counts[1], counts[2]};
+  }
+  if (app.count("--spacing")) grid.spacing = o.spacing;
+  if (!grid.counts && !grid.spacing) grid.counts = {{129, 129, 129}};
+  if (!o.origin.empty()) grid.origin = Vec3{o.origin[0], o.origin[1], o.origin[2]};
+  if (!o.center.empty()) grid.center = Vec3{o.center[0], o.center[1], o.center[2]};
+}
+
+/// --threads beyond this many times the hardware threads only adds scheduling overhead
+/// (100000 threads ran 25x slower); larger requests are capped with a warning.
+constexpr unsigned kMaxThreadsPerHardwareThread = 4;
+
+}  // namespace
+
+void add_run_options(CLI::App& app, RunOptions& options) {
+  add_io_options(app, options);
+  add_grid_and_physics_options(app, options);
+  add_compute_options(app, options);
+}
+
+unsigned capped_threads(unsigned requested, const char* option) {
+  const unsigned hardware = resolve_threads(0);
+  const unsigned cap = kMaxThreadsPerHardwareThread * std::max(1u, hardware);
+  if (requested <= cap) return requested;
+  log().warn("{} {} is more than {} x the {} hardware threads; using {}", option, requested,
+             kMaxThreadsPerHardwareThread, hardware, cap);
+  return cap;
+}
+
+RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string command_line) {
+  RunConfig config = std::move(o.config);
+  set_grid(app, o, config.grid);
+  config.physics.unit = parse_unit(o.units);
+  config.models = parse_models(o.models);
+  config.common_model_grid = o.model_grid == "common";
+  config.write_hdf5 = !o.no_hdf5;
+  config.write_dx = app.count("--dx") > 0;
+  config.dx_path = o.dx_arg;
+  config.write_mrc = app.count("--mrc") > 0;
+  config.mrc_path = o.mrc_arg;
+  if (o.dx_arg.size() > 3 && o.dx_arg.ends_with(".gz")) config.dx_gzip = true;
+  if (app.count("--tolerance")) config.tolerance = o.tolerance;
+  if (!o.memory_limit.empty()) config.memory_limit = parse_size(o.memory_limit);
+  config.device = parse_device(o.device);
+  if (!o.shard.empty()) config.shard = parse_shard(o.shard);
+  config.mpi_schedule = parse_mpi_schedule(o.mpi_schedule);
+  config.command_line = std::move(command_line);
+  validate(config.grid);
+  validate(config.physics);
+  config.backend.threads = capped_threads(config.backend.threads, "--threads");
+  return config;
+}
+
+}  // namespace dcs::app

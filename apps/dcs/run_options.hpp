@@ -1,0 +1,44 @@
+// The options of a map run: the CLI11 table, and the typed RunConfig made from what was given
+// (the one place a command-line string becomes a device list, a size, a shard or a mode).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "dcs/run.hpp"
+
+namespace dcs::app {
+
+/// Values as CLI11 fills them; make_run_config() types them.
+struct RunOptions {
+  RunConfig config;
+  std::vector<std::int64_t> grid_counts;
+  double spacing = 0.0;
+  std::vector<double> origin, center;
+  std::string units = "kT/e";
+  std::string dx_arg, mrc_arg;
+  bool no_hdf5 = false;
+  double tolerance = 0.0;
+  std::string memory_limit;
+  std::string model_grid = "common";
+  std::string models = "first";
+  std::string device = "auto";
+  std::string shard;
+  std::string mpi_schedule = "static";
+};
+
+/// Adds every option of a map run to `app` (groups: input and output, grid, physics, compute,
+/// validation).
+void add_run_options(CLI::App& app, RunOptions& options);
+
+/// The typed configuration of a parsed command line; checks every option against its limits
+/// (dcs/limits.hpp) before any file is read. Throws UsageError.
+RunConfig make_run_config(const CLI::App& app, RunOptions& options, std::string command_line);
+
+/// `requested` threads, capped (with a warning naming `option`) at a few per hardware thread.
+unsigned capped_threads(unsigned requested, const char* option);
+
+}  // namespace dcs::app

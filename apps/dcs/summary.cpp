@@ -1,0 +1,97 @@
+// What a run prints (summary.hpp).
+#include "summary.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dcs/physics.hpp"
+
+namespace dcs::app {
+
+void print_summary(const RunResult& result) {
+  const std::string input =
+      result.model >= 0 ? fmt::format("{} (model {})", result.input, result.model) : result.input;
+  if (!result.attempted) {
+    fmt::print("{}: not attempted (the batch stopped at a failure)\n", input);
+    return;
+  }
+  if (!result.error.empty()) {
+    fmt::print("{}: FAILED: {}\n", input, result.error);
+    return;
+  }
+  if (result.rank >= 0) {  // an MPI batch: one line per input (details in each file's provenance)
+    fmt::print("{} -> {}: {} on rank {} in {:.2f} s\n", result.input, fmt::join(result.outputs, ", "),
+               result.skipped ? "complete already, skipped (--resume)" : "written", result.rank,
+               result.total_seconds);
+    return;
+  }
+  if (result.skipped) {
+    fmt::print("{} -> {}: complete already, skipped (--resume)\n", input,
+               fmt::join(result.outputs, ", "));
+    return;
+  }
+  const MapMetadata& meta = result.metadata;
+  const GridSpec& grid = meta.grid;
+  const GridStats& s = meta.stats;
+  const std::string unit(unit_name(meta.physics.unit));
+  fmt::print("{} -> {}\n", input, fmt::join(result.outputs, ", "));
+  fmt::print("  atoms     {}\n", result.atoms);
+  if (const std::string models = describe(meta.models); !models.empty())
+    fmt::print("  models    {}\n", models);
+  fmt::print("  grid      {} x {} x {} = {} points, spacing {:.4g} x {:.4g} x {:.4g} A, origin "
+             "({:.3f}, {:.3f}, {:.3f})\n", grid.nx(), grid.ny(), grid.nz(), grid.points(),
+             grid.spacing[0], grid.spacing[1], grid.spacing[2], grid.origin[0], grid.origin[1],
+             grid.origin[2]);
+  fmt::print("  potential {} (factor {:.6g} {}): min {:.6g}  max {:.6g}  mean {:.6g}  rms {:.6g}\n",
+             unit, meta.coulomb_factor, factor_unit(meta.physics.unit), s.min, s.max, s.mean, s.rms);
+  if (const ColourRange& colours = meta.colour_range; colours.known())
+    fmt::print("  colours   view with a colour range of ±{:.3g} {} ({:g}th percentile of |V|; "
+               "the file's colour_range)\n", colours.high, unit, colours.high_percentile);
+  if (meta.validation.performed) {
+    const Validation& v = meta.validation;
+    const std::string where = v.all_points ? fmt::format("all {}", v.points)
+                                           : fmt::format("{} sampled", v.points);
+    fmt::print("  validate  {} at {} points: max |error| {:.3e} {} ({:.2e} of max|V|, tolerance "
+               "{:.0e}), rms error {:.3e}\n", v.passed ? "passed" : "FAILED", where,
+               v.max_abs_error, unit, v.max_rel_error, v.tolerance, v.rms_error);
+  }
+  fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,
+             meta.provenance.device);
+  const double rate = result.compute_seconds > 0 ? result.evaluations / result.compute_seconds : 0.0;
+  fmt::print("  time      {:.3f} s total, {:.3f} s compute and write ({:.3g} atom-evaluations/s, "
+             "{} worker{} {:.0f}% busy), {:.3f} s writing\n",
+             result.total_seconds, result.compute_seconds, rate, result.workers,
+             result.workers == 1 ? "" : "s", 100.0 * result.busy_fraction, result.write_seconds);
+  if (result.slabs_reused > 0)
+    fmt::print("  resumed   {} slab(s) found done in the partial file, {} computed\n",
+               result.slabs_reused, result.slabs_computed);
+}
+
+void print_batch_summary(const std::vector<RunResult>& results, bool keep_going) {
+  std::size_t written = 0, skipped = 0, failed = 0, not_run = 0;
+  for (const RunResult& r : results) {
+    if (!r.attempted) ++not_run;
+    else if (!r.error.empty()) ++failed;
+    else if (r.skipped) ++skipped;
+    else ++written;
+  }
+  // --models each: the batch is one map per model
+  const bool models = std::any_of(results.begin(), results.end(),
+                                  [](const RunResult& r) { return r.model >= 0; });
+  fmt::print("batch: {} {}{}: {} written, {} complete already, {} failed{}\n", results.size(),
+             models ? "map" : "input", results.size() == 1 ? "" : "s", written, skipped, failed,
+             not_run > 0 ? fmt::format(", {} not attempted", not_run) : std::string());
+  for (const RunResult& r : results)
+    if (r.attempted && !r.error.empty())
+      fmt::print("  failed: {}{}: {}\n", r.input,
+                 r.model >= 0 ? fmt::format(" (model {})", r.model) : std::string(), r.error);
+  if (not_run > 0)
+    fmt::print("  the batch stopped at its first failure; the {} output(s) written before it are "
+               "complete; run again with --resume (and --keep-going to go past failures) to do "
+               "the rest\n", written + skipped);
+  else if (failed > 0 && keep_going)
+    fmt::print("  --keep-going: every other input was processed\n");
+}
+
+}  // namespace dcs::app

@@ -1,0 +1,56 @@
+// A PDB file renamed to .pqr parses as PQR: its occupancy column is read as the charges and its
+// B-factor column as the radii, and the map comes out with a total charge of about +1 e per atom.
+// The check is conservative: it never refuses a pdb2pqr or APBS file (every PQR of Debian's
+// apbs-data and data/*.pqr pass, tests/io/pqr/test_apbs_corpus.cpp). It refuses a file only
+// when all of these hold:
+// - at least kMinAtoms atoms (APBS's point-charge and ion examples have one or two, charge +1);
+// - every charge lies in [0, 1] and at least 90% are exactly 1 (occupancies: 1.00, alternate
+//   conformations 0.50 ...), so the total charge is nearly the atom count;
+// - the radii look like B-factors: median above 3 Å (force-field radii of the atoms of a
+//   molecule are about 1-2.3 Å; B-factors of X-ray structures 5-80 Å²) or all exactly 0 (NMR and
+//   modelled PDB files).
+#include <algorithm>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "atom_parsers.hpp"
+
+namespace dcs::io::detail {
+namespace {
+
+constexpr std::size_t kMinAtoms = 10;
+constexpr double kMinOnesFraction = 0.9;
+constexpr double kMaxMedianRadius = 3.0;  // Å
+
+}  // namespace
+
+std::string pdb_like(const System& system) {
+  const std::size_t count = system.atoms.size();
+  if (count < kMinAtoms) return {};
+  std::size_t ones = 0;
+  for (const Atom& atom : system.atoms) {
+    if (atom.charge < 0.0 || atom.charge > 1.0) return {};
+    if (atom.charge == 1.0) ++ones;
+  }
+  if (static_cast<double>(ones) < kMinOnesFraction * static_cast<double>(count)) return {};
+  std::vector<double> radii;
+  radii.reserve(count);
+  for (const Atom& atom : system.atoms) radii.push_back(atom.radius);
+  const bool all_zero = std::all_of(radii.begin(), radii.end(), [](double r) { return r == 0.0; });
+  std::nth_element(radii.begin(), radii.begin() + static_cast<std::ptrdiff_t>(count / 2),
+                   radii.end());
+  const double median = radii[count / 2];
+  if (!all_zero && median <= kMaxMedianRadius) return {};
+  return fmt::format(
+      "looks like a PDB file, not PQR: {} of the {} charges are exactly 1 and none lies outside "
+      "0..1 (total charge {:+.2f} e), as PDB occupancies do, and the radii {} as PDB B-factors "
+      "do; dcs needs atomic charges and radii: make a PQR file with pdb2pqr (e.g. pdb2pqr "
+      "--ff=AMBER in.pdb out.pqr), or pass --charges-as-given if these charges are meant",
+      ones, count, system.total_charge(),
+      all_zero ? std::string("are all 0") : fmt::format("have a median of {:.2f} Å", median));
+}
+
+}  // namespace dcs::io::detail

@@ -1,0 +1,63 @@
+// The "x y z q" text format (see pqr.hpp, xyzq).
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "atom_parsers.hpp"
+#include "atom_text.hpp"
+#include "dcs/error.hpp"
+
+namespace dcs::io::detail {
+
+System parse_xyzq_lines(LineSource& source, const std::string& name) {
+  static constexpr std::array<const char*, 4> kNames = {"x coordinate", "y coordinate",
+                                                        "z coordinate", "charge"};
+  System system;
+  system.source_path = name;
+  system.source_format = "xyzq";
+  std::string line;
+  std::vector<Field> fields;
+  bool any_content = false;
+  while (source.next(line)) {
+    std::string_view text = line;
+    if (trim(text).empty()) continue;
+    any_content = true;
+    text = text.substr(0, text.find('#'));
+    split_fields(text, 0, text.size(), fields);
+    if (fields.empty()) continue;
+    if (fields.size() != 4) {
+      throw InputError(name, source.line_number(),
+                       std::string(fields.size() < 4 ? "too few" : "too many") +
+                           " fields: found " + std::to_string(fields.size()) +
+                           ", expected 4 (x y z q)");
+    }
+    std::array<double, 4> values{};
+    for (std::size_t i = 0; i < 4; ++i) {
+      switch (parse_double(fields[i].text, values[i])) {
+        case NumberStatus::kOk:
+          break;
+        case NumberStatus::kNotFinite:
+          throw InputError(name, source.line_number(),
+                           std::string(kNames[i]) + " " + quote(fields[i].text) +
+                               " is not a finite number");
+        case NumberStatus::kNotNumber:
+          throw InputError(name, source.line_number(),
+                           std::string(kNames[i]) + " " + quote(fields[i].text) +
+                               " is not a number (expected x y z q)");
+      }
+    }
+    if (const std::string reason = out_of_range(values.data(), values.size()); !reason.empty())
+      throw InputError(name, source.line_number(), reason);
+    Atom atom;
+    atom.position = {values[0], values[1], values[2]};
+    atom.charge = values[3];
+    atom.serial = static_cast<long long>(system.atoms.size()) + 1;
+    system.atoms.push_back(std::move(atom));
+  }
+  if (!any_content) throw InputError(name, 0, "empty file");
+  if (system.atoms.empty()) throw InputError(name, 0, "no atoms: only comments");
+  return system;
+}
+
+}  // namespace dcs::io::detail

@@ -1,0 +1,116 @@
+// What one run of the map pipeline is asked to do, typed once where it enters (the command line
+// or a library caller): nothing downstream parses a string again. The parsers below are that
+// edge; each throws UsageError naming the option.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "dcs/backend.hpp"
+#include "dcs/grid.hpp"
+#include "dcs/physics.hpp"
+
+namespace dcs {
+
+/// --models: which models of a multi-model PQR file (NMR ensembles, MD snapshots) become maps.
+enum class ModelsMode {
+  kFirst,    ///< the first model, as a single-model file
+  kEach,     ///< one map per model, <stem>.model<N>.h5 (N: the MODEL serial)
+  kAverage,  ///< the mean potential over the models: one summation, charges / M
+};
+
+/// --mpi-schedule: how ranks sharing one map split its slabs.
+enum class MpiSchedule {
+  kStatic,   ///< contiguous blocks of slabs
+  kDynamic,  ///< the next slab to whichever rank is free
+};
+
+/// --device: which devices compute.
+struct DeviceRequest {
+  enum class Kind { kAuto, kCpu, kCuda };
+  Kind kind = Kind::kAuto;     ///< kAuto: every usable GPU, else the CPU
+  std::vector<int> ordinals;   ///< kCuda: the GPUs named (empty: every visible GPU)
+  bool operator==(const DeviceRequest&) const = default;
+};
+
+/// --shard: this task's share of a batch (job arrays).
+struct Shard {
+  bool from_slurm = false;  ///< index and count from SLURM_ARRAY_TASK_* when the run starts
+  long long index = 0;      ///< 0-based share, < count
+  long long count = 1;
+};
+
+struct RunConfig {
+  std::vector<std::string> inputs;  ///< atom files (.pqr, .pqr.gz, .xyzq)
+  ModelsMode models = ModelsMode::kFirst;
+  /// Read a .pqr file whose charges look like PDB occupancies anyway (io::ReadOptions).
+  bool charges_as_given = false;
+  /// --models each: all models on one grid placed around every model's atoms (true), or each
+  /// on its own grid. A fully given grid (--origin, --spacing and --grid) is the same either way.
+  bool common_model_grid = true;
+  std::string output;               ///< HDF5 path for a single input; empty: <stem>.h5
+  std::string output_dir;           ///< where default-named outputs go; empty: current directory
+  bool write_hdf5 = true;
+  bool write_dx = false;
+  std::string dx_path;              ///< explicit DX path (single input); empty: <stem>.dx
+  bool dx_gzip = false;             ///< default-named DX files get .dx.gz
+  bool write_mrc = false;           ///< also an MRC2014 map (streamed, float32)
+  std::string mrc_path;             ///< explicit MRC path (single input): .mrc, .map or .ccp4
+  int compression = 0;              ///< HDF5 gzip level 0..9 (with shuffle when > 0)
+  bool force = false;               ///< overwrite existing outputs
+  bool keep_going = false;          ///< batch: continue after an input fails
+  std::optional<Shard> shard;       ///< this task's share of the inputs; none: all of them
+  MpiSchedule mpi_schedule = MpiSchedule::kStatic;
+  bool resume = false;              ///< continue a partial map; skip complete outputs
+  bool wait_lock = false;           ///< wait for another run holding the partial file
+  bool null_output = false;         ///< benchmarks: compute and reduce every slab, write nothing
+  /// Host memory the pipeline may hold (bytes); none: half of the memory available now
+  /// (cgroup limits included).
+  std::optional<std::size_t> memory_limit;
+  double checkpoint_seconds = 10.0; ///< make written planes durable at least this often
+
+  GridRequest grid;
+  Physics physics;
+
+  DeviceRequest device;
+  BackendOptions backend;
+  unsigned cpu_workers = 1;         ///< CPU backends side by side (threads split between them),
+                                    ///< to exercise multi-device scheduling without GPUs
+
+  bool validate = false;
+  std::optional<double> tolerance;  ///< relative to max|V|; default: the backend's
+  std::size_t validate_points = 0;  ///< 0: all points of small grids, else a sample sized by cost
+
+  std::string command_line;         ///< stored in provenance
+};
+
+/// Throws UsageError for settings that contradict each other or their bounds (several inputs
+/// with one output name, nothing to write, a compression level beyond 0..9, ...).
+void check_config(const RunConfig& config);
+
+/// Every setting that must be the same wherever one run executes (MPI ranks): the inputs,
+/// outputs, grid, physics, kernels and modes, as (option, value) pairs in a fixed order. Leaves
+/// out what each rank may choose for itself (--device, --threads, --cpu-workers,
+/// --memory-limit, --checkpoint-interval).
+std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig& config);
+
+/// "auto", "cpu", "cuda" or "cuda:N[,M...]".
+DeviceRequest parse_device(const std::string& text);
+/// The --device text of a request ("cuda:0,1").
+std::string to_string(const DeviceRequest& request);
+/// "I/N" (0 <= I < N) or "slurm".
+Shard parse_shard(const std::string& text);
+std::string to_string(const Shard& shard);
+ModelsMode parse_models(const std::string& text);
+std::string_view to_string(ModelsMode mode);  ///< "first", "each", "average"
+MpiSchedule parse_mpi_schedule(const std::string& text);
+std::string_view to_string(MpiSchedule schedule);  ///< "static", "dynamic"
+/// A byte count: "2G", "512M", "1.5GiB", "4096" (binary units; K, M, G, T with optional
+/// "iB"/"B"), 1 byte to 1e18 bytes.
+std::size_t parse_size(const std::string& text);
+
+}  // namespace dcs

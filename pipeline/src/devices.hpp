@@ -1,0 +1,35 @@
+// The devices of one run: one backend per GPU or per CPU worker, and this process's share of
+// the node when it is one of several MPI ranks.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "dcs/backend.hpp"
+#include "dcs/pipeline/devices.hpp"
+#include "dcs/pipeline/run_config.hpp"
+
+namespace dcs::pipeline {
+
+struct Workers {
+  std::vector<std::unique_ptr<PotentialBackend>> owned;
+  std::vector<PotentialBackend*> list;
+  PotentialBackend& first() { return *owned.front(); }
+  /// "cuda:0 (H100); cuda:1 (H100)": every worker's device, joined by `separator`.
+  std::string device_names(const char* separator) const;
+};
+
+/// One backend per device of config.device (CPU: config.cpu_workers backends, the threads
+/// split between them).
+Workers make_workers(const RunConfig& config);
+
+/// What every worker's slabs must satisfy: plane counts in multiples of each one's
+/// plane_multiple, at least the largest min_points.
+SlabHint combined_hint(const Workers& workers);
+
+/// The configuration of this process when it is one of several MPI ranks on a node: with
+/// --device auto or cuda, the GPU of its node-local rank; with a CPU backend, its share of the
+/// cores. Unchanged without MPI.
+RunConfig rank_local_config(const RunConfig& config);
+
+}  // namespace dcs::pipeline

@@ -1,0 +1,196 @@
+// Finishing a map on the leader (finish.hpp).
+#include "finish.hpp"
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/interrupt.hpp"
+#include "dcs/io/atomic_file.hpp"
+#include "dcs/io/colour_range.hpp"
+#include "dcs/log.hpp"
+#include "dcs/timer.hpp"
+#include "validation.hpp"
+
+namespace dcs::pipeline {
+namespace {
+
+/// Called between stages: a signal stops the run there (the partial map is kept, every other
+/// output removed as the stack unwinds).
+void stop_if_interrupted() {
+  if (interrupt_requested()) throw InterruptedError("interrupted");
+}
+
+/// Adapts the store to the sinks' read-back interface.
+class StoreReader final : public MapReader {
+ public:
+  explicit StoreReader(io::MapStore& store) : store_(store) {}
+  void read_planes(const Slab& slab, float* out) override { store_.read_planes(slab, out); }
+  void read_x_columns(std::int64_t x_begin, std::int64_t count, float* out) override {
+    store_.read_x_columns(x_begin, count, out);
+  }
+  std::int64_t x_chunk() const override { return store_.x_chunk(); }
+
+ private:
+  io::MapStore& store_;
+};
+
+/// --validate on the finished values; throws ValidationError above the tolerance. Returns the
+/// seconds it took.
+double validate_values(const RunConfig& config, const MapJob& job, PotentialBackend& lead,
+                       io::MapStore& store, const EngineReport& report, MapMetadata& meta) {
+  stop_if_interrupted();
+  const auto validate_start = SteadyClock::now();
+  meta.validation = validate_map(config, lead, job.in.system, job.in.grid, store, report.plane_stats, meta.stats);
+  const Validation& v = meta.validation;
+  log().info("validation: {} {} points, max |error| {:.3e} ({:.3e} of max|V|), RMS error "
+             "{:.3e}, tolerance {:.1e}: {}", v.all_points ? "all" : "sampled", v.points,
+             v.max_abs_error, v.max_rel_error, v.rms_error, v.tolerance,
+             v.passed ? "passed" : "FAILED");
+  if (!v.passed)
+    throw ValidationError(fmt::format("{}: validation failed: max relative error {:.3e} "
+                                      "exceeds the tolerance {:.1e}; nothing was written",
+                                      job.in.input, v.max_rel_error, v.tolerance));
+  return seconds_since(validate_start);
+}
+
+/// The stages' seconds for the provenance.
+std::vector<std::pair<std::string, double>> stage_timings(const MapJob& job, const Workers& workers,
+                                                          const RunResult& result,
+                                                          const EngineReport& report,
+                                                          double validate_seconds) {
+  BackendTimings stages;
+  for (const PotentialBackend* w : workers.list) {
+    const BackendTimings t = w->timings();
+    stages.upload += t.upload;
+    stages.kernels += t.kernels;
+    stages.download += t.download;
+    stages.statistics += t.statistics;
+  }
+  return {{"read", job.in.read_seconds},
+          {"compute", result.compute_seconds},
+          {"upload", stages.upload},
+          {"kernels", stages.kernels},
+          {"download", stages.download},
+          {"statistics", stages.statistics},
+          {"write_while_computing", report.write_seconds},
+          {"validate", validate_seconds}};
+}
+
+/// The colour range for viewers, completed from the store (the sampled planes a resumed run or
+/// MPI ranks did not stream through the sink).
+void complete_colour_range(std::vector<std::unique_ptr<MapSink>>& sinks, MapReader& reader,
+                           MapMetadata& meta) {
+  for (auto& sink : sinks)
+    if (auto* colours = dynamic_cast<io::ColourRangeSink*>(sink.get())) {
+      colours->complete(reader);
+      meta.colour_range = colours->range();
+      log().info("colour range for viewers: ±{:.4g} {} ({:g}th percentile of |V|, {} values)",
+                 meta.colour_range.high, unit_name(meta.physics.unit),
+                 meta.colour_range.high_percentile, meta.colour_range.values);
+    }
+}
+
+/// Everything made durable first (fsync, the slow part), then the renames back to back in a
+/// CommitGroup, so that an interruption or a failure between the first rename and the last (a
+/// signal: the check below; a second signal: the handler) removes the outputs already renamed:
+/// a run's outputs appear together or not at all.
+void commit_outputs(const RunConfig& config, const MapJob& job, io::MapStore& store,
+                    io::PendingFile& finished_store, std::vector<std::unique_ptr<MapSink>>& sinks,
+                    RunResult& result) {
+  stop_if_interrupted();
+  const auto commit_start = SteadyClock::now();
+  if (!job.paths.h5.empty()) store.sync();
+  for (auto& sink : sinks) sink->sync();
+  stop_if_interrupted();
+  const auto rename_start = SteadyClock::now();
+  {
+    io::CommitGroup group;
+    if (!job.paths.h5.empty()) {
+      finished_store.commit(job.paths.h5, config.force);
+      result.outputs.push_back(job.paths.h5);
+    }
+    for (auto& sink : sinks) {
+      sink->commit();
+      if (dynamic_cast<io::ColourRangeSink*>(sink.get()) == nullptr)  // it only watches
+        result.outputs.push_back(sink->name());
+    }
+    stop_if_interrupted();  // throws: ~CommitGroup removes what was renamed
+    group.seal();
+  }
+  if (job.paths.h5.empty()) store.discard();  // a scratch store (--no-hdf5)
+  log().info("{} committed: synced in {:.3f} s, renamed together in {:.3f} s",
+             fmt::join(result.outputs, ", "), seconds_since(commit_start) - seconds_since(rename_start),
+             seconds_since(rename_start));
+}
+
+}  // namespace
+
+std::vector<MapSink*> begin_sinks(const std::vector<std::unique_ptr<MapSink>>& sinks,
+                                  const MapMetadata& meta) {
+  std::vector<MapSink*> list;
+  for (const auto& sink : sinks) {
+    sink->begin(meta);
+    list.push_back(sink.get());
+  }
+  return list;
+}
+
+StatsAccum combined_stats(const std::vector<StatsAccum>& plane_stats) {
+  StatsAccum accum;
+  for (const StatsAccum& plane : plane_stats) accum = StatsAccum::combine(accum, plane);
+  return accum;
+}
+
+void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapStore& store,
+                std::vector<std::unique_ptr<MapSink>>& sinks, const EngineReport& report,
+                RunResult& result, bool& store_finished) {
+  MapMetadata& meta = result.metadata;
+  meta.stats = finalize(combined_stats(report.plane_stats));
+  if (meta.stats.nonfinite > 0)
+    throw InternalError(fmt::format("{} of {} map values are not finite (the distance clamp "
+                                    "should prevent this); nothing was written",
+                                    meta.stats.nonfinite, meta.stats.count));
+  const double validate_seconds =
+      config.validate ? validate_values(config, job, *workers.list.front(), store, report, meta) : 0.0;
+  meta.provenance.timings = stage_timings(job, workers, result, report, validate_seconds);
+
+  const auto finish_start = SteadyClock::now();
+  stop_if_interrupted();
+  StoreReader reader(store);
+  complete_colour_range(sinks, reader, meta);
+  store.finish(meta);
+  store_finished = true;
+  // The finished partial file is no longer resumable: from now on it is one of the run's
+  // outputs in the making, which a second signal removes (io::remove_pending_temporaries()).
+  io::PendingFile finished_store(job.paths.store);
+  log().info("store finished in {:.3f} s", seconds_since(finish_start));
+  for (auto& sink : sinks) {
+    stop_if_interrupted();
+    sink->finish(meta, reader);
+  }
+  commit_outputs(config, job, store, finished_store, sinks, result);
+  result.write_seconds = report.write_seconds + seconds_since(finish_start);
+}
+
+void abandon_map(const MapJob& job, io::MapStore& store,
+                 std::vector<std::unique_ptr<MapSink>>& sinks, bool store_finished) {
+  for (auto& sink : sinks) sink->abort();
+  try {
+    throw;
+  } catch (const InterruptedError&) {
+    if (store_finished) {  // nothing left to resume: the map was complete
+      store.discard();
+      throw;
+    }
+    store.close_keeping();
+    log().warn("interrupted: the partial map is kept in {} ({} of {} planes done); run the same "
+               "command with --resume to continue it", job.paths.store, store.planes_done(), job.in.grid.nz());
+    throw InterruptedError(fmt::format("interrupted; no output was written (partial map kept in {})",
+                                       job.paths.store));
+  } catch (...) {
+    store.discard();
+    throw;
+  }
+}
+
+}  // namespace dcs::pipeline

@@ -1,0 +1,38 @@
+// Finishing a map on the leader: statistics, validation, the sinks written from the store, and
+// every output committed together; or, on failure, everything removed but a resumable partial.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "dcs/io/map_store.hpp"
+#include "dcs/map_sink.hpp"
+#include "dcs/pipeline/engine.hpp"
+#include "dcs/pipeline/run_config.hpp"
+#include "dcs/pipeline/run_result.hpp"
+#include "devices.hpp"
+#include "prepared_map.hpp"
+
+namespace dcs::pipeline {
+
+/// Begins every sink with the map's metadata; returns them as the engine takes them.
+std::vector<MapSink*> begin_sinks(const std::vector<std::unique_ptr<MapSink>>& sinks,
+                                  const MapMetadata& meta);
+
+/// The statistics of planes combined in plane order (the same bits whatever computed them).
+StatsAccum combined_stats(const std::vector<StatsAccum>& plane_stats);
+
+/// Everything after the engine: statistics, validation, the store finished, the sinks written,
+/// every output committed. `store_finished` is set once the store is: from then on an
+/// interruption leaves nothing to resume.
+void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapStore& store,
+                std::vector<std::unique_ptr<MapSink>>& sinks, const EngineReport& report,
+                RunResult& result, bool& store_finished);
+
+/// The failure path of a map whose store is open (call from a catch block): sinks aborted; an
+/// interrupted store that was not finished yet is kept for --resume (and the interruption
+/// reported so), anything else removed. Rethrows.
+[[noreturn]] void abandon_map(const MapJob& job, io::MapStore& store,
+                              std::vector<std::unique_ptr<MapSink>>& sinks, bool store_finished);
+
+}  // namespace dcs::pipeline

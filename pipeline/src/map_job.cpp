@@ -1,0 +1,325 @@
+// The one-map job (map_job.hpp): read, decide the outputs, compute, finish, commit.
+#include "map_job.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/io/atomic_file.hpp"
+#include "dcs/io/colour_range.hpp"
+#include "dcs/io/mrc.hpp"
+#include "dcs/log.hpp"
+#include "dcs/io/null_sink.hpp"
+#include "dcs/io/opendx_sink.hpp"
+#include "dcs/sysinfo.hpp"
+#include "dcs/timer.hpp"
+#include "dcs/version.hpp"
+#include "finish.hpp"
+#include "slab_plan.hpp"
+
+namespace dcs::pipeline {
+namespace {
+
+std::string utc_now_iso8601() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+/// How the key of a complete output differs from this run's: "with other settings (dielectric
+/// was 1, now 2)", or "from another input" when the file's SHA-256 differs.
+std::string key_differences(const io::ResumeKey& done, const io::ResumeKey& key) {
+  if (done.input_sha256 != key.input_sha256) return "from another input";
+  std::string text;
+  for (const auto& [name, value] : key.settings) {
+    const auto found = std::find_if(done.settings.begin(), done.settings.end(),
+                                    [&key_name = name](const auto& entry) {  // clang < 16:
+                                      return entry.first == key_name;  // no binding captures
+                                    });
+    const std::string was = found == done.settings.end() ? "unrecorded" : found->second;
+    if (was != value) text += fmt::format("{}{} was {}, now {}", text.empty() ? "" : "; ", name, was, value);
+  }
+  return text.empty() ? "with other settings" : "with other settings (" + text + ")";
+}
+
+/// --resume: true when the outputs exist and were computed from this input with these
+/// settings; throws IoError when they exist but differ.
+bool outputs_complete(const RunConfig& config, const MapJob& job) {
+  const OutputPaths& paths = job.paths;
+  if (!config.resume || paths.h5.empty() || !std::filesystem::exists(paths.h5) ||
+      (!paths.dx.empty() && !std::filesystem::exists(paths.dx)) ||
+      (!paths.mrc.empty() && !std::filesystem::exists(paths.mrc)))
+    return false;
+  const io::ResumeKey done = io::read_completed_key(paths.h5);
+  if (done.input_sha256 == job.key.input_sha256 && done.settings == job.key.settings) return true;
+  throw IoError(fmt::format("{} exists but was computed {}; use --force to replace it", paths.h5,
+                            key_differences(done, job.key)));
+}
+
+/// Refuses outputs that cannot fit on their file systems (before computing).
+void check_disk(const RunConfig& config, const MapJob& job) {
+  const GridSpec& grid = job.in.grid;
+  if (!job.resuming) {
+    std::size_t disk = grid.points() * sizeof(float) + job.in.system.size() * 128 + (std::size_t{1} << 20);
+    if (config.compression > 0) disk /= 4;  // a floor: compressed size is not known in advance
+    check_free_space(job.paths.store, disk, fmt::format("the {}-point map", grid.points()));
+  }
+  if (!job.paths.dx.empty())
+    check_free_space(job.paths.dx, config.dx_gzip || job.paths.dx.ends_with(".gz") ? grid.points() * 4
+                                                                                  : grid.points() * 14,
+                     "the OpenDX file");
+  if (!job.paths.mrc.empty())
+    check_free_space(job.paths.mrc, grid.points() * sizeof(float) + io::kMrcHeaderBytes, "the MRC file");
+}
+
+/// Decides the outputs (complete ones under --resume are skipped), checks them, the memory plan
+/// for `workers` (of `all_workers` sharing the map) and the free disk space.
+void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
+                  std::size_t all_workers) {
+  const GridSpec& grid = job.in.grid;
+  job.paths = output_paths(config, job.in.input, job.in.model);
+  const OutputPaths& paths = job.paths;
+  job.key = resume_key(config, job.in.system, grid, *workers.list.front());
+  if (outputs_complete(config, job)) {
+    log().info("{}: {} is complete; skipped (--resume)", job.in.input, paths.h5);
+    job.complete = true;
+    return;
+  }
+  for (const std::string* output : {&paths.h5, &paths.dx, &paths.mrc})
+    if (!output->empty()) io::check_output_path(*output, config.force);
+  // The partial file is replaced (or resumed) freely, but never through a symbolic link or in
+  // place of a device (check_output_path's rules).
+  io::check_output_path(paths.store, /*force=*/true);
+
+  job.budget = memory_budget(config);
+  const SlabHint hint = combined_hint(workers);
+  job.resuming = config.resume && std::filesystem::exists(paths.store);
+  std::size_t reserved = job.in.system.size() * 64;  // atoms in the backends and the store
+  if (!paths.dx.empty()) reserved += io::OpenDxSink::memory_for(grid, job.budget / 4);
+  job.plan = make_plan(grid, workers.list.size(), hint.plane_multiple, hint.min_points, job.budget,
+                       reserved, config.checkpoint_seconds, all_workers);
+  // Compressed chunks are written whole, so slabs must end on chunk rows: a depth dividing the step.
+  job.chunk_depth = config.compression > 0 ? std::gcd(job.plan.step, std::int64_t{16})
+                                           : std::min<std::int64_t>({16, job.plan.step, grid.nz()});
+  log().info("plan: {} worker(s), slabs of {} plane(s) ({}), {} buffers, {} of host memory for "
+             "slabs (budget {})", workers.list.size(), job.plan.step,
+             format_bytes(static_cast<std::size_t>(job.plan.step) * grid.plane_points() * sizeof(float)),
+             job.plan.buffers, format_bytes(plan_bytes(grid, job.plan)), format_bytes(job.budget));
+  check_disk(config, job);
+}
+
+RunResult skipped_result(const MapJob& job, SteadyClock::time_point start) {
+  RunResult result;
+  result.input = job.in.input;
+  result.model = job.in.model;
+  result.atoms = job.in.system.size();
+  result.skipped = true;
+  result.outputs = {job.paths.h5};
+  if (!job.paths.dx.empty()) result.outputs.push_back(job.paths.dx);
+  if (!job.paths.mrc.empty()) result.outputs.push_back(job.paths.mrc);
+  result.total_seconds = seconds_since(start);
+  return result;
+}
+
+/// The map's metadata before its values exist: grid, physics, provenance.
+MapMetadata initial_metadata(const RunConfig& config, const MapJob& job, const Workers& workers) {
+  MapMetadata meta;
+  meta.grid = job.in.grid;
+  meta.physics = config.physics;
+  meta.coulomb_factor = coulomb_factor(config.physics);
+  Provenance& prov = meta.provenance;
+  const PotentialBackend& lead = *workers.list.front();
+  prov.version = fmt::format("{} (git {})", kVersion, kGitRevision);
+  prov.command_line = config.command_line;
+  prov.input_path = std::filesystem::absolute(job.in.input).string();
+  prov.input_sha256 = job.in.system.source_sha256;
+  prov.backend = lead.name();
+  prov.kernel = lead.kernel_name();
+  prov.reduction = lead.reduction_name();
+  prov.device = workers.device_names("; ");
+  prov.hostname = host_name();
+  prov.created = utc_now_iso8601();
+  prov.settings = io::settings_text(job.key);
+  meta.models = model_info(config, job.in);
+  return meta;
+}
+
+/// Opens the store: continues the partial file (--resume, or the one the leader made for
+/// ranks) or starts a new one.
+io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata& meta) {
+  if (job.store_made) return io::MapStore::open_partial(job.paths.store, meta, job.key);
+  if (job.resuming) {
+    io::MapStore store = io::MapStore::open_partial(job.paths.store, meta, job.key);
+    log().info("resuming {}: {} of {} planes are done", job.paths.store, store.planes_done(), job.in.grid.nz());
+    if (store.gzip_level() > 0 && job.plan.step % store.chunk_depth() != 0)
+      job.plan.step = std::max(store.chunk_depth(), job.plan.step / store.chunk_depth() * store.chunk_depth());
+    return store;
+  }
+  if (std::filesystem::exists(job.paths.store))
+    log().warn("replacing {} left by an earlier run (use --resume to continue such a file)",
+               job.paths.store);
+  io::MapStoreOptions options;
+  options.gzip_level = config.compression;
+  options.chunk_depth = job.chunk_depth;
+  return io::MapStore::create(job.paths.store, meta, job.in.system, job.key, options);
+}
+
+/// The outputs besides the HDF5 file, streamed or read back by the pipeline.
+std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const MapJob& job) {
+  std::vector<std::unique_ptr<MapSink>> sinks;
+  if (!job.paths.dx.empty())
+    sinks.push_back(std::make_unique<io::OpenDxSink>(
+        job.paths.dx, io::OpenDxOptions{.force = config.force, .gzip = config.dx_gzip}, job.budget / 4));
+  if (!job.paths.mrc.empty())  // streamed: takes every slab in z order, holds none
+    sinks.push_back(std::make_unique<io::MrcSink>(job.paths.mrc, config.force));
+  // Watches the slabs for the viewers' colour range; finish_map() reads the sampled planes it
+  // did not see. Its fixed 1 MiB of counts is not charged to --memory-limit (which sizes the
+  // slab buffers; tests use limits of a few hundred KiB).
+  sinks.push_back(std::make_unique<io::ColourRangeSink>());
+  return sinks;
+}
+
+/// --null-output: every slab computed, reduced and handed to a sink that keeps nothing (what
+/// the GPU and the host can do without the file system: the compute-only time).
+RunResult run_without_output(const RunConfig& config, const MapInput& in, Workers& workers,
+                             ProgressSink* progress, SteadyClock::time_point start) {
+  RunResult result;
+  result.input = in.input;
+  result.atoms = in.system.size();
+  const SlabHint hint = combined_hint(workers);
+  const MapPlan plan = make_plan(in.grid, workers.list.size(), hint.plane_multiple, hint.min_points,
+                                 memory_budget(config), in.system.size() * 64, config.checkpoint_seconds);
+  for (PotentialBackend* w : workers.list) w->prepare(in.system, in.grid, config.physics);
+  io::NullSink sink;
+  result.evaluations = static_cast<double>(in.grid.points()) * static_cast<double>(in.system.size());
+  const EngineReport report =
+      run_engine(in.grid, workers.list, plan, nullptr, {&sink}, progress, in.input, in.system.size());
+  MapMetadata& meta = result.metadata;
+  meta.grid = in.grid;
+  meta.physics = config.physics;
+  meta.coulomb_factor = coulomb_factor(config.physics);
+  meta.stats = finalize(combined_stats(report.plane_stats));
+  meta.provenance.backend = workers.first().name();
+  meta.provenance.kernel = workers.first().kernel_name();
+  meta.provenance.device = workers.device_names("; ");
+  result.compute_seconds = report.wall_seconds;
+  result.busy_fraction = report.busy_fraction();
+  result.workers = workers.list.size();
+  result.slabs_computed = report.slabs_computed;
+  result.total_seconds = seconds_since(start);
+  return result;
+}
+
+/// The leader's part: the store opened, every slab that is not in it computed (or, for a shared
+/// map, read back) through the sinks, then statistics, validation and commit.
+void finish_on_leader(const RunConfig& config, MapJob& job, Workers& workers,
+                      const std::optional<SharedReport>& shared, ProgressSink* progress,
+                      RunResult& result) {
+  result.metadata = initial_metadata(config, job, workers);
+  if (shared) {
+    result.metadata.provenance.device = shared->devices;
+    result.metadata.provenance.hostname = shared->hosts;
+  }
+  io::MapStore store = open_store(config, job, result.metadata);
+  if (!shared)
+    log().info("store {} ready after {:.3f} s", job.paths.store, seconds_since(job.start) - job.in.read_seconds);
+  std::vector<std::unique_ptr<MapSink>> sinks;
+  bool store_finished = false;
+  try {
+    sinks = make_sinks(config, job);
+    EngineReport report = run_engine(job.in.grid, workers.list, job.plan, &store,
+                                     begin_sinks(sinks, result.metadata), shared ? nullptr : progress,
+                                     job.label, job.in.system.size());
+    if (shared) {
+      report.write_seconds = shared->write_seconds;
+    } else {
+      result.compute_seconds = report.wall_seconds;
+      result.busy_fraction = report.busy_fraction();
+      result.workers = workers.list.size();
+      result.slabs_computed = report.slabs_computed;
+      result.slabs_reused = report.slabs_reused;
+    }
+    finish_map(config, job, workers, store, sinks, report, result, store_finished);
+  } catch (...) {
+    abandon_map(job, store, sinks, store_finished);
+  }
+}
+
+}  // namespace
+
+io::ResumeKey resume_key(const RunConfig& config, const System& system, const GridSpec& grid,
+                         const PotentialBackend& backend) {
+  io::ResumeKey key;
+  key.input_sha256 = system.source_sha256;
+  auto add = [&](const char* name, std::string value) { key.settings.emplace_back(name, std::move(value)); };
+  add("grid.counts", fmt::format("{} {} {}", grid.nx(), grid.ny(), grid.nz()));
+  add("grid.origin", fmt::format("{:.17g} {:.17g} {:.17g}", grid.origin[0], grid.origin[1], grid.origin[2]));
+  add("grid.spacing", fmt::format("{:.17g} {:.17g} {:.17g}", grid.spacing[0], grid.spacing[1], grid.spacing[2]));
+  add("units", std::string(unit_name(config.physics.unit)));
+  add("temperature", fmt::format("{:.17g}", config.physics.temperature));
+  add("dielectric", fmt::format("{:.17g}", config.physics.dielectric));
+  add("min_distance", fmt::format("{:.17g}", config.physics.min_distance));
+  add("atoms", std::to_string(system.size()));
+  // Which model(s) of the file: maps of other models never mix on --resume.
+  add("models", config.models == ModelsMode::kAverage
+                    ? fmt::format("average of {}", system.model_count)
+                    : fmt::format("{} (model {})", to_string(config.models), system.model));
+  add("backend", backend.name());
+  add("kernel", backend.kernel_name());
+  add("reduction", backend.reduction_name());
+  add("compression", std::to_string(config.compression));
+  return key;
+}
+
+RunResult run_map(const RunConfig& config, const Job& task, Workers& workers,
+                  MapExecutor& executor, ProgressSink* progress, ModelCache* cache) {
+  MapJob job;
+  const auto start = job.start;
+  executor.together([&] { job.in = read_map_input(config, task, cache); });
+  job.label = task.model >= 0 ? fmt::format("{} model {}", task.input, task.model) : task.input;
+  executor.check_agreement(config, job);
+  if (config.null_output) return run_without_output(config, job.in, workers, progress, start);
+
+  executor.decide(job, [&] {
+    plan_outputs(config, workers, job, executor.all_workers(workers.list.size()));
+    if (!executor.shares_the_map() || job.complete) return;
+    open_store(config, job, initial_metadata(config, job, workers)).close_keeping();
+  });
+  if (!executor.leads()) {  // the leader's decisions, and what follows from them here
+    job.paths = output_paths(config, job.in.input, job.in.model);
+    job.key = resume_key(config, job.in.system, job.in.grid, *workers.list.front());
+    job.budget = memory_budget(config);
+  }
+  if (job.complete) return skipped_result(job, start);
+  job.store_made = executor.shares_the_map();
+
+  RunResult result;
+  result.input = task.input;
+  result.model = task.model;
+  result.atoms = job.in.system.size();
+  result.evaluations = static_cast<double>(job.in.grid.points()) * static_cast<double>(job.in.system.size());
+  executor.together([&] {
+    for (PotentialBackend* w : workers.list) w->prepare(job.in.system, job.in.grid, config.physics);
+  });
+  const std::optional<SharedReport> shared = executor.compute_shared(config, job, workers, progress);
+  if (shared) {
+    result.compute_seconds = shared->compute_seconds;
+    result.busy_fraction = shared->busy_fraction;
+    result.workers = shared->workers;
+    result.slabs_computed = shared->slabs_computed;
+  }
+  executor.on_leader([&] { finish_on_leader(config, job, workers, shared, progress, result); });
+  result.total_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace dcs::pipeline

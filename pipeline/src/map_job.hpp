@@ -1,0 +1,22 @@
+// The one-map job: one map from its input to its committed files, written once whatever
+// executes it (map_executor.hpp: this process's workers, or MPI ranks sharing the map).
+#pragma once
+
+#include "dcs/io/map_store.hpp"
+#include "dcs/pipeline/run_result.hpp"
+#include "devices.hpp"
+#include "inputs.hpp"
+#include "map_executor.hpp"
+
+namespace dcs::pipeline {
+
+/// Every setting that changes the map's values, in a fixed order: what a partial file must
+/// match to be resumed, a complete output to be skipped, and MPI ranks to share a map.
+io::ResumeKey resume_key(const RunConfig& config, const System& system, const GridSpec& grid,
+                         const PotentialBackend& backend);
+
+/// One map with `executor`; `cache` holds the models of a file read for --models each.
+RunResult run_map(const RunConfig& config, const Job& job, Workers& workers,
+                  MapExecutor& executor, ProgressSink* progress, ModelCache* cache);
+
+}  // namespace dcs::pipeline

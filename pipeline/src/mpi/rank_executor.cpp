@@ -1,0 +1,235 @@
+// One map shared by every MPI rank (ranks.hpp): the map job with a rank executor. Rank 0 decides
+// the outputs and makes the partial file; every rank writes its slabs into it through parallel
+// HDF5; rank 0 then finishes and commits the map alone.
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "../map_job.hpp"
+#include "dcs/io/parallel_store.hpp"
+#include "dcs/log.hpp"
+#include "dcs/pipeline/mpi.hpp"
+#include "dcs/sysinfo.hpp"
+#include "mpi_support.hpp"
+#include "ranks.hpp"
+
+namespace dcs::pipeline {
+namespace {
+
+template <class T>
+void broadcast(T& value) {
+  MPI_Bcast(&value, static_cast<int>(sizeof(T)), MPI_BYTE, 0, MPI_COMM_WORLD);
+}
+
+/// The slabs of `step` planes not all of whose planes are done (identical on every rank).
+std::vector<std::size_t> slabs_to_do(const GridSpec& grid, std::int64_t step,
+                                     const std::vector<std::uint8_t>& done) {
+  std::vector<std::size_t> todo;
+  for (std::int64_t z = 0, s = 0; z < grid.nz(); z += step, ++s) {
+    bool all = true;
+    for (std::int64_t p = z; all && p < std::min(grid.nz(), z + step); ++p)
+      all = done[static_cast<std::size_t>(p)] != 0;
+    if (!all) todo.push_back(static_cast<std::size_t>(s));
+  }
+  return todo;
+}
+
+/// This rank's share of `todo` under static assignment: contiguous blocks, sizes differing by
+/// at most one.
+std::vector<std::size_t> static_block(const std::vector<std::size_t>& todo, int rank, int size) {
+  const std::size_t n = todo.size(), ranks = static_cast<std::size_t>(size);
+  const std::size_t r = static_cast<std::size_t>(rank);
+  const std::size_t begin = r * (n / ranks) + std::min(r, n % ranks);
+  const std::size_t end = begin + n / ranks + (r < n % ranks ? 1 : 0);
+  return {todo.begin() + static_cast<std::ptrdiff_t>(begin), todo.begin() + static_cast<std::ptrdiff_t>(end)};
+}
+
+/// "rank 0: <a>; rank 1: <b>" of every rank's string (or the one string when all agree).
+std::string per_rank(const std::vector<std::string>& values) {
+  if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values.front(); }))
+    return values.size() > 1 ? fmt::format("{} (each of {} ranks)", values.front(), values.size())
+                             : values.front();
+  std::string text;
+  for (std::size_t r = 0; r < values.size(); ++r) text += fmt::format("{}rank {}: {}", r ? "; " : "", r, values[r]);
+  return text;
+}
+
+class RankExecutor final : public MapExecutor {
+ public:
+  RankExecutor() : mpi_(mpi_info()) {}
+
+  bool leads() const override { return mpi_.rank == 0; }
+  std::size_t all_workers(std::size_t mine) const override {
+    return mine * static_cast<std::size_t>(mpi_.size);
+  }
+  void together(const std::function<void()>& step) override { io::agree_on(world_, step); }
+  void on_leader(const std::function<void()>& step) override {
+    io::agree_on(world_, [&] {
+      if (leads()) step();
+    });
+  }
+  bool shares_the_map() const override { return true; }
+
+  void check_agreement(const RunConfig& config, const MapJob& job) override {
+    const std::vector<std::string> sums = io::all_gather(world_, job.in.system.source_sha256);
+    for (int r = 1; r < mpi_.size; ++r)
+      if (sums[static_cast<std::size_t>(r)] != sums[0])
+        throw InputError(job.in.input, 0, fmt::format("rank {} read other bytes than rank 0 (SHA-256 {} "
+                                                      "and {}): every rank must see the same file", r,
+                                                      sums[static_cast<std::size_t>(r)], sums[0]));
+    if (config.null_output) throw UsageError("--null-output is not available with several MPI ranks");
+  }
+
+  void decide(MapJob& job, const std::function<void()>& leader_step) override {
+    struct Decision {
+      int complete = 0;
+      int resuming = 0;
+      std::int64_t step = 0;
+      std::size_t buffers = 0;
+      double checkpoint_seconds = 0.0;
+    } decision;
+    io::agree_on(world_, [&] {
+      if (!leads()) return;
+      leader_step();
+      decision = {job.complete ? 1 : 0, job.resuming ? 1 : 0, job.plan.step, job.plan.buffers,
+                  job.plan.checkpoint_seconds};
+    });
+    broadcast(decision);
+    job.complete = decision.complete != 0;
+    job.resuming = decision.resuming != 0;
+    job.plan.step = decision.step;
+    job.plan.buffers = decision.buffers;
+    job.plan.checkpoint_seconds = decision.checkpoint_seconds;
+  }
+
+  std::optional<SharedReport> compute_shared(const RunConfig& config, MapJob& job, Workers& workers,
+                                             ProgressSink* progress) override;
+
+ private:
+  EngineReport write_slabs(const RunConfig& config, MapJob& job, Workers& workers,
+                           io::ParallelStore& store, ProgressSink* progress);
+  SharedReport summarise(const EngineReport& report, const Workers& workers) const;
+
+  const MpiInfo& mpi_;
+  MPI_Comm world_ = MPI_COMM_WORLD;
+};
+
+/// This rank's slabs into the shared file, in collective rounds; rank 0 reports progress.
+EngineReport RankExecutor::write_slabs(const RunConfig& config, MapJob& job, Workers& workers,
+                                       io::ParallelStore& store, ProgressSink* progress) {
+  const GridSpec& grid = job.in.grid;
+  const std::vector<std::size_t> todo = slabs_to_do(grid, job.plan.step, store.plane_done());
+  const auto slabs = static_cast<std::size_t>((grid.nz() + job.plan.step - 1) / job.plan.step);
+  if (leads()) {
+    log().info("{} ranks share the map: slabs of {} planes, {} assignment", mpi_.size, job.plan.step,
+               to_string(config.mpi_schedule));
+    log().info("{} of {} slabs to compute{}", todo.size(), slabs,
+               todo.size() < slabs ? " (the others are done in the partial file)" : "");
+  }
+  std::optional<Dispenser> dispenser;
+  std::unique_ptr<SlabSource> source;
+  if (config.mpi_schedule == MpiSchedule::kDynamic) {
+    dispenser.emplace(world_, todo.size());
+    source = std::make_unique<DispensedSource>(*dispenser, todo);
+  } else {
+    source = std::make_unique<ListSource>(static_block(todo, mpi_.rank, mpi_.size));
+  }
+  const double per_plane = static_cast<double>(grid.plane_points()) * static_cast<double>(job.in.system.size());
+  if (leads() && progress != nullptr) {
+    progress->begin(job.label, per_plane * static_cast<double>(grid.nz()));
+    const auto done_before = static_cast<double>(
+        std::count(store.plane_done().begin(), store.plane_done().end(), std::uint8_t{1}));
+    store.on_progress([=](std::int64_t planes) {
+      progress->update(per_plane * (done_before + static_cast<double>(planes)));
+    });
+  }
+  struct EndProgress {
+    ProgressSink* sink;
+    ~EndProgress() {
+      if (sink != nullptr) sink->end();
+    }
+  } end_progress{leads() ? progress : nullptr};
+  return run_engine(grid, workers.list, job.plan, &store, {}, nullptr, job.label,
+                    job.in.system.size(), source.get());
+}
+
+SharedReport RankExecutor::summarise(const EngineReport& report, const Workers& workers) const {
+  std::array<double, 2> seconds{report.wall_seconds, report.write_seconds};
+  MPI_Allreduce(MPI_IN_PLACE, seconds.data(), 2, MPI_DOUBLE, MPI_MAX, world_);
+  double busy = report.busy_fraction();
+  MPI_Allreduce(MPI_IN_PLACE, &busy, 1, MPI_DOUBLE, MPI_SUM, world_);
+  unsigned long long slabs = report.slabs_computed;
+  MPI_Allreduce(MPI_IN_PLACE, &slabs, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, world_);
+  std::vector<std::string> hosts = io::all_gather(world_, host_name());
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  SharedReport shared;
+  shared.compute_seconds = seconds[0];
+  shared.write_seconds = seconds[1];
+  shared.busy_fraction = busy / mpi_.size;
+  shared.workers = all_workers(workers.list.size());
+  shared.slabs_computed = slabs;
+  shared.devices = per_rank(io::all_gather(world_, workers.device_names(", ")));
+  shared.hosts = fmt::format("{}", fmt::join(hosts, ", "));
+  return shared;
+}
+
+std::optional<SharedReport> RankExecutor::compute_shared(const RunConfig& config, MapJob& job,
+                                                         Workers& workers, ProgressSink* progress) {
+  std::optional<io::ParallelStore> store;
+  io::agree_on(world_, [&] { store.emplace(job.paths.store, job.in.grid, world_, config.checkpoint_seconds); });
+  EngineReport report;
+  std::exception_ptr failure;
+  try {
+    report = write_slabs(config, job, workers, *store, progress);
+  } catch (...) {
+    failure = std::current_exception();
+    if (!store->settled()) store->announce(failure);
+  }
+  std::exception_ptr closing;
+  try {
+    store->close();
+  } catch (...) {
+    closing = std::current_exception();
+  }
+  store.reset();
+  if (failure) {
+    // Rank 0 keeps the partial file of an interrupted run (for --resume) and removes any other.
+    if (leads()) {
+      try {
+        std::rethrow_exception(failure);
+      } catch (const InterruptedError&) {
+        log().warn("interrupted: the partial map is kept in {}; run the same command with "
+                   "--resume (with any number of ranks) to continue it", job.paths.store);
+      } catch (...) {
+        std::error_code ignored;
+        std::filesystem::remove(job.paths.store, ignored);
+      }
+    }
+    std::rethrow_exception(failure);
+  }
+  io::agree(world_, closing);
+  return summarise(report, workers);
+}
+
+}  // namespace
+
+Workers make_workers_on_ranks(const RunConfig& config) {
+  Workers workers;
+  io::agree_on(MPI_COMM_WORLD, [&] { workers = make_workers(config); });
+  return workers;
+}
+
+RunResult run_map_on_ranks(const RunConfig& config, const Job& job, Workers& workers,
+                           ProgressSink* progress, ModelCache* cache) {
+  RankExecutor ranks;
+  return run_map(config, job, workers, ranks, progress, cache);
+}
+
+}  // namespace dcs::pipeline

@@ -1,0 +1,184 @@
+// Output planning: names, collisions between outputs and inputs, free space.
+#include "outputs.hpp"
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/io/atomic_file.hpp"
+#include "dcs/io/map_store.hpp"
+#include "dcs/log.hpp"
+#include "dcs/sysinfo.hpp"
+
+namespace dcs {
+
+std::string default_output_path(const std::string& input, const std::string& dir,
+                                const std::string& extension) {
+  std::filesystem::path name = std::filesystem::path(input).filename();
+  if (name.extension() == ".gz") name.replace_extension();
+  name.replace_extension();
+  std::filesystem::path out = dir.empty() ? name : std::filesystem::path(dir) / name;
+  return out.string() + extension;
+}
+
+}  // namespace dcs
+
+namespace dcs::pipeline {
+namespace {
+
+/// `path` with ".model<N>" before its extension (a ".gz" after it counts as part of it):
+/// out.h5 -> out.model3.h5, x.dx.gz -> x.model3.dx.gz.
+std::string with_model_suffix(const std::string& path, long long model) {
+  const std::filesystem::path whole(path);
+  std::string name = whole.filename().string();
+  std::size_t dot = name.size();
+  if (name.ends_with(".gz") && name.size() > 3) dot = name.size() - 3;
+  const std::size_t before = name.rfind('.', dot - 1);
+  if (before != std::string::npos && before > 0) dot = before;
+  name.insert(dot, fmt::format(".model{}", model));
+  return (whole.parent_path() / name).string();
+}
+
+/// A second output named after the HDF5 one: beside it with `extension`.
+std::string beside_output(const RunConfig& config, const char* extension) {
+  return default_output_path(config.output, std::filesystem::path(config.output).parent_path().string(),
+                             extension);
+}
+
+}  // namespace
+
+OutputPaths output_paths(const RunConfig& config, const std::string& input, long long model) {
+  const bool single = config.inputs.size() == 1;
+  const bool named = single && !config.output.empty();
+  OutputPaths paths;
+  if (config.write_hdf5)
+    paths.h5 = named ? config.output : default_output_path(input, config.output_dir, ".h5");
+  // DX and MRC: the path given, else beside the HDF5 output named after it, else <stem> in
+  // --output-dir.
+  if (config.write_dx) {
+    const char* extension = config.dx_gzip ? ".dx.gz" : ".dx";
+    paths.dx = single && !config.dx_path.empty() ? config.dx_path
+               : named ? beside_output(config, extension)
+                       : default_output_path(input, config.output_dir, extension);
+  }
+  if (config.write_mrc)
+    paths.mrc = single && !config.mrc_path.empty() ? config.mrc_path
+                : named ? beside_output(config, ".mrc")
+                        : default_output_path(input, config.output_dir, ".mrc");
+  if (model >= 0)
+    for (std::string* path : {&paths.h5, &paths.dx, &paths.mrc})
+      if (!path->empty()) *path = with_model_suffix(*path, model);
+  paths.store = io::partial_path_for(!paths.h5.empty() ? paths.h5
+                                     : !paths.dx.empty() ? paths.dx
+                                                         : paths.mrc);
+  return paths;
+}
+
+void prepare_output_dir(const RunConfig& config) {
+  if (config.output_dir.empty()) return;
+  std::error_code error;
+  if (!std::filesystem::exists(config.output_dir, error)) {
+    std::filesystem::create_directories(config.output_dir, error);
+    if (error)
+      throw IoError(fmt::format("cannot create --output-dir {}: {}", config.output_dir, error.message()));
+    log().info("created the output directory {}", config.output_dir);
+  } else if (!std::filesystem::is_directory(config.output_dir, error)) {
+    throw IoError("--output-dir " + config.output_dir + " is not a directory");
+  }
+}
+
+namespace {
+
+struct Named {
+  std::string what;  ///< "the HDF5 output", "the input", ...
+  std::string path;  ///< as given
+};
+
+/// Files by identity: resolved path, and device and inode where they exist.
+class FileRegistry {
+ public:
+  /// Registers `file`; returns the file registered before it under the same identity, if any.
+  std::optional<Named> claim(const Named& file) {
+    std::optional<Named> clash;
+    const auto [at, fresh] = by_path_.emplace(resolved(file.path), file);
+    if (!fresh) clash = at->second;
+    struct stat info {};
+    if (::stat(file.path.c_str(), &info) == 0) {
+      const auto [same, new_inode] = by_inode_.emplace(std::make_pair(info.st_dev, info.st_ino), file);
+      if (!new_inode && !clash) clash = same->second;
+    }
+    return clash;
+  }
+
+ private:
+  static std::string resolved(const std::string& path) {
+    std::error_code ec;
+    std::filesystem::path full = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+    return ec ? std::filesystem::absolute(path).lexically_normal().string() : full.string();
+  }
+  std::map<std::string, Named> by_path_;
+  std::map<std::pair<dev_t, ino_t>, Named> by_inode_;
+};
+
+/// Two inputs with one stem write the same files, whatever the extensions.
+void check_distinct_stems(const RunConfig& config, const std::vector<std::string>& all_inputs) {
+  std::map<std::string, std::string> claimed;  // <dir>/<stem> -> input
+  for (const std::string& input : all_inputs) {
+    const std::string path = std::filesystem::weakly_canonical(
+        default_output_path(input, config.output_dir, "")).string();
+    const auto [where, inserted] = claimed.emplace(path, input);
+    if (!inserted)
+      throw UsageError("inputs " + where->second + " and " + input + " would write the same " +
+                       "output " + path + ".*; rename one or run them separately");
+  }
+}
+
+}  // namespace
+
+void check_distinct_paths(const RunConfig& config, const std::vector<std::string>& all_inputs) {
+  check_distinct_stems(config, all_inputs);
+  if (config.null_output) return;  // nothing is written
+  // --models each adds ".model<N>" to every name of an input alike: checking the inputs'
+  // names suffices.
+  FileRegistry files;
+  for (const std::string& input : all_inputs) (void)files.claim({"the input", input});
+  for (const std::string& input : config.inputs) {
+    const OutputPaths paths = output_paths(config, input);
+    const std::pair<const char*, const std::string*> outputs[] = {
+        {"the HDF5 output", &paths.h5}, {"the OpenDX output", &paths.dx},
+        {"the MRC output", &paths.mrc}, {"the partial file", &paths.store}};
+    for (const auto& [what, path] : outputs) {
+      if (path->empty()) continue;
+      const std::optional<Named> clash = files.claim({what, *path});
+      if (!clash) continue;
+      if (clash->what == "the input")
+        throw UsageError(fmt::format("{} {} is the input file {}: dcs never overwrites an input, "
+                                     "not even with --force; write the map elsewhere", what,
+                                     *path, clash->path));
+      throw UsageError(fmt::format("{} {} and {} {} are the same file{}; give each output its own "
+                                   "name", what, *path, clash->what, clash->path,
+                                   config.inputs.size() > 1 ? fmt::format(" (input {})", input)
+                                                            : std::string()));
+    }
+  }
+}
+
+void check_free_space(const std::string& path, std::size_t bytes, const std::string& what) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  struct statvfs info {};
+  if (::statvfs(dir.empty() ? "." : dir.c_str(), &info) != 0) return;  // unknown: the write will tell
+  const std::size_t free_bytes = static_cast<std::size_t>(info.f_bavail) * info.f_frsize;
+  if (bytes > free_bytes)
+    throw IoError(fmt::format("{} needs {} but {} has only {} free; free some space or write "
+                              "elsewhere (--output-dir)", what, format_bytes(bytes),
+                              dir.empty() ? std::string(".") : dir.string(), format_bytes(free_bytes)));
+}
+
+}  // namespace dcs::pipeline

@@ -1,0 +1,31 @@
+// One map prepared for computing: its atoms and grid, its outputs, its resume key, its plan.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "dcs/io/map_store.hpp"
+#include "dcs/pipeline/engine.hpp"
+#include "dcs/timer.hpp"
+#include "inputs.hpp"
+#include "outputs.hpp"
+
+namespace dcs::pipeline {
+
+/// One map, prepared: atoms read, grid placed, outputs decided and checked, memory planned.
+struct MapJob {
+  SteadyClock::time_point start = SteadyClock::now();
+  MapInput in;
+  std::string label;             ///< for progress: the input, and the model with --models each
+  OutputPaths paths;
+  io::ResumeKey key;
+  bool complete = false;         ///< --resume: the outputs exist and match; nothing to do
+  bool resuming = false;         ///< --resume continues paths.store
+  bool store_made = false;       ///< the store exists already (made by the leader for ranks)
+  std::size_t budget = 0;        ///< host memory the run may hold
+  MapPlan plan;
+  std::int64_t chunk_depth = 0;  ///< of a new store
+};
+
+}  // namespace dcs::pipeline

@@ -1,0 +1,182 @@
+// The run configuration's parsers (the command-line edge) and its consistency checks.
+#include "dcs/pipeline/run_config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+
+namespace dcs {
+
+void check_config(const RunConfig& config) {
+  if (config.inputs.empty()) throw UsageError("no input files (give --atoms FILE...)");
+  const bool named = !config.output.empty() || !config.dx_path.empty() || !config.mrc_path.empty();
+  if (config.shard && named)
+    throw UsageError("--shard splits a batch whose outputs are named after each input: use "
+                     "--output-dir instead of --output / a --dx or --mrc path");
+  if (config.inputs.size() > 1 && named)
+    throw UsageError("with several inputs, outputs are named after each input: use --output-dir "
+                     "instead of --output / a --dx or --mrc path");
+  if (!config.write_hdf5 && !config.write_dx && !config.write_mrc)
+    throw UsageError("nothing to write: --no-hdf5 without --dx or --mrc");
+  if (config.compression < 0 || config.compression > 9)
+    throw UsageError(fmt::format("--compress must be 0..9, got {}", config.compression));
+  validate(config.physics);
+  if (config.tolerance && !(*config.tolerance > 0.0))
+    throw UsageError("--tolerance must be positive");
+  if (!(config.checkpoint_seconds >= 0.0))
+    throw UsageError("--checkpoint-interval must be zero or positive");
+}
+
+std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig& config) {
+  std::vector<std::pair<std::string, std::string>> settings;
+  auto add = [&](const char* name, std::string value) { settings.emplace_back(name, std::move(value)); };
+  auto flag = [](bool on) { return std::string(on ? "on" : "off"); };
+  auto optional = [](const auto& value) { return value ? fmt::format("{}", *value) : std::string("-"); };
+  auto vec = [](const Vec3& v) { return fmt::format("{:.17g} {:.17g} {:.17g}", v[0], v[1], v[2]); };
+  add("--atoms", fmt::format("{}", fmt::join(config.inputs, " ")));
+  add("--models", std::string(to_string(config.models)));
+  add("--charges-as-given", flag(config.charges_as_given));
+  add("--model-grid", config.common_model_grid ? "common" : "own");
+  add("--output", config.output);
+  add("--output-dir", config.output_dir);
+  add("--no-hdf5", flag(!config.write_hdf5));
+  add("--dx", config.write_dx ? config.dx_path + (config.dx_gzip ? " (gzip)" : "") : "off");
+  add("--mrc", config.write_mrc ? config.mrc_path : "off");
+  add("--compress", std::to_string(config.compression));
+  add("--force", flag(config.force));
+  add("--keep-going", flag(config.keep_going));
+  add("--shard", config.shard ? to_string(*config.shard) : "-");
+  add("--mpi-schedule", std::string(to_string(config.mpi_schedule)));
+  add("--resume", flag(config.resume));
+  add("--null-output", flag(config.null_output));
+  const GridRequest& grid = config.grid;
+  add("--grid", grid.counts ? fmt::format("{}", fmt::join(*grid.counts, " ")) : "-");
+  add("--spacing", optional(grid.spacing));
+  add("--padding", fmt::format("{:.17g}", grid.padding));
+  add("--origin", grid.origin ? vec(*grid.origin) : "-");
+  add("--center", grid.center ? vec(*grid.center) : "-");
+  add("--units", std::string(unit_name(config.physics.unit)));
+  add("--temperature", fmt::format("{:.17g}", config.physics.temperature));
+  add("--dielectric", fmt::format("{:.17g}", config.physics.dielectric));
+  add("--min-distance", fmt::format("{:.17g}", config.physics.min_distance));
+  add("--kernel", config.backend.kernel);
+  add("--reduction", config.backend.reduction);
+  add("--validate", flag(config.validate));
+  add("--tolerance", optional(config.tolerance));
+  add("--validate-points", std::to_string(config.validate_points));
+  return settings;
+}
+
+DeviceRequest parse_device(const std::string& text) {
+  if (text == "auto") return {};
+  if (text == "cpu") return {DeviceRequest::Kind::kCpu, {}};
+  if (text != "cuda" && text.rfind("cuda:", 0) != 0)
+    throw UsageError("--device must be auto, cpu, cuda, cuda:N or cuda:N,M,..., got '" + text + "'");
+  DeviceRequest request{DeviceRequest::Kind::kCuda, {}};
+  if (text == "cuda") return request;
+  const std::string rest = text.substr(5);  // "N[,M...]"; a bare "cuda:" is refused below
+  std::size_t begin = 0;
+  do {
+    const std::size_t comma = rest.find(',', begin);
+    const std::string digits =
+        rest.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    if (digits.empty() || digits.size() > 4 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      throw UsageError("--device: '" + text + "' is not cuda:N or cuda:N,M,... with N a "
+                       "device number");
+    const int ordinal = std::stoi(digits);
+    if (std::find(request.ordinals.begin(), request.ordinals.end(), ordinal) != request.ordinals.end())
+      throw UsageError(fmt::format("--device {}: device {} is named twice", text, ordinal));
+    request.ordinals.push_back(ordinal);
+    begin = comma == std::string::npos ? rest.size() + 1 : comma + 1;
+  } while (begin <= rest.size());
+  return request;
+}
+
+std::string to_string(const DeviceRequest& request) {
+  switch (request.kind) {
+    case DeviceRequest::Kind::kAuto:
+      return "auto";
+    case DeviceRequest::Kind::kCpu:
+      return "cpu";
+    case DeviceRequest::Kind::kCuda:
+      break;
+  }
+  if (request.ordinals.empty()) return "cuda";
+  return fmt::format("cuda:{}", fmt::join(request.ordinals, ","));
+}
+
+Shard parse_shard(const std::string& text) {
+  if (text == "slurm") return {true, 0, 1};
+  Shard shard;
+  char slash = 0, extra = 0;
+  if (std::sscanf(text.c_str(), "%lld%c%lld%c", &shard.index, &slash, &shard.count, &extra) != 3 ||
+      slash != '/' || shard.count < 1 || shard.index < 0 || shard.index >= shard.count)
+    throw UsageError(fmt::format("--shard must be I/N with 0 <= I < N, or slurm; got '{}'", text));
+  return shard;
+}
+
+std::string to_string(const Shard& shard) {
+  return shard.from_slurm ? "slurm" : fmt::format("{}/{}", shard.index, shard.count);
+}
+
+ModelsMode parse_models(const std::string& text) {
+  if (text == "first") return ModelsMode::kFirst;
+  if (text == "each") return ModelsMode::kEach;
+  if (text == "average") return ModelsMode::kAverage;
+  throw UsageError("--models must be first, each or average, got '" + text + "'");
+}
+
+std::string_view to_string(ModelsMode mode) {
+  switch (mode) {
+    case ModelsMode::kEach:
+      return "each";
+    case ModelsMode::kAverage:
+      return "average";
+    case ModelsMode::kFirst:
+      break;
+  }
+  return "first";
+}
+
+MpiSchedule parse_mpi_schedule(const std::string& text) {
+  if (text == "static") return MpiSchedule::kStatic;
+  if (text == "dynamic") return MpiSchedule::kDynamic;
+  throw UsageError("--mpi-schedule must be static or dynamic, got '" + text + "'");
+}
+
+std::string_view to_string(MpiSchedule schedule) {
+  return schedule == MpiSchedule::kDynamic ? "dynamic" : "static";
+}
+
+std::size_t parse_size(const std::string& text) {
+  std::size_t pos = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &pos);
+  } catch (const std::exception&) {
+    throw UsageError(fmt::format("'{}' is not a size (examples: 4096, 512M, 2G, 1.5GiB)", text));
+  }
+  std::string unit = text.substr(pos);
+  for (char& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  double scale = 1.0;
+  if (!unit.empty() && unit != "B") {
+    const std::size_t power = std::string("KMGT").find(unit.front());
+    const std::string rest = unit.substr(1);
+    if (power == std::string::npos || !(rest.empty() || rest == "B" || rest == "IB"))
+      throw UsageError(fmt::format("'{}' is not a size: unknown unit '{}' (use K, M, G or T)", text,
+                                   text.substr(pos)));
+    scale = std::pow(1024.0, static_cast<double>(power + 1));
+  }
+  const double bytes = value * scale;
+  if (!(bytes >= 1.0) || bytes > 1e18)
+    throw UsageError(fmt::format("'{}' is not a usable size (1 byte to 1e18 bytes)", text));
+  return static_cast<std::size_t>(bytes);
+}
+
+}  // namespace dcs

@@ -1,0 +1,102 @@
+// --validate (validation.hpp).
+#include "validation.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "dcs/physics.hpp"
+
+namespace dcs::pipeline {
+namespace {
+
+/// Atom-point evaluations --validate spends in float64 by default (a few seconds on one core):
+/// small grids are compared at every point, larger ones at a sample.
+constexpr double kValidationBudget = 5e8;
+
+}  // namespace
+
+Validation validate_map(const RunConfig& config, PotentialBackend& backend, const System& system,
+                        const GridSpec& grid, io::MapStore& store,
+                        const std::vector<StatsAccum>& plane_stats, const GridStats& stats) {
+  Validation validation;
+  validation.performed = true;
+  const std::size_t plane = grid.plane_points();
+  std::vector<float> buffer(plane);
+  // The planes that hold the map's minimum and maximum, from the plane statistics.
+  auto index_of = [&](bool minimum) {
+    for (std::size_t z = 0; z < plane_stats.size(); ++z) {
+      if ((minimum ? plane_stats[z].min : plane_stats[z].max) != (minimum ? stats.min : stats.max))
+        continue;
+      store.read_planes({static_cast<std::int64_t>(z), 1}, buffer.data());
+      const auto it = minimum ? std::min_element(buffer.begin(), buffer.end())
+                              : std::max_element(buffer.begin(), buffer.end());
+      return z * plane + static_cast<std::size_t>(it - buffer.begin());
+    }
+    return std::size_t{0};
+  };
+  const std::size_t index_of_min = index_of(true), index_of_max = index_of(false);
+  const std::vector<std::size_t> indices = validation_points(
+      grid, system.size(), config.validate_points, kValidationBudget, index_of_min, index_of_max);
+  std::vector<Vec3> points(indices.size());
+  std::vector<float> values(indices.size());
+  std::int64_t loaded = -1;
+  for (std::size_t n = 0; n < indices.size(); ++n) {  // indices are sorted: one read per plane
+    const std::size_t index = indices[n];
+    const auto k = static_cast<std::int64_t>(index / plane);
+    if (k != loaded) {
+      store.read_planes({k, 1}, buffer.data());
+      loaded = k;
+    }
+    const auto i = static_cast<std::int64_t>(index % static_cast<std::size_t>(grid.nx()));
+    const auto j = static_cast<std::int64_t>((index % plane) / static_cast<std::size_t>(grid.nx()));
+    points[n] = grid.point(i, j, k);
+    values[n] = buffer[index % plane];
+  }
+  std::vector<double> reference(points.size());
+  reference_potential(system, config.physics, points.data(), points.size(), reference.data(),
+                      config.backend.threads);
+  const DiffAccum diff = backend.difference(values.data(), reference.data(), values.size());
+  validation.points = diff.count;
+  validation.all_points = indices.size() == grid.points();
+  validation.max_abs_error = diff.nonfinite > 0 ? INFINITY : diff.max_abs_diff;
+  validation.rms_error = diff.count > 0 ? std::sqrt(diff.sum_sq_diff / static_cast<double>(diff.count)) : 0.0;
+  validation.max_abs_reference = diff.max_abs_ref;
+  const double scale = stats.max_abs() > 0.0 ? stats.max_abs() : 1.0;
+  validation.max_rel_error = validation.max_abs_error / scale;
+  validation.tolerance = config.tolerance.value_or(backend.tolerance());
+  validation.passed = validation.max_rel_error <= validation.tolerance;
+  return validation;
+}
+
+std::vector<std::size_t> validation_points(const GridSpec& grid, std::size_t atoms,
+                                           std::size_t requested, double budget,
+                                           std::size_t index_of_min, std::size_t index_of_max) {
+  const std::size_t total = grid.points();
+  std::size_t wanted = requested;
+  if (wanted == 0) {
+    const double affordable = budget / static_cast<double>(std::max<std::size_t>(atoms, 1));
+    wanted = static_cast<double>(total) <= affordable
+                 ? total
+                 : std::max<std::size_t>(4096, static_cast<std::size_t>(affordable));
+  }
+  std::vector<std::size_t> indices;
+  if (wanted >= total) {
+    indices.resize(total);
+    for (std::size_t index = 0; index < total; ++index) indices[index] = index;
+    return indices;
+  }
+  for (std::int64_t k : {std::int64_t{0}, grid.nz() - 1})
+    for (std::int64_t j : {std::int64_t{0}, grid.ny() - 1})
+      for (std::int64_t i : {std::int64_t{0}, grid.nx() - 1}) indices.push_back(grid.index(i, j, k));
+  indices.push_back(index_of_min);
+  indices.push_back(index_of_max);
+  std::mt19937_64 generator(20261121);  // fixed: the same map is always checked at the same points
+  std::uniform_int_distribution<std::size_t> pick(0, total - 1);
+  while (indices.size() < wanted) indices.push_back(pick(generator));
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  return indices;
+}
+
+}  // namespace dcs::pipeline

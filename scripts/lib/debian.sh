@@ -1,0 +1,18 @@
+# Sourced by the set-up scripts: install_missing_debs NAME PACKAGE... installs, with apt-get
+# (through sudo when not root), those of the Debian packages not installed yet, saying which on
+# stderr as NAME.
+install_missing_debs() {
+  local name=$1 p
+  shift
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  ((${#missing[@]})) || return 0
+  echo "$name: installing ${missing[*]}" >&2
+  local sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >&2
+}
