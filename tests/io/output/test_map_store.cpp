@@ -46,9 +46,10 @@ void write_planes(MapStore& store, const Sample& s, std::int64_t z0, std::int64_
                    planes.data() + z0);
 }
 
-MapStoreOptions depth(std::int64_t chunk_depth) {
+MapStoreOptions depth(std::int64_t chunk_depth, int gzip_level = 0) {
   MapStoreOptions options;
   options.chunk_depth = chunk_depth;
+  options.gzip_level = gzip_level;
   return options;
 }
 
@@ -262,10 +263,8 @@ void damaged_planes_are_computed_again(int gzip_level) {
   ScratchDir dir;
   const Sample s = sample(70, 6, 9);
   const std::string partial = dir.file("m.h5.partial");
-  MapStoreOptions options = depth(2);
-  options.gzip_level = gzip_level;
   {
-    MapStore store = MapStore::create(partial, s.meta, s.system, ResumeKey{}, options);
+    MapStore store = MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2, gzip_level));
     write_planes(store, s, 0, 9);
     store.close_keeping();
   }
@@ -327,9 +326,7 @@ void failed_write_keeps_the_last_checkpoint(int gzip_level) {
   const Sample s = sample(256, 64, 6);  // 4 chunks a plane
   const std::string partial = dir.file("m.h5.partial");
   {
-    MapStoreOptions options = depth(1);
-    options.gzip_level = gzip_level;
-    MapStore store = MapStore::create(partial, s.meta, s.system, ResumeKey{}, options);
+    MapStore store = MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(1, gzip_level));
     write_planes(store, s, 0, 2);
     store.checkpoint();
     write_planes(store, s, 2, 1);  // written, not yet flagged
