@@ -50,13 +50,15 @@ void check_resume_key(hid_t resume, const ResumeKey& key, const Failure& failure
   const std::string stored_sha = h5::read_string_attribute(resume, "input_sha256", failure);
   std::vector<std::string> differences;
   if (stored_sha != key.input_sha256)
-    differences.push_back(fmt::format("the input file differs (SHA-256 {} in the partial file, {} "
-                                      "now)", stored_sha.substr(0, 12), key.input_sha256.substr(0, 12)));
+    differences.push_back(
+        fmt::format("the input file differs (SHA-256 {} in the partial file, {} "
+                    "now)",
+                    stored_sha.substr(0, 12), key.input_sha256.substr(0, 12)));
   const auto stored = parse_settings(h5::read_string_attribute(resume, "settings", failure));
   for (const auto& [name, value] : key.settings) {
     const auto found = std::find_if(stored.begin(), stored.end(),
                                     [&key_name = name](const auto& entry) {  // clang < 16:
-                                      return entry.first == key_name;  // no binding captures
+                                      return entry.first == key_name;        // no binding captures
                                     });
     if (found == stored.end())
       differences.push_back(fmt::format("{} is not recorded in the partial file", name));
@@ -66,8 +68,10 @@ void check_resume_key(hid_t resume, const ResumeKey& key, const Failure& failure
   if (!differences.empty()) {
     std::string text;
     for (const std::string& d : differences) text += (text.empty() ? "" : "; ") + d;
-    throw ResumeMismatch(fmt::format("cannot resume {}: {}. Run without --resume to start over "
-                                     "(the partial file is then replaced)", failure.path(), text));
+    throw ResumeMismatch(
+        fmt::format("cannot resume {}: {}. Run without --resume to start over "
+                    "(the partial file is then replaced)",
+                    failure.path(), text));
   }
 }
 

@@ -80,17 +80,20 @@ std::vector<std::int64_t> damaged_done_planes(hid_t dataset, const GridSpec& gri
     std::vector<StatsAccum> recomputed(static_cast<std::size_t>(planes));
     std::vector<double> sum_abs(static_cast<std::size_t>(planes), 0.0);
     if (readable)
-      parallel_for(static_cast<std::size_t>(planes), threads, [&](std::size_t begin, std::size_t end) {
-        for (std::size_t p = begin; p < end; ++p) {
-          const float* v = values.data() + p * plane;
-          recomputed[p] = cpu_statistics(v, plane);
-          for (std::size_t i = 0; i < plane; ++i) sum_abs[p] += std::fabs(static_cast<double>(v[i]));
-        }
-      });
+      parallel_for(static_cast<std::size_t>(planes), threads,
+                   [&](std::size_t begin, std::size_t end) {
+                     for (std::size_t p = begin; p < end; ++p) {
+                       const float* v = values.data() + p * plane;
+                       recomputed[p] = cpu_statistics(v, plane);
+                       for (std::size_t i = 0; i < plane; ++i)
+                         sum_abs[p] += std::fabs(static_cast<double>(v[i]));
+                     }
+                   });
     for (std::int64_t p = 0; p < planes; ++p) {
       const auto z = static_cast<std::size_t>(z0 + p);
-      if (done[z] != 0 && (!readable || !plane_stats_confirm(stats[z], recomputed[static_cast<std::size_t>(p)],
-                                                              sum_abs[static_cast<std::size_t>(p)])))
+      if (done[z] != 0 &&
+          (!readable || !plane_stats_confirm(stats[z], recomputed[static_cast<std::size_t>(p)],
+                                             sum_abs[static_cast<std::size_t>(p)])))
         damaged.push_back(z0 + p);
     }
   }

@@ -9,8 +9,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -21,8 +21,8 @@
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
-#include "dcs/io/atomic_file.hpp"
 #include "dcs/interrupt.hpp"
+#include "dcs/io/atomic_file.hpp"
 #include "dcs/io/map_store.hpp"
 #include "dcs/log.hpp"
 #include "hdf5_support.hpp"
@@ -87,22 +87,21 @@ int create_locked(const std::string& path) {
   // Named like an AtomicFile's temporary, so that remove_stale_temporaries() cleans up after a
   // run killed between open() and unlink().
   static std::atomic<std::uint32_t> counter{0};
-  const auto tag = static_cast<std::uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                   (counter.fetch_add(1) << 24);
+  const auto tag =
+      static_cast<std::uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      (counter.fetch_add(1) << 24);
   const std::string temp =
       (dir / fmt::format("{}{}.{:08x}", temporary_prefix(path), static_cast<long>(::getpid()), tag))
           .string();
   const int fd = ::open(temp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0)
-    throw IoError(fmt::format("cannot create {}: {}", path, errno_text(errno)));
+  if (fd < 0) throw IoError(fmt::format("cannot create {}: {}", path, errno_text(errno)));
   const int locked = lock_description(fd, false);  // a fresh file: nobody else can hold it
   const int linked = locked == 0 ? ::link(temp.c_str(), path.c_str()) : -1;
   const int error = errno;
   (void)::unlink(temp.c_str());
   if (locked == 0 && linked == 0) return fd;
   ::close(fd);
-  if (locked != 0)
-    throw IoError(fmt::format("cannot lock {}: {}", path, errno_text(locked)));
+  if (locked != 0) throw IoError(fmt::format("cannot lock {}: {}", path, errno_text(locked)));
   if (error == EEXIST) return -1;
   throw IoError(fmt::format("cannot create {}: {}", path, errno_text(error)));
 }
@@ -124,8 +123,7 @@ PartialLock PartialLock::acquire(const std::string& path, bool wait) {
       owner.created_ = true;
       return owner;
     }
-    if (fd < 0)
-      throw IoError(fmt::format("cannot open {}: {}", path, errno_text(errno)));
+    if (fd < 0) throw IoError(fmt::format("cannot open {}: {}", path, errno_text(errno)));
     owner.fd_ = fd;
     int error = lock_description(fd, false);
     if (error == EAGAIN && wait) {
@@ -142,8 +140,8 @@ PartialLock PartialLock::acquire(const std::string& path, bool wait) {
       owner.release();
       throw IoError(fmt::format(
           "{} is in use by another dcs run{} writing the same output; wait for it to end, use "
-          "--wait-lock to wait, or choose another output", path,
-          pid > 0 ? fmt::format(" (pid {})", pid) : std::string()));
+          "--wait-lock to wait, or choose another output",
+          path, pid > 0 ? fmt::format(" (pid {})", pid) : std::string()));
     }
     if (error != 0) {
       owner.release();
@@ -156,9 +154,7 @@ PartialLock PartialLock::acquire(const std::string& path, bool wait) {
 }
 
 PartialLock::PartialLock(PartialLock&& other) noexcept
-    : path_(std::move(other.path_)),
-      fd_(std::exchange(other.fd_, -1)),
-      created_(other.created_) {}
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), created_(other.created_) {}
 
 PartialLock& PartialLock::operator=(PartialLock&& other) noexcept {
   if (this != &other) {
@@ -186,8 +182,10 @@ bool PartialLock::same_file() const noexcept {
 
 void PartialLock::check_same_file() const {
   if (same_file()) return;
-  throw IoError(fmt::format("{} was removed or replaced by someone else while this run was "
-                            "writing it; nothing of it is used", path_));
+  throw IoError(
+      fmt::format("{} was removed or replaced by someone else while this run was "
+                  "writing it; nothing of it is used",
+                  path_));
 }
 
 std::pair<PartialKind, std::string> PartialLock::inspect() const {

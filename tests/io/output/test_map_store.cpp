@@ -42,7 +42,8 @@ std::vector<StatsAccum> plane_stats_of(const Sample& s) {
 /// Writes planes [z0, z0 + count) of `s` into `store`.
 void write_planes(MapStore& store, const Sample& s, std::int64_t z0, std::int64_t count) {
   const std::vector<StatsAccum> planes = plane_stats_of(s);
-  store.write_slab(Slab{z0, count}, s.values.data() + static_cast<std::size_t>(z0) * s.grid.plane_points(),
+  store.write_slab(Slab{z0, count},
+                   s.values.data() + static_cast<std::size_t>(z0) * s.grid.plane_points(),
                    planes.data() + z0);
 }
 
@@ -71,7 +72,8 @@ std::string message_of(const std::function<void()>& step) {
 
 /// What MapStore::create() on `partial` says when it refuses (empty when it does not).
 std::string create_refusal(const std::string& partial, const Sample& s) {
-  return message_of([&] { (void)MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2)); });
+  return message_of(
+      [&] { (void)MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2)); });
 }
 
 /// A child process that takes the lock on `path`, says so through a pipe and sleeps for
@@ -115,8 +117,10 @@ TEST(PartialLock, AnotherProcessIsRefusedWithItsPidAndKillNineReleasesIt) {
   const pid_t child = hold_in_child(path, 60.0);
   ASSERT_GT(child, 0);
   const std::string message = message_of([&] { (void)PartialLock::acquire(path, false); });
-  EXPECT_NE(message.find(path + " is in use by another dcs run (pid " + std::to_string(child) + ")"),
-            std::string::npos) << message;
+  EXPECT_NE(
+      message.find(path + " is in use by another dcs run (pid " + std::to_string(child) + ")"),
+      std::string::npos)
+      << message;
   EXPECT_NE(message.find("--wait-lock"), std::string::npos) << message;
   ::kill(child, SIGKILL);
   int status = 0;
@@ -165,7 +169,8 @@ TEST(PartialLock, ReportsPermissionErrorsAsSuch) {
   const bool root = ::geteuid() == 0;
   const std::string message = message_of([&] { (void)PartialLock::acquire(path, false); });
   if (root) GTEST_SKIP() << "root ignores file permissions (tests/hostile covers it as nobody)";
-  EXPECT_NE(message.find("cannot open " + path + ": Permission denied"), std::string::npos) << message;
+  EXPECT_NE(message.find("cannot open " + path + ": Permission denied"), std::string::npos)
+      << message;
   EXPECT_EQ(message.find("damaged"), std::string::npos) << message;
 }
 
@@ -203,7 +208,8 @@ TEST(MapStore, AFileThatIsNotDcsIsReplacedOnlyWithForce) {
   test::write_bytes(partial, "my notes, named oddly");
   std::string message = create_refusal(partial, s);
   EXPECT_NE(message.find(partial + " exists and is not a dcs partial file (not an HDF5 file)"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
   EXPECT_NE(message.find("--force"), std::string::npos) << message;
   message = message_of([&] { (void)MapStore::open_partial(partial, s.meta, ResumeKey{}); });
   EXPECT_NE(message.find("is not a dcs partial file"), std::string::npos) << message;
@@ -236,7 +242,8 @@ TEST(MapStore, APartialWithNothingToResumeIsUnusableNotDamaged) {
   const std::string message =
       message_of([&] { (void)MapStore::open_partial(partial, s.meta, ResumeKey{}); });
   EXPECT_NE(message.find("holds no usable checkpoint (an HDF5 file that HDF5 cannot open"),
-            std::string::npos) << message;
+            std::string::npos)
+      << message;
   // Unusable but dcs's: replaced without --force.
   MapStore store = MapStore::create(partial, s.meta, s.system, ResumeKey{}, depth(2));
   store.discard();
