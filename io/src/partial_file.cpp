@@ -42,6 +42,17 @@ int lock_description(int fd, bool wait) {
   lock.l_len = 0;  // to the end of the file, however it grows
   while (::fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock) != 0) {
     if (errno == EINTR && wait && !interrupt_requested()) continue;
+    if (errno == ENOSYS || errno == ENOLCK || errno == EOPNOTSUPP || errno == EINVAL) {
+      // A file system without locks (Lustre mounted without flock, say): the run goes on, as
+      // it did before partial files had owners, and says so once.
+      static std::atomic<bool> warned{false};
+      if (!warned.exchange(true))
+        log().warn(
+            "the file system does not lock files ({}): two dcs runs writing the same "
+            "output are not kept apart",
+            errno_text(errno));
+      return 0;
+    }
     return errno == EACCES ? EAGAIN : errno;
   }
   return 0;
