@@ -51,6 +51,9 @@ void add_io_options(CLI::App& app, RunOptions& o) {
   app.add_flag("--resume", config.resume,
                "Continue an interrupted run from its <output>.partial file; in a batch, skip "
                "inputs whose outputs are complete")->group(g_io);
+  app.add_flag("--wait-lock", config.wait_lock,
+               "Wait while another dcs run writes the same output (its <output>.partial) instead "
+               "of refusing")->group(g_io);
 }
 
 void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {

@@ -48,6 +48,9 @@ void install_signal_handlers() {
   // A reader of the summary that has gone (dcs ... | head) must not end a run whose outputs are
   // written: the failed write is reported once instead (summary.hpp).
   std::signal(SIGPIPE, SIG_IGN);
+  // A file size limit (ulimit -f) would kill the process without a word; ignored, the write
+  // fails with EFBIG and the run reports it and cleans up like any other write error.
+  std::signal(SIGXFSZ, SIG_IGN);
 }
 
 }  // namespace dcs::app

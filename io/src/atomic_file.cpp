@@ -76,7 +76,10 @@ void unregister_temporary(int slot) noexcept {
   g_slots[slot].state.compare_exchange_strong(expected, kFree, std::memory_order_acq_rel);
 }
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error) {
+  // EFBIG: past the file size limit (the application ignores SIGXFSZ to see this).
+  return error == EFBIG ? "file size limit (ulimit -f) reached" : std::strerror(error);
+}
 
 /// "dir" part of a path, "." when there is none.
 std::filesystem::path directory_of(const std::filesystem::path& path) {

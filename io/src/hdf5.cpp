@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 
 #include <fmt/format.h>
@@ -70,13 +71,18 @@ void write_colour_range(hid_t dataset, const ColourRange& range, const Writer& w
   w.number(dataset, "colour_range_near_zero", range.low);
 }
 
+namespace {
+/// float64 attributes of `object`, in order.
+void write_numbers(hid_t object, std::initializer_list<std::pair<const char*, double>> numbers,
+                   const Writer& w) {
+  for (const auto& [name, value] : numbers) w.number(object, name, value);
+}
+}  // namespace
+
 void write_statistics(hid_t file, const GridStats& stats, const Writer& w) {
   const Handle group = w.group(file, "statistics");
-  w.number(group.get(), "min", stats.min);
-  w.number(group.get(), "max", stats.max);
-  w.number(group.get(), "mean", stats.mean);
-  w.number(group.get(), "rms", stats.rms);
-  w.number(group.get(), "sum", stats.sum);
+  write_numbers(group.get(), {{"min", stats.min}, {"max", stats.max}, {"mean", stats.mean},
+                              {"rms", stats.rms}, {"sum", stats.sum}}, w);
   w.count(group.get(), "count", stats.count);
   w.count(group.get(), "nonfinite", stats.nonfinite);
 }
@@ -87,11 +93,11 @@ void write_validation(hid_t file, const Validation& validation, const Writer& w)
   w.boolean(group.get(), "passed", validation.passed);
   w.count(group.get(), "points", validation.points);
   w.boolean(group.get(), "all_points", validation.all_points);
-  w.number(group.get(), "max_abs_error", validation.max_abs_error);
-  w.number(group.get(), "rms_error", validation.rms_error);
-  w.number(group.get(), "max_abs_reference", validation.max_abs_reference);
-  w.number(group.get(), "max_rel_error", validation.max_rel_error);
-  w.number(group.get(), "tolerance", validation.tolerance);
+  write_numbers(group.get(),
+                {{"max_abs_error", validation.max_abs_error}, {"rms_error", validation.rms_error},
+                 {"max_abs_reference", validation.max_abs_reference},
+                 {"max_rel_error", validation.max_rel_error}, {"tolerance", validation.tolerance}},
+                w);
 }
 
 void write_atoms(hid_t file, const System& system, const Writer& w) {
@@ -250,6 +256,7 @@ void write_hdf5(const std::string& path, const float* values, const MapMetadata&
   // The whole map is one slab of the streaming store: one code path for every HDF5 map.
   MapStoreOptions store_options;
   store_options.gzip_level = opts.gzip_level;
+  store_options.force = opts.force;
   store_options.chunk_depth = std::min<std::int64_t>(16, meta.grid.nz());
   MapStore store = MapStore::create(partial_path_for(path), meta, system, ResumeKey{}, store_options);
   try {

@@ -32,7 +32,7 @@ using h5::QuietErrors;
 namespace {
 
 constexpr std::int64_t kNone = INT64_MAX;
-constexpr std::size_t kStatFields = 6;  // as MapStore: min, max, sum, sum_sq, count, nonfinite
+constexpr std::size_t kStatFields = h5::kPlaneStatFields;
 
 struct Outcome {
   int state = 0;  // 0 fine, 1 interrupted, 2 failed
@@ -193,9 +193,7 @@ struct ParallelStore::Impl {
     for (std::size_t z = 0; z < nz; ++z) {
       if (done[z] > 1) failure.invalid("/resume/plane_done holds values other than 0 and 1");
       if (done[z] == 0) continue;
-      const double* r = rows.data() + z * kStatFields;
-      stats[z] = StatsAccum{r[0], r[1], r[2], r[3], static_cast<std::uint64_t>(r[4]),
-                            static_cast<std::uint64_t>(r[5])};
+      stats[z] = h5::plane_stats_from_row(rows.data() + z * kStatFields);
     }
   }
 
@@ -253,12 +251,9 @@ struct ParallelStore::Impl {
     }
     std::vector<double> rows(static_cast<std::size_t>(count) * kStatFields);
     for (std::int64_t p = 0; p < count; ++p) {
-      const StatsAccum& s = plane_stats[p];
-      const std::array<double, kStatFields> row{s.min, s.max, s.sum, s.sum_sq,
-                                                static_cast<double>(s.count),
-                                                static_cast<double>(s.nonfinite)};
+      const h5::PlaneStatsRow row = h5::plane_stats_row(plane_stats[p]);
       std::copy(row.begin(), row.end(), rows.begin() + static_cast<std::ptrdiff_t>(p * kStatFields));
-      stats[static_cast<std::size_t>(first + p)] = s;
+      stats[static_cast<std::size_t>(first + p)] = plane_stats[p];
       pending.push_back(first + p);
     }
     {

@@ -25,6 +25,7 @@
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
 #include "dcs/io/map_store.hpp"
+#include "dcs/log.hpp"
 #include "dcs/parallel.hpp"
 #include "hdf5_support.hpp"
 #include "map_checks.hpp"
@@ -41,10 +42,14 @@ namespace {
 static_assert(std::endian::native == std::endian::little,
               "the store writes little-endian float32/float64 bytes directly");
 
-constexpr std::int64_t kChunkEdge = 64;   // chunk extent along y and x
-constexpr std::size_t kStatFields = 6;    // min, max, sum, sum_sq, count, nonfinite
+constexpr std::int64_t kChunkEdge = h5::kStoreChunkEdge;
+constexpr std::size_t kStatFields = h5::kPlaneStatFields;
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  // EFBIG: the write would pass RLIMIT_FSIZE (the application ignores SIGXFSZ to see this).
+  if (errno == EFBIG) return "file size limit (ulimit -f) reached";
+  return std::strerror(errno);
+}
 
 unsigned store_threads(unsigned requested) {
   return requested != 0 ? requested : std::min(8u, resolve_threads(0));
@@ -79,19 +84,6 @@ void read_at(int fd, void* data, std::size_t bytes, std::uint64_t offset, const 
   }
 }
 
-std::vector<std::pair<std::string, std::string>> parse_settings(const std::string& text) {
-  std::vector<std::pair<std::string, std::string>> settings;
-  std::size_t begin = 0;
-  while (begin < text.size()) {
-    std::size_t end = text.find('\n', begin);
-    if (end == std::string::npos) end = text.size();
-    const std::string line = text.substr(begin, end - begin);
-    const std::size_t eq = line.find(" = ");
-    if (eq != std::string::npos) settings.emplace_back(line.substr(0, eq), line.substr(eq + 3));
-    begin = end + 1;
-  }
-  return settings;
-}
 
 /// Byte-shuffles `n` 4-byte elements (HDF5's shuffle filter: all first bytes, then all second
 /// bytes, ...).
@@ -105,11 +97,6 @@ void shuffle4(const float* in, std::size_t n, std::uint8_t* out) {
 
 std::string partial_path_for(const std::string& final_path) { return final_path + ".partial"; }
 
-std::string settings_text(const ResumeKey& key) {
-  std::string text;
-  for (const auto& [name, value] : key.settings) text += name + " = " + value + "\n";
-  return text;
-}
 
 struct MapStore::Impl {
   std::string path;
@@ -120,9 +107,10 @@ struct MapStore::Impl {
   unsigned threads = 1;
   Failure failure{"", false};
 
+  PartialLock lock;                     // the file is this run's (see PartialLock)
   Handle file;
   Handle dataset;
-  int fd = -1;                          // our own descriptor for raw pwrite/pread
+  int fd = -1;                          // a dup() of the lock's descriptor, for pwrite/pread
   std::vector<haddr_t> chunk_address;   // uncompressed: per chunk (z, y, x order)
   haddr_t done_address = HADDR_UNDEF;
   haddr_t stats_address = HADDR_UNDEF;
@@ -132,11 +120,38 @@ struct MapStore::Impl {
   std::vector<std::int64_t> pending;    // planes written since the last checkpoint
   bool finished = false;
   bool synced = false;  ///< closed and fsynced after finish(): only a rename is left
+  bool failed = false;  ///< a write or checkpoint failed: nothing more may be flagged done
 
   ~Impl() { close_handles(); }
 
   /// Creates the file's layout (MapStore::create()).
   void build(const MapMetadata& meta, const System& system, const ResumeKey& key);
+  /// Opens the locked partial file to continue it (MapStore::open_partial()).
+  void open_existing(const MapMetadata& meta, const ResumeKey& key, unsigned n_threads, bool verify);
+
+  /// Reads every plane flagged done back and checks it against its stored statistics; those
+  /// that fail are flagged not done (in the file too) and named in a warning.
+  void verify_done_planes() {
+    std::vector<std::int64_t> bad =
+        h5::damaged_done_planes(dataset.get(), grid, chunk[0], done, stats, threads);
+    if (bad.empty()) return;
+    if (gzip_level > 0) {  // compressed chunks are rewritten whole: their whole row goes
+      std::vector<std::int64_t> rows;
+      for (const std::int64_t z : bad)
+        for (std::int64_t p = z / chunk[0] * chunk[0]; p < std::min(grid.nz(), (z / chunk[0] + 1) * chunk[0]); ++p)
+          if (done[static_cast<std::size_t>(p)] != 0 && (rows.empty() || rows.back() < p)) rows.push_back(p);
+      bad = std::move(rows);
+    }
+    const std::uint8_t zero = 0;
+    for (const std::int64_t z : bad) {
+      write_at(fd, &zero, 1, done_address + static_cast<std::uint64_t>(z), path);
+      done[static_cast<std::size_t>(z)] = 0;
+      stats[static_cast<std::size_t>(z)] = StatsAccum{};
+    }
+    log().warn("{}: {} flagged done in the partial file do not match their stored statistics "
+               "(the file was changed or damaged); they are computed again", path,
+               h5::plane_list(bad));
+  }
 
   void close_handles() noexcept {
     const QuietErrors quiet;
@@ -151,7 +166,9 @@ struct MapStore::Impl {
   void ensure_open() {
     if (file.get() >= 0) return;
     const QuietErrors quiet;
-    file = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), "H5Fopen"), H5Fclose);
+    lock.check_same_file();  // HDF5 opens by name: make sure the name is still ours
+    const Handle fapl = h5::file_access_plist(failure);
+    file = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "H5Fopen"), H5Fclose);
     dataset = Handle(failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
                      H5Dclose);
   }
@@ -174,8 +191,9 @@ struct MapStore::Impl {
     return static_cast<std::size_t>((zc * chunks[1] + yc) * chunks[2] + xc);
   }
 
+  /// The store writes through the locked description: always the file it holds.
   void open_fd() {
-    fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
+    fd = ::fcntl(lock.fd(), F_DUPFD_CLOEXEC, 0);
     if (fd < 0) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
   }
 
@@ -339,10 +357,7 @@ struct MapStore::Impl {
       failure.status(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "H5Fflush");
     // Statistics first, then data and statistics to stable storage, then the flags.
     for (const std::int64_t z : pending) {
-      const StatsAccum& s = stats[static_cast<std::size_t>(z)];
-      const std::array<double, kStatFields> row{s.min, s.max, s.sum, s.sum_sq,
-                                                static_cast<double>(s.count),
-                                                static_cast<double>(s.nonfinite)};
+      const h5::PlaneStatsRow row = h5::plane_stats_row(stats[static_cast<std::size_t>(z)]);
       write_at(fd, row.data(), sizeof row,
                stats_address + static_cast<std::uint64_t>(z) * sizeof row, path);
     }
@@ -365,14 +380,7 @@ struct MapStore::Impl {
     for (std::size_t z = 0; z < done.size(); ++z) {
       if (done[z] > 1) failure.invalid("/resume/plane_done holds values other than 0 and 1");
       if (done[z] == 0) continue;
-      const double* r = rows.data() + z * kStatFields;
-      StatsAccum& s = stats[z];
-      s.min = r[0];
-      s.max = r[1];
-      s.sum = r[2];
-      s.sum_sq = r[3];
-      s.count = static_cast<std::uint64_t>(r[4]);
-      s.nonfinite = static_cast<std::uint64_t>(r[5]);
+      const StatsAccum& s = stats[z] = h5::plane_stats_from_row(rows.data() + z * kStatFields);
       if (s.count != grid.plane_points())
         failure.invalid(fmt::format("plane {} is flagged done but its statistics are damaged", z));
     }
@@ -391,9 +399,12 @@ struct MapStore::Impl {
     // While values stream in, an uncompressed store's HDF5 file is closed: read through a
     // read-only handle that leaves it so (a writer's handle would mark the file open).
     Handle reader;
-    if (file.get() < 0)
-      reader = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT), "H5Fopen"),
+    if (file.get() < 0) {
+      lock.check_same_file();  // HDF5 opens by name: make sure the name is still ours
+      const Handle fapl = h5::file_access_plist(failure);
+      reader = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), "H5Fopen"),
                       H5Fclose);
+    }
     const Handle set = open_dataset_for_reading(file.get() >= 0 ? file.get() : reader.get());
     const Handle file_space(failure.id(H5Dget_space(set.get()), "H5Dget_space"), H5Sclose);
     failure.status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
@@ -415,13 +426,29 @@ MapStore::~MapStore() = default;
 MapStore MapStore::create(const std::string& partial_path, const MapMetadata& meta,
                           const System& system, const ResumeKey& key,
                           const MapStoreOptions& options) {
-  h5::prepare_library();
   if (options.gzip_level < 0 || options.gzip_level > 9)
     throw UsageError(fmt::format("HDF5 gzip level must be 0-9, got {}", options.gzip_level));
   detail::check_map_grid(partial_path, meta.grid);
+  return create(PartialLock::acquire(partial_path, false), meta, system, key, options);
+}
+
+MapStore MapStore::create(PartialLock&& lock, const MapMetadata& meta, const System& system,
+                          const ResumeKey& key, const MapStoreOptions& options) {
+  h5::prepare_library();
+  const std::string partial_path = lock.path();  // a copy: the lock moves into the store
+  if (options.gzip_level < 0 || options.gzip_level > 9)
+    throw UsageError(fmt::format("HDF5 gzip level must be 0-9, got {}", options.gzip_level));
+  detail::check_map_grid(partial_path, meta.grid);
+  if (!lock.created() && !options.force) {
+    const auto [kind, what] = lock.inspect();
+    if (kind == PartialKind::kForeign)
+      throw IoError(fmt::format("{} exists and is not a dcs partial file ({}); dcs replaces it "
+                                "only with --force", partial_path, what));
+  }
   auto impl = std::make_unique<Impl>();
   Impl& s = *impl;
   s.path = partial_path;
+  s.lock = std::move(lock);
   s.grid = meta.grid;
   s.gzip_level = options.gzip_level;
   s.threads = store_threads(options.threads);
@@ -447,9 +474,11 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
                           // 10^5 chunks takes milliseconds, not the v1 B-tree's minutes
     failure.status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110),
                    "H5Pset_libver_bounds");
+  // Truncates the locked file in place (same inode, so the lock stays on it).
   s.file = Handle(failure.id(H5Fcreate(partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                              "H5Fcreate"),
                   H5Fclose);
+  s.lock.check_same_file();
   const hid_t root = s.file.get();
   w.text(root, "format", "dcs potential map");
   const std::int64_t format_version = h5::kFormatVersion;
@@ -517,59 +546,62 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
 }
 
 MapStore MapStore::open_partial(const std::string& partial_path, const MapMetadata& meta,
-                                const ResumeKey& key, unsigned threads) {
+                                const ResumeKey& key, unsigned threads, bool verify) {
+  return open_partial(PartialLock::acquire(partial_path, false), meta, key, threads, verify);
+}
+
+MapStore MapStore::open_partial(PartialLock&& lock, const MapMetadata& meta, const ResumeKey& key,
+                                unsigned threads, bool verify) {
   h5::prepare_library();
+  const std::string partial_path = lock.path();
+  const auto [kind, what] = lock.inspect();
+  if (kind == PartialKind::kForeign)
+    throw IoError(fmt::format("{} is not a dcs partial file ({}); nothing to resume. Run without "
+                              "--resume and with --force to replace it", partial_path, what));
+  if (kind != PartialKind::kResumable)
+    throw UnusablePartial(partial_path, 0, fmt::format("holds no usable checkpoint ({})", what));
   auto impl = std::make_unique<Impl>();
-  Impl& s = *impl;
+  impl->lock = std::move(lock);
+  try {
+    impl->open_existing(meta, key, threads, verify);
+  } catch (...) {
+    impl->close_handles();
+    lock = std::move(impl->lock);  // still the caller's
+    throw;
+  }
+  return MapStore(std::move(impl));
+}
+
+void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key, unsigned n_threads,
+                                   bool verify) {
+  Impl& s = *this;
+  const std::string& partial_path = lock.path();
   s.path = partial_path;
   s.grid = meta.grid;
-  s.threads = store_threads(threads);
+  s.threads = store_threads(n_threads);
   s.failure = Failure(partial_path, /*reading=*/true);
-  const Failure& failure = s.failure;
   const QuietErrors quiet;
   const Handle fapl = h5::file_access_plist(failure);
   s.file = Handle(failure.id(H5Fopen(partial_path.c_str(), H5F_ACC_RDWR, fapl.get()),
-                             "H5Fopen (the partial file is damaged or not an HDF5 file)"),
+                             "H5Fopen (the partial file is damaged)"),
                   H5Fclose);
-  const htri_t has_resume = H5Lexists(s.file.get(), "resume", H5P_DEFAULT);
-  if (has_resume <= 0) failure.invalid("not a dcs partial file (no /resume group)");
+  s.lock.check_same_file();
   const Handle resume(failure.id(H5Gopen2(s.file.get(), "resume", H5P_DEFAULT), "H5Gopen2(resume)"),
                       H5Gclose);
 
-  // What differs, in words: the input, then each setting.
-  const std::string stored_sha = h5::read_string_attribute(resume.get(), "input_sha256", failure);
-  std::vector<std::string> differences;
-  if (stored_sha != key.input_sha256)
-    differences.push_back(fmt::format("the input file differs (SHA-256 {} in the partial file, {} "
-                                      "now)", stored_sha.substr(0, 12), key.input_sha256.substr(0, 12)));
-  const auto stored = parse_settings(h5::read_string_attribute(resume.get(), "settings", failure));
-  for (const auto& [name, value] : key.settings) {
-    const auto found = std::find_if(stored.begin(), stored.end(),
-                                    [&key_name = name](const auto& entry) {  // clang < 16:
-                                      return entry.first == key_name;  // no binding captures
-                                    });
-    if (found == stored.end())
-      differences.push_back(fmt::format("{} is not recorded in the partial file", name));
-    else if (found->second != value)
-      differences.push_back(fmt::format("{} was {}, now {}", name, found->second, value));
-  }
-  if (!differences.empty()) {
-    std::string text;
-    for (const std::string& d : differences) text += (text.empty() ? "" : "; ") + d;
-    throw ResumeMismatch(fmt::format("cannot resume {}: {}. Run without --resume to start over "
-                                     "(the partial file is then replaced)", partial_path, text));
-  }
+  h5::check_resume_key(resume.get(), key, failure);
 
   s.dataset = Handle(failure.id(H5Dopen2(s.file.get(), "/potential", H5P_DEFAULT),
                                 "H5Dopen2(/potential)"),
                      H5Dclose);
   const Handle plist(failure.id(H5Dget_create_plist(s.dataset.get()), "H5Dget_create_plist"),
                      H5Pclose);
-  std::array<hsize_t, 3> chunk{};
-  if (H5Pget_chunk(plist.get(), 3, chunk.data()) != 3) failure.invalid("/potential is not chunked");
-  s.set_chunk_geometry(static_cast<std::int64_t>(chunk[0]));
-  if (s.chunk[1] != static_cast<std::int64_t>(chunk[1]) ||
-      s.chunk[2] != static_cast<std::int64_t>(chunk[2]))
+  std::array<hsize_t, 3> stored_chunk{};
+  if (H5Pget_chunk(plist.get(), 3, stored_chunk.data()) != 3)
+    failure.invalid("/potential is not chunked");
+  s.set_chunk_geometry(static_cast<std::int64_t>(stored_chunk[0]));
+  if (s.chunk[1] != static_cast<std::int64_t>(stored_chunk[1]) ||
+      s.chunk[2] != static_cast<std::int64_t>(stored_chunk[2]))
     failure.invalid("/potential has an unexpected chunk shape");
   const int filters = H5Pget_nfilters(plist.get());
   if (filters < 0) failure.raise("H5Pget_nfilters");
@@ -583,13 +615,11 @@ MapStore MapStore::open_partial(const std::string& partial_path, const MapMetada
   }
   s.failure = Failure(partial_path, /*reading=*/false);
   s.read_resume_addresses();
-  if (s.gzip_level == 0) {
-    s.read_chunk_addresses();
-    s.close_hdf5();
-  }
+  if (s.gzip_level == 0) s.read_chunk_addresses();
   s.open_fd();
   s.load_resume_state();
-  return MapStore(std::move(impl));
+  if (verify) s.verify_done_planes();
+  if (s.gzip_level == 0) s.close_hdf5();
 }
 
 const std::string& MapStore::path() const noexcept { return impl_->path; }
@@ -607,11 +637,16 @@ void MapStore::write_slab(const Slab& slab, const float* values, const StatsAccu
   if (slab.z_count < 1 || slab.z_begin < 0 || slab.z_begin + slab.z_count > s.grid.nz())
     throw IoError(fmt::format("internal error: slab [{}, {}) outside the map's {} planes",
                               slab.z_begin, slab.z_begin + slab.z_count, s.grid.nz()));
-  if (s.gzip_level > 0) {
-    const QuietErrors quiet;
-    s.write_compressed(slab, values);
-  } else {
-    s.write_uncompressed(slab, values);
+  try {
+    if (s.gzip_level > 0) {
+      const QuietErrors quiet;
+      s.write_compressed(slab, values);
+    } else {
+      s.write_uncompressed(slab, values);
+    }
+  } catch (const IoError&) {
+    s.failed = true;
+    throw;
   }
   for (std::int64_t p = 0; p < slab.z_count; ++p) {
     s.stats[static_cast<std::size_t>(slab.z_begin + p)] = plane_stats[p];
@@ -621,7 +656,16 @@ void MapStore::write_slab(const Slab& slab, const float* values, const StatsAccu
 
 void MapStore::checkpoint() {
   const QuietErrors quiet;
-  impl_->checkpoint();
+  if (impl_->failed)
+    throw IoError(fmt::format("error writing {}: an earlier write failed", impl_->path));
+  try {
+    impl_->checkpoint();
+  } catch (...) {
+    // After a failed fdatasync() the kernel may drop the unwritten pages and report the next
+    // one as a success: nothing may be flagged done from now on.
+    impl_->failed = true;
+    throw;
+  }
 }
 
 void MapStore::read_planes(const Slab& slab, float* out) {
@@ -643,7 +687,7 @@ void MapStore::read_x_columns(std::int64_t x_begin, std::int64_t count, float* o
 void MapStore::finish(const MapMetadata& meta) {
   Impl& s = *impl_;
   const QuietErrors quiet;
-  s.checkpoint();
+  checkpoint();
   s.ensure_open();
   const Failure& failure = s.failure;
   const Writer w(failure);
@@ -672,8 +716,11 @@ void MapStore::sync() {
     throw IoError(fmt::format("error writing {}: fsync: {}", s.path, errno_text()));
   ::close(s.fd);
   s.fd = -1;
+  s.lock.check_same_file();  // the caller renames it by name next
   s.synced = true;
 }
+
+void MapStore::check_same_file() const { impl_->lock.check_same_file(); }
 
 void MapStore::commit(const std::string& final_path, bool force) {
   Impl& s = *impl_;
@@ -682,6 +729,7 @@ void MapStore::commit(const std::string& final_path, bool force) {
   // With --force, what is under the final name now must still be a regular file (never a
   // symbolic link or a device: see check_output_path()).
   if (force) check_output_path(final_path, true);
+  s.lock.check_same_file();
   int rc = ::renameat2(AT_FDCWD, s.path.c_str(), AT_FDCWD, final_path.c_str(),
                        force ? 0 : RENAME_NOREPLACE);
   if (rc != 0 && !force && (errno == EINVAL || errno == ENOSYS)) {
@@ -696,8 +744,7 @@ void MapStore::commit(const std::string& final_path, bool force) {
     const std::string reason = errno == EEXIST
                                    ? fmt::format("{} appeared meanwhile; use --force to overwrite", final_path)
                                    : errno_text();
-    std::error_code ignored;
-    std::filesystem::remove(s.path, ignored);
+    if (s.lock.same_file()) (void)::unlink(s.path.c_str());
     throw IoError(fmt::format("cannot rename {} to {}: {}", s.path, final_path, reason));
   }
   const std::filesystem::path dir = std::filesystem::path(final_path).parent_path();
@@ -709,40 +756,35 @@ void MapStore::commit(const std::string& final_path, bool force) {
   s.path = final_path;
 }
 
-void MapStore::close_keeping() noexcept {
-  if (!impl_) return;
+void MapStore::close_keeping() noexcept { (void)close_keeping_locked(); }
+
+PartialLock MapStore::close_keeping_locked() noexcept {
+  if (!impl_) return {};
   try {
     const QuietErrors quiet;
-    if (!impl_->finished) impl_->checkpoint();
+    if (!impl_->finished && !impl_->failed) impl_->checkpoint();
   } catch (...) {
     // The flags of the last slabs are lost: a resume recomputes them.
   }
+  if (impl_->failed) {
+    // Closing would flush HDF5's metadata of the chunks written since the last checkpoint,
+    // and a flush that fails half-way (the full disk, the file size limit) leaves a file HDF5
+    // cannot open. Left open, the file keeps its last checkpoint's metadata; the process ends
+    // (H5close is not run at exit, see h5::prepare_library()).
+    impl_->dataset.leak();
+    impl_->file.leak();
+  }
   impl_->close_handles();
+  return std::move(impl_->lock);
 }
 
 void MapStore::discard() noexcept {
   if (!impl_) return;
   impl_->close_handles();
-  std::error_code ignored;
-  std::filesystem::remove(impl_->path, ignored);
+  // Only our own file: someone may have put another under the name (see PartialLock).
+  if (impl_->lock.same_file()) (void)::unlink(impl_->path.c_str());
+  impl_->lock.release();
 }
 
-ResumeKey read_completed_key(const std::string& path) {
-  h5::prepare_library();
-  ResumeKey key;
-  const QuietErrors quiet;
-  const hid_t file = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (file < 0) return key;
-  const Handle owner(file, H5Fclose);
-  const Failure failure(path, true);
-  try {
-    const Handle prov(failure.id(H5Gopen2(file, "provenance", H5P_DEFAULT), "H5Gopen2"), H5Gclose);
-    key.input_sha256 = h5::read_string_attribute(prov.get(), "input_sha256", failure);
-    key.settings = parse_settings(h5::read_string_attribute(prov.get(), "settings", failure));
-  } catch (const Error&) {
-    return ResumeKey{};
-  }
-  return key;
-}
 
 }  // namespace dcs::io

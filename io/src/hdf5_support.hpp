@@ -18,13 +18,33 @@
 
 #include "dcs/atoms.hpp"
 #include "dcs/error.hpp"
+#include "dcs/io/map_store.hpp"
 #include "dcs/map.hpp"
+#include "dcs/stats.hpp"
 #include "dcs/types.hpp"
 
 namespace dcs::io::h5 {
 
 constexpr std::int64_t kFormatVersion = 1;
 constexpr hsize_t kChunkTargetFloats = (hsize_t{1} << 20) / sizeof(float);  // ~1 MiB chunks
+constexpr std::int64_t kStoreChunkEdge = 64;  // the map store's chunk extent along y and x
+
+// --- The partial file's plane statistics (/resume/plane_stats) ---------------------------------
+
+/// One row of /resume/plane_stats per z-plane, float64: min, max, sum, sum_sq, count, nonfinite.
+/// Both stores (MapStore, ParallelStore) read and write rows only through these.
+constexpr std::size_t kPlaneStatFields = 6;
+using PlaneStatsRow = std::array<double, kPlaneStatFields>;
+
+inline PlaneStatsRow plane_stats_row(const StatsAccum& s) {
+  return {s.min, s.max, s.sum, s.sum_sq, static_cast<double>(s.count),
+          static_cast<double>(s.nonfinite)};
+}
+
+inline StatsAccum plane_stats_from_row(const double* row) {
+  return StatsAccum{row[0], row[1], row[2], row[3], static_cast<std::uint64_t>(row[4]),
+                    static_cast<std::uint64_t>(row[5])};
+}
 
 // --- Library set-up ----------------------------------------------------------------------------
 
@@ -97,7 +117,10 @@ class Failure {
   Failure(std::string path, bool reading) : path_(std::move(path)), reading_(reading) {}
 
   [[noreturn]] void raise(const std::string& what) const {
-    const std::string detail = fmt::format("{} failed: {}", what, error_stack_text());
+    std::string detail = fmt::format("{} failed: {}", what, error_stack_text());
+    // HDF5 names errno only in its words; EFBIG is a file size limit (ulimit -f).
+    if (!reading_ && detail.find("File too large") != std::string::npos)
+      detail += "; file size limit (ulimit -f) reached";
     if (reading_) throw InputError(path_, 0, detail);
     throw IoError(fmt::format("error writing {}: {}", path_, detail));
   }
@@ -140,6 +163,8 @@ class Handle {
   Handle& operator=(const Handle&) = delete;
 
   hid_t get() const noexcept { return id_; }
+  /// Gives the identifier up without closing it (it stays open until the process ends).
+  void leak() noexcept { id_ = H5I_INVALID_HID; }
   /// Closes now and reports failure (closing a file flushes it: this is where a full disk shows).
   void close(const Failure& failure, const std::string& what) {
     const hid_t id = std::exchange(id_, H5I_INVALID_HID);
@@ -349,5 +374,26 @@ void write_validation(hid_t file, const Validation& validation, const Writer& w)
 void write_atoms(hid_t file, const System& system, const Writer& w);
 void write_provenance(hid_t file, const Provenance& prov, const Writer& w, const Failure& failure);
 void write_vtkhdf(hid_t file, const GridSpec& grid, const Writer& w, const Failure& failure);
+
+/// Throws ResumeMismatch naming what differs (the input, then each setting) unless the /resume
+/// group `resume` records `key` (hdf5_resume_key.cpp).
+void check_resume_key(hid_t resume, const ResumeKey& key, const Failure& failure);
+
+// --- Checking a partial file's done planes (hdf5_store_verify.cpp) ------------------------------
+
+/// Whether `recomputed`, the statistics of a plane read back, confirm `stored`: bit for bit, or
+/// (a GPU's reduction sums in another order) min, max and counts exactly and the two sums within
+/// the rounding of any summation order (`sum_abs`: the sum of the plane's |values|). Non-finite
+/// values never pass.
+bool plane_stats_confirm(const StatsAccum& stored, const StatsAccum& recomputed, double sum_abs);
+/// The planes flagged in `done` whose values, read from the map `dataset` (chunks `chunk_depth`
+/// planes deep) one chunk row at a time, do not confirm their `stats` (or cannot be read).
+std::vector<std::int64_t> damaged_done_planes(hid_t dataset, const GridSpec& grid,
+                                              std::int64_t chunk_depth,
+                                              const std::vector<std::uint8_t>& done,
+                                              const std::vector<StatsAccum>& stats,
+                                              unsigned threads);
+/// "plane 3" or "planes 3, 7-9": sorted plane numbers for a message.
+std::string plane_list(const std::vector<std::int64_t>& planes);
 
 }  // namespace dcs::io::h5

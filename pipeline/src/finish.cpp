@@ -221,6 +221,18 @@ void abandon_map(const MapJob& job, io::MapStore& store,
                "command with --resume to continue it", job.paths.store, store.planes_done(), job.in.grid.nz());
     throw InterruptedError(fmt::format("interrupted; no output was written (partial map kept in {})",
                                        job.paths.store));
+  } catch (const IoError&) {
+    // A write error (a full disk, EIO) must not cost earlier work: a resumed store, or one with
+    // checkpointed planes, is kept with its last good checkpoint.
+    if (store_finished || (!job.resuming && store.planes_done() == 0)) {
+      store.discard();
+      throw;
+    }
+    store.close_keeping();
+    log().warn("the partial map is kept in {} ({} of {} planes done at its last checkpoint); run "
+               "the same command with --resume once the cause is fixed", job.paths.store,
+               store.planes_done(), job.in.grid.nz());
+    throw;
   } catch (...) {
     store.discard();
     throw;

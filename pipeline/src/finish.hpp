@@ -31,7 +31,8 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
 
 /// The failure path of a map whose store is open (call from a catch block): sinks aborted; an
 /// interrupted store that was not finished yet is kept for --resume (and the interruption
-/// reported so), anything else removed. Rethrows.
+/// reported so), and so is one after a write error (IoError) when it was resumed or holds
+/// checkpointed planes; anything else is removed. Rethrows.
 [[noreturn]] void abandon_map(const MapJob& job, io::MapStore& store,
                               std::vector<std::unique_ptr<MapSink>>& sinks, bool store_finished);
 

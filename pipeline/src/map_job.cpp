@@ -76,7 +76,10 @@ bool outputs_complete(const RunConfig& config, MapJob& job) {
 void check_disk(const RunConfig& config, const MapJob& job) {
   const GridSpec& grid = job.in.grid;
   if (!job.resuming) {
-    std::size_t disk = grid.points() * sizeof(float) + job.in.system.size() * 128 + (std::size_t{1} << 20);
+    io::MapStoreOptions layout;
+    layout.gzip_level = config.compression;
+    layout.chunk_depth = job.chunk_depth;
+    auto disk = static_cast<std::size_t>(io::store_file_bytes(grid, job.in.system, layout));
     if (config.compression > 0) disk /= 4;  // a floor: compressed size is not known in advance
     check_free_space(job.paths.store, disk, fmt::format("the {}-point map", grid.points()));
   }
@@ -161,23 +164,32 @@ MapMetadata initial_metadata(const RunConfig& config, const MapJob& job, const W
 }
 
 /// Opens the store: continues the partial file (--resume, or the one the leader made for
-/// ranks) or starts a new one.
+/// ranks) or starts a new one. From here on the partial file is this run's (io::PartialLock):
+/// another run on the same output is refused, or waited for (--wait-lock).
 io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata& meta) {
-  if (job.store_made) return io::MapStore::open_partial(job.paths.store, meta, job.key);
+  if (job.store_made)  // made (or verified on resume) by this run, its lock kept meanwhile
+    return io::MapStore::open_partial(std::move(job.lock), meta, job.key, 0, /*verify=*/false);
+  io::PartialLock lock = io::PartialLock::acquire(job.paths.store, config.wait_lock);
   if (job.resuming) {
-    io::MapStore store = io::MapStore::open_partial(job.paths.store, meta, job.key);
-    log().info("resuming {}: {} of {} planes are done", job.paths.store, store.planes_done(), job.in.grid.nz());
-    if (store.gzip_level() > 0 && job.plan.step % store.chunk_depth() != 0)
-      job.plan.step = std::max(store.chunk_depth(), job.plan.step / store.chunk_depth() * store.chunk_depth());
-    return store;
-  }
-  if (std::filesystem::exists(job.paths.store))
+    try {
+      io::MapStore store = io::MapStore::open_partial(std::move(lock), meta, job.key);
+      log().info("resuming {}: {} of {} planes are done", job.paths.store, store.planes_done(), job.in.grid.nz());
+      if (store.gzip_level() > 0 && job.plan.step % store.chunk_depth() != 0)
+        job.plan.step = std::max(store.chunk_depth(), job.plan.step / store.chunk_depth() * store.chunk_depth());
+      return store;
+    } catch (const io::UnusablePartial& unusable) {  // dcs's, with nothing to resume
+      log().warn("{}; starting afresh", unusable.what());
+      job.resuming = false;
+    }
+  } else if (!lock.created() && (config.force || lock.inspect().first != io::PartialKind::kForeign)) {
     log().warn("replacing {} left by an earlier run (use --resume to continue such a file)",
                job.paths.store);
+  }
   io::MapStoreOptions options;
   options.gzip_level = config.compression;
   options.chunk_depth = job.chunk_depth;
-  return io::MapStore::create(job.paths.store, meta, job.in.system, job.key, options);
+  options.force = config.force;
+  return io::MapStore::create(std::move(lock), meta, job.in.system, job.key, options);
 }
 
 /// The lower (or upper) corner of the atom centres' bounding box.
@@ -313,7 +325,7 @@ RunResult run_map(const RunConfig& config, const Job& task, Workers& workers,
   executor.decide(job, [&] {
     plan_outputs(config, workers, job, executor.all_workers(workers.list.size()));
     if (!executor.shares_the_map() || job.complete) return;
-    open_store(config, job, initial_metadata(config, job, workers)).close_keeping();
+    job.lock = open_store(config, job, initial_metadata(config, job, workers)).close_keeping_locked();
   });
   if (!executor.leads()) {  // the leader's decisions, and what follows from them here
     job.paths = output_paths(config, job.in.input, job.in.model);

@@ -1,6 +1,7 @@
 // Output planning: names, collisions between outputs and inputs, free space.
 #include "outputs.hpp"
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -191,6 +192,11 @@ void check_distinct_paths(const RunConfig& config, const std::vector<std::string
 }
 
 void check_free_space(const std::string& path, std::size_t bytes, const std::string& what) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && bytes > limit.rlim_cur)
+    throw IoError(fmt::format("{} needs {} but the file size limit (ulimit -f) is {}; raise the "
+                              "limit or make the map smaller", what, format_bytes(bytes),
+                              format_bytes(static_cast<std::size_t>(limit.rlim_cur))));
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   struct statvfs info {};
   if (::statvfs(dir.empty() ? "." : dir.c_str(), &info) != 0) return;  // unknown: the write will tell

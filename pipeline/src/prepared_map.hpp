@@ -26,6 +26,7 @@ struct MapJob {
   bool replaces_outputs = false;         ///< --resume: the outputs exist and match; nothing to do
   bool resuming = false;         ///< --resume continues paths.store
   bool store_made = false;       ///< the store exists already (made by the leader for ranks)
+  io::PartialLock lock;          ///< the leader's hold on paths.store while ranks write it
   std::size_t budget = 0;        ///< host memory the run may hold
   MapPlan plan;
   std::int64_t chunk_depth = 0;  ///< of a new store

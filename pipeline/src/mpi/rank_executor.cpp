@@ -2,6 +2,7 @@
 // the outputs and makes the partial file; every rank writes its slabs into it through parallel
 // HDF5; rank 0 then finishes and commits the map alone.
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -207,9 +208,14 @@ std::optional<SharedReport> RankExecutor::compute_shared(const RunConfig& config
       } catch (const InterruptedError&) {
         log().warn("interrupted: the partial map is kept in {}; run the same command with "
                    "--resume (with any number of ranks) to continue it", job.paths.store);
+      } catch (const IoError&) {
+        if (job.resuming && job.lock.same_file())  // an earlier run's work: kept
+          log().warn("the partial map is kept in {}; run the same command with --resume once the "
+                     "cause is fixed", job.paths.store);
+        else if (job.lock.same_file())
+          (void)::unlink(job.paths.store.c_str());
       } catch (...) {
-        std::error_code ignored;
-        std::filesystem::remove(job.paths.store, ignored);
+        if (job.lock.same_file()) (void)::unlink(job.paths.store.c_str());
       }
     }
     std::rethrow_exception(failure);

@@ -98,4 +98,21 @@ inline System sample_system() {
   return system;
 }
 
+/// A map on an asymmetric grid with its metadata and two atoms.
+struct Sample {
+  GridSpec grid;
+  std::vector<float> values;
+  MapMetadata meta;
+  System system;
+};
+
+inline Sample sample(std::int64_t nx = 3, std::int64_t ny = 4, std::int64_t nz = 5) {
+  Sample s;
+  s.grid = asymmetric_grid(nx, ny, nz);
+  s.values = index_map(s.grid);
+  s.meta = sample_metadata(s.grid, s.values);
+  s.system = sample_system();
+  return s;
+}
+
 }  // namespace dcs::test

@@ -141,21 +141,8 @@ class H5File {
   Id file_;
 };
 
-struct Sample {
-  GridSpec grid;
-  std::vector<float> values;
-  MapMetadata meta;
-  System system;
-};
-
-Sample sample(std::int64_t nx = 3, std::int64_t ny = 4, std::int64_t nz = 5) {
-  Sample s;
-  s.grid = test::asymmetric_grid(nx, ny, nz);
-  s.values = test::index_map(s.grid);
-  s.meta = test::sample_metadata(s.grid, s.values);
-  s.system = test::sample_system();
-  return s;
-}
+using test::Sample;
+using test::sample;
 
 TEST(Hdf5, Available) { EXPECT_TRUE(hdf5_available()); }
 

@@ -21,6 +21,12 @@
 // shuffle + deflate filters) and stored with H5Dwrite_chunk; any HDF5 reader decompresses them
 // with the standard filters.
 //
+// Ownership: a partial file is one run's. PartialLock holds a kernel lock on it (an open file
+// description lock, dropped by the kernel when the process dies, kill -9 included) from before it
+// is created, replaced or resumed until the run ends; a second run on the same output is refused
+// (or waits). The store writes through the locked description, and checks that the path still
+// names that file wherever it must reopen it by name (HDF5), before renaming and before removing.
+//
 // Durability: write_slab() records its planes as pending; checkpoint() makes them durable in
 // order: values and plane statistics are written, the file is fdatasync()ed, and only then are
 // the planes flagged done. A resumed run trusts only flagged planes.
@@ -56,6 +62,82 @@ struct MapStoreOptions {
   std::int64_t chunk_depth = 16; ///< z-planes per chunk (1..16); slabs of compressed maps must
                                  ///< start and end on multiples of it (or at nz)
   unsigned threads = 0;          ///< packing / compression threads (0: up to 8 hardware threads)
+  bool force = false;            ///< replace a file at the partial path that is not a dcs
+                                 ///< partial file (otherwise refused, see PartialLock::inspect())
+};
+
+/// Upper bound of the size of the store's file for a map on `grid` with `atoms` atoms whose
+/// name, residue name and chain together take up to `atom_text_bytes` bytes (within a few
+/// percent for uncompressed maps). Chunks are allocated whole, so the values take
+/// ceil(nz / cz) * ceil(ny / 64) * ceil(nx / 64) chunks of cz * 64 * 64 floats (129^3: 144 x
+/// 192 x 192 floats, 21.2 MB for 8.6 MB of values); the atoms take 57 bytes each plus their text;
+/// /resume 49 bytes a plane; the metadata, the viewer views (links, no copy of the values) and
+/// HDF5's own structures under 64 KiB. Compressed maps: the worst case (incompressible chunks).
+std::uint64_t store_file_bytes(const GridSpec& grid, std::size_t atoms, std::size_t atom_text_bytes,
+                               const MapStoreOptions& options);
+/// store_file_bytes() for `system`'s atoms.
+std::uint64_t store_file_bytes(const GridSpec& grid, const System& system,
+                               const MapStoreOptions& options);
+
+/// What is found at a partial path before it is replaced or resumed.
+enum class PartialKind {
+  kEmpty,      ///< no bytes (a run stopped before writing any)
+  kDamaged,    ///< starts like an HDF5 file but HDF5 cannot open it (a run stopped while
+               ///< creating it, a file size limit)
+  kResumable,  ///< a dcs partial map with its /resume group
+  kFinished,   ///< a dcs map file without /resume (finished, not yet renamed)
+  kForeign,    ///< anything else: not made by dcs, never replaced without --force
+};
+
+/// Makes a partial file this run's: an open file description of it with an OFD write lock
+/// (fcntl F_OFD_SETLK) on it, held until release() or destruction. HDF5's own flock() does not
+/// conflict with it, and closing other descriptors of the file does not drop it.
+class PartialLock {
+ public:
+  /// Takes `path` for this run. Nothing there: creates an empty file under a temporary name
+  /// beside it, locks it and links it in place without replacing anything (of two runs
+  /// starting together, one wins). A file there: opens and locks it, then checks that the path
+  /// still names it (retrying if it was replaced meanwhile). Held by another process: IoError
+  /// "<path> is in use by another dcs run (pid N)", or, with `wait`, waits for it. Refuses what
+  /// check_output_path(path, true) refuses (links, devices); other failures are IoError with the
+  /// system's reason (permission denied, ...).
+  static PartialLock acquire(const std::string& path, bool wait);
+
+  PartialLock() = default;
+  PartialLock(PartialLock&& other) noexcept;
+  PartialLock& operator=(PartialLock&& other) noexcept;
+  PartialLock(const PartialLock&) = delete;
+  PartialLock& operator=(const PartialLock&) = delete;
+  ~PartialLock();
+
+  bool held() const noexcept { return fd_ >= 0; }
+  const std::string& path() const noexcept { return path_; }
+  /// The locked open file description (read-write); dup() it to write the file.
+  int fd() const noexcept { return fd_; }
+  /// The file did not exist: acquire() made it, empty.
+  bool created() const noexcept { return created_; }
+  /// Throws IoError unless the path still names the locked file (someone removed, renamed or
+  /// replaced it, or a program that ignores the lock).
+  void check_same_file() const;
+  /// check_same_file() as a bool; never throws.
+  bool same_file() const noexcept;
+  /// What the locked file is, and a few words saying so ("not an HDF5 file", "an HDF5 file
+  /// without dcs's /resume group", ...).
+  std::pair<PartialKind, std::string> inspect() const;
+  /// Drops the lock and closes the description. Idempotent.
+  void release() noexcept;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool created_ = false;
+};
+
+/// Thrown by MapStore::open_partial() when the file at the partial path is dcs's but holds no
+/// usable checkpoint (empty, truncated, no /resume group): the run may start afresh.
+class UnusablePartial : public InputError {
+ public:
+  using InputError::InputError;
 };
 
 /// The settings as "name = value" lines, as stored in /resume and /provenance.
@@ -95,13 +177,26 @@ class MapStore final : public SlabStore {
  public:
   /// Creates (or replaces) the partial file at `partial_path` with the map's layout, grid and
   /// physics attributes and `system`'s atoms; allocates /potential. Throws IoError.
+  /// Takes the path with PartialLock::acquire(partial_path, false) first.
   static MapStore create(const std::string& partial_path, const MapMetadata& meta,
                          const System& system, const ResumeKey& key, const MapStoreOptions& options);
-  /// Opens an existing partial file to continue it. Throws ResumeMismatch when its grid, input
-  /// checksum or settings differ from `meta`/`key` (naming them), InputError when it is not a
-  /// readable dcs partial file.
+  /// create() on a path this run holds. A file there that is not dcs's (PartialKind::kForeign)
+  /// is refused (IoError naming what it is) unless options.force. The store keeps the lock; on
+  /// failure `lock` is left as it was (held).
+  static MapStore create(PartialLock&& lock, const MapMetadata& meta, const System& system,
+                         const ResumeKey& key, const MapStoreOptions& options);
+  /// Opens an existing partial file to continue it (PartialLock::acquire(partial_path, false)
+  /// first). Throws ResumeMismatch when its grid, input checksum or settings differ from
+  /// `meta`/`key` (naming them), UnusablePartial when it is dcs's but holds nothing to resume,
+  /// IoError when it is not dcs's, InputError when it is damaged otherwise.
+  /// With `verify`, every plane flagged done is read back and its statistics recomputed: a plane
+  /// whose values are not finite or whose statistics differ from its stored row (beyond the
+  /// rounding of another summation order) is flagged not done again (a warning names them).
   static MapStore open_partial(const std::string& partial_path, const MapMetadata& meta,
-                               const ResumeKey& key, unsigned threads = 0);
+                               const ResumeKey& key, unsigned threads = 0, bool verify = true);
+  /// open_partial() on a path this run holds; on failure `lock` is left held.
+  static MapStore open_partial(PartialLock&& lock, const MapMetadata& meta, const ResumeKey& key,
+                               unsigned threads = 0, bool verify = true);
 
   MapStore(MapStore&&) noexcept;
   MapStore& operator=(MapStore&&) noexcept;
@@ -136,9 +231,16 @@ class MapStore final : public SlabStore {
   /// sync()s unless done and renames the file onto `final_path` (refusing to replace an
   /// existing file unless `force`), then fsyncs the directory.
   void commit(const std::string& final_path, bool force);
-  /// Checkpoints what was written and closes the file, keeping it for a later resume.
+  /// Checkpoints what was written and closes the file, keeping it for a later resume. After a
+  /// failed write or checkpoint nothing more is flagged done: the file keeps its last good
+  /// checkpoint (what was flagged before the failure).
   void close_keeping() noexcept;
-  /// Closes and removes the partial file. Never throws.
+  /// close_keeping(), handing the lock back instead of releasing it (MPI: the ranks write the
+  /// file in between, then rank 0 opens it again with open_partial()).
+  PartialLock close_keeping_locked() noexcept;
+  /// Throws IoError unless the partial path still names this store's file.
+  void check_same_file() const;
+  /// Closes and removes the partial file (unless the path no longer names it). Never throws.
   void discard() noexcept;
 
  private:

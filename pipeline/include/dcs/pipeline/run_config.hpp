@@ -70,6 +70,7 @@ struct RunConfig {
   std::optional<Shard> shard;       ///< this task's share of the inputs; none: all of them
   MpiSchedule mpi_schedule = MpiSchedule::kStatic;
   bool resume = false;              ///< continue a partial map; skip complete outputs
+  bool wait_lock = false;           ///< wait for another run holding the partial file
   bool null_output = false;         ///< benchmarks: compute and reduce every slab, write nothing
   /// Host memory the pipeline may hold (bytes); none: half of the memory available now
   /// (cgroup limits included).
