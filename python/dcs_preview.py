@@ -144,8 +144,9 @@ def main(argv=None):
             raise FileExistsError(f"{out} exists; use --force to overwrite")
         limit, step = render(args.input, out, args.percentile)
     except ImportError as error:
-        print(f"dcs preview: needs h5py, numpy and matplotlib ({error}); run "
-              "scripts/setup-viewers.sh or apt install python3-matplotlib", file=sys.stderr)
+        print(f"dcs preview: {sys.executable} lacks h5py, numpy or matplotlib ({error}): install "
+              "them (Debian/Ubuntu: apt install python3-h5py python3-matplotlib; pip: pip install "
+              "h5py matplotlib) or set DCS_PYTHON to a Python that has them", file=sys.stderr)
         return 1
     except (OSError, ValueError, KeyError) as error:
         print(f"dcs preview: {error}", file=sys.stderr)
