@@ -6,10 +6,10 @@ build trees, with Debian's python3 from PATH.
                      --help2man 1|0 CASE
 
 prefix: the binary, the Python helpers and the man page land in bin/, share/dcs/python/ and
-        share/man/man1/; a copy of the prefix computes and previews a map; under strace no file
-        of the source or build tree is touched; without its helpers the copy fails naming where
-        it looked (no fallback to the source tree); a Python without h5py gets told what to
-        install.
+        share/man/man1/ (where `man dcs` finds it); a copy of the prefix computes and previews a
+        map; under strace no file of the source or build tree is touched; without its helpers
+        the copy fails naming where it looked (no fallback to the source tree); a Python without
+        h5py gets told what to install.
 deb:    the .deb lists the same files, names its library dependencies, and its unpacked
         contents run.
 
@@ -94,6 +94,9 @@ def case_prefix(args, work):
     os.mkdir(data)
     shutil.copy(os.path.join(args.source, "data", "2lzt.pqr"), data)
     map_and_preview(moved, data)
+    if shutil.which("man", path=ENV["PATH"]):  # man-db looks in ../share/man of each PATH entry
+        found = run(["man", "-w", "dcs"], data, dict(ENV, PATH=f"{moved}/bin:{ENV['PATH']}"))
+        check(found.stdout.strip() == f"{moved}/{MAN_PAGE}", f"man -w dcs: {found.stdout}")
 
     trees = [os.path.realpath(args.source), os.path.realpath(args.build)]
     if shutil.which("strace", path=ENV["PATH"]):
