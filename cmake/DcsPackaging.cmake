@@ -14,7 +14,7 @@ if(DCS_ENABLE_MPI)
 endif()
 set(CPACK_PACKAGE_VERSION "${PROJECT_VERSION}")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "electrostatic potential maps by direct Coulomb summation")
-set(CPACK_PACKAGE_DESCRIPTION
+string(CONCAT CPACK_PACKAGE_DESCRIPTION
     "dcs computes the electrostatic potential of a molecule (PQR) on a regular 3-D grid by exact "
     "Coulomb summation, on NVIDIA GPUs or all CPU cores, and writes HDF5, OpenDX and MRC maps "
     "that ChimeraX, ParaView, PyMOL and VMD open.")
