@@ -1,30 +1,90 @@
-"""Render a dcs map's three central slices to a PNG (what `dcs preview` runs).
+"""Render a dcs map to a PNG (what `dcs preview` runs): slices coloured by the potential.
 
-    python3 dcs_preview.py mol.h5 -o mol.png [--percentile 99] [--force]
+    python3 dcs_preview.py mol.h5 -o mol.png [--slice z=12.5 ...] [--view surface|centre]
+                           [--percentile 99] [--probe 1.4] [--shell 1.0] [--force]
 
-Three panels: the XY plane through the middle z, XZ through the middle y, YZ through the middle x,
-in Å. Diverging colours, red negative and blue positive (the APBS / PyMOL / ChimeraX
-convention), with symmetric limits ±L where L is the given percentile of |V| over the map, so
-the surface potential shows instead of the thousands of kT/e next to atom centres: the range
-dcs stored in the file (/potential's colour_range) when it is for that percentile, else computed
-here (on a regular subsample of at most ~16 M points for large maps). The colour bar is
-labelled in the map's units. Atoms are drawn at their projected positions: black within 1.5 Å
-of the slice plane, faint grey otherwise. Needs h5py, numpy and matplotlib.
+Surface view (the default): the colour limits ±L are the given percentile of |V| on the
+solvent-accessible shell, the grid points whose distance to the nearest atom i lies between
+r_i + probe and r_i + probe + shell (radii and positions from the file's /atoms), so the colours
+span the potential just outside the molecule, which is what a viewer paints on its surface;
+points inside the atoms (closer than r_i) are masked in grey, with the atoms' outline. The
+slices are the --slice planes (x=, y= or z= in Å, the nearest grid plane; repeatable), by default
+the three through the centre of the box. It prints the PyMOL commands that paint the same ramp
+on the molecular surface. The centre view (--view centre) is the former picture: the three
+central slices, limits the percentile of |V| over the whole map (the file's colour_range when it
+is for that percentile), atoms within 1.5 Å of the plane in black.
+
+Red negative, blue positive (the APBS / PyMOL / ChimeraX convention); the title states the
+units, ε and the range. Large maps are sampled on a regular sub-grid (at most ~16 M points) for
+the limits. Needs h5py, numpy and matplotlib.
 """
 import argparse
 import os
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-NEAR_PLANE = 1.5  # Å: atoms this close to a slice are drawn in black
+try:
+    import numpy as np
+except ImportError as error:  # main() says what to install
+    np, NUMPY_MISSING = None, error
+
+NEAR_PLANE = 1.5      # Å: centre view, atoms this close to a slice are drawn in black
+DEFAULT_RADIUS = 1.5  # Å: for atoms without a radius (XYZQ input)
+MAX_POINTS = 16_000_000
+AXES = "xyz"
+
+
+class InputError(Exception):
+    """The file is not a dcs map, or lacks what the view needs (exit 3, like dcs)."""
+
+
+class UsageError(Exception):
+    """A bad option value (exit 2, like dcs)."""
+
+
+def text_attr(value):
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class MapFile:
+    """The parts of a dcs HDF5 map the pictures use; the dataset is read as needed."""
+
+    def __init__(self, f, path):
+        if "potential" not in f:
+            raise InputError(f"{path} is an HDF5 file but not a dcs map (no /potential dataset)")
+        self.path = path
+        self.dataset = d = f["potential"]
+        if d.ndim != 3:
+            raise InputError(f"{path}: /potential is not a 3-D map (shape {d.shape})")
+        missing = [key for key in ("origin", "spacing", "units") if key not in d.attrs]
+        if missing:
+            raise InputError(f"{path}: /potential lacks the attribute(s) {', '.join(missing)} "
+                             "(not a dcs map?)")
+        self.origin = np.asarray(d.attrs["origin"], dtype=float)
+        self.spacing = np.asarray(d.attrs["spacing"], dtype=float)
+        self.units = text_attr(d.attrs["units"])
+        self.dielectric = float(d.attrs.get("dielectric", float("nan")))
+        self.nz, self.ny, self.nx = d.shape
+        self.counts = np.array([self.nx, self.ny, self.nz])
+        self.end = self.origin + self.spacing * (self.counts - 1)
+        self.positions = f["atoms/position"][()] if "atoms/position" in f else np.zeros((0, 3))
+        self.radii = f["atoms/radius"][()] if "atoms/radius" in f else np.zeros(len(self.positions))
+        self.source = text_attr(f["atoms"].attrs.get("source_path", "")) if "atoms" in f else ""
+
+    def coordinates(self, axis, step=1):
+        return self.origin[axis] + self.spacing[axis] * np.arange(0, self.counts[axis], step)
+
+    def sample_step(self):
+        """The sub-grid step that keeps at most MAX_POINTS points."""
+        step = 1
+        while self.dataset.size / step**3 > MAX_POINTS:
+            step += 1
+        return step
 
 
 def file_limit(dataset, percentile):
     """The limit dcs stored with the map (/potential attribute colour_range, ±L with L the
     colour_range_percentiles[1]-th percentile of |V|) when it is for this percentile, else None."""
-    import numpy as np
-
     attrs = dataset.attrs
     if "colour_range" not in attrs or "colour_range_percentiles" not in attrs:
         return None
@@ -35,77 +95,147 @@ def file_limit(dataset, percentile):
     return limit if limit > 0 else None
 
 
-def robust_limit(dataset, percentile, max_points=16_000_000):
-    """The percentile of |V| over the dataset: the file's colour_range when it holds this
+def robust_limit(m, percentile):
+    """The percentile of |V| over the map: the file's colour_range when it holds this
     percentile (step 0), else computed on a regular subsample for large maps (step 1, 2, ...)."""
-    import numpy as np
-
-    stored = file_limit(dataset, percentile)
+    stored = file_limit(m.dataset, percentile)
     if stored is not None:
         return stored, 0
-    step = 1
-    while dataset.size / step**3 > max_points:
-        step += 1
-    values = dataset[::step, ::step, ::step]
+    step = m.sample_step()
+    values = m.dataset[::step, ::step, ::step]
     return float(np.percentile(np.abs(values), percentile)), step
 
 
-def render(path, out, percentile):
-    import h5py
+def clearance(xs, ys, zs, positions, radii, reach):
+    """min over atoms of |p - r_i| - R_i at the points of the grid xs × ys × zs (shape
+    (len(zs), len(ys), len(xs))), exact where it is below `reach` Å, else +inf. Each atom
+    updates only the points within R_i + reach of it (a grid-binned search in numpy)."""
+    field = np.full((len(zs), len(ys), len(xs)), np.inf, dtype=np.float32)
+    for (x, y, z), radius in zip(positions, radii):
+        cut = radius + reach
+        i0, i1 = np.searchsorted(xs, (x - cut, x + cut))
+        j0, j1 = np.searchsorted(ys, (y - cut, y + cut))
+        k0, k1 = np.searchsorted(zs, (z - cut, z + cut))
+        if i0 >= i1 or j0 >= j1 or k0 >= k1:
+            continue
+        d2 = ((zs[k0:k1, None, None] - z) ** 2 + (ys[None, j0:j1, None] - y) ** 2
+              + (xs[None, None, i0:i1] - x) ** 2)
+        block = field[k0:k1, j0:j1, i0:i1]
+        np.minimum(block, (np.sqrt(d2) - radius).astype(np.float32), out=block)
+    return field
+
+
+def atom_radii(m):
+    """The atoms' radii, and whether they were assumed: DEFAULT_RADIUS for every atom when the
+    file gives none (XYZQ input). Zero radii among others stay zero (hydrogens in some force
+    fields: inside their heavy atom's sphere)."""
+    radii = np.maximum(np.asarray(m.radii, dtype=float), 0.0)
+    if len(radii) and not (radii > 0).any():
+        return np.full(len(radii), DEFAULT_RADIUS), True
+    return radii, False
+
+
+def shell_limit(m, percentile, probe, shell):
+    """±L from the solvent-accessible shell: (L, shell points, fraction of them with |V| > L,
+    sub-grid step)."""
+    step = m.sample_step()
+    axes = [m.coordinates(a, step) for a in range(3)]
+    radii, _ = atom_radii(m)
+    gap = clearance(*axes, m.positions, radii, probe + shell)
+    in_shell = (gap >= probe) & (gap < probe + shell)
+    count = int(in_shell.sum())
+    if count == 0:
+        raise InputError(f"{m.path}: no grid point lies {probe:g}-{probe + shell:g} Å outside the "
+                         "atoms (a box too small or too coarse for the shell); try --view centre "
+                         "or a larger --shell")
+    values = np.abs(m.dataset[::step, ::step, ::step][in_shell])
+    limit = float(np.percentile(values, percentile))
+    clipped = float((values > limit).mean()) if limit > 0 else 1.0
+    return limit, count, clipped, step
+
+
+def parse_slice(text, m):
+    """"z=12.5" -> (axis, grid index, coordinate of that plane); the nearest grid plane."""
+    name, _, value = text.partition("=")
+    name = name.strip().lower()
+    try:
+        position = float(value)
+    except ValueError:
+        position = float("nan")
+    if name not in ("x", "y", "z") or not np.isfinite(position):
+        raise UsageError(f"--slice {text}: give an axis and a position in Å, e.g. --slice z=12.5")
+    axis = AXES.index(name)
+    lo, hi = m.origin[axis], m.end[axis]
+    half = m.spacing[axis] / 2
+    if not lo - half <= position <= hi + half:
+        raise UsageError(f"--slice {text}: outside the map ({name} from {lo:.2f} to {hi:.2f} Å)")
+    index = int(np.clip(np.rint((position - lo) / m.spacing[axis]), 0, m.counts[axis] - 1))
+    return axis, index, lo + index * m.spacing[axis]
+
+
+def plane(m, axis, index):
+    """The values of one grid plane with the two other axes (horizontal, vertical), rows along
+    the vertical one."""
+    if axis == 2:
+        return m.dataset[index, :, :], 0, 1
+    if axis == 1:
+        return m.dataset[:, index, :], 0, 2
+    return m.dataset[:, :, index], 1, 2
+
+
+def extent_of(m, h, v):
+    return [m.origin[h] - m.spacing[h] / 2, m.end[h] + m.spacing[h] / 2,
+            m.origin[v] - m.spacing[v] / 2, m.end[v] + m.spacing[v] / 2]
+
+
+def surface_panels(m, slices, probe):
+    """Per slice: (values with the atoms' interior masked, clearance, h, v, title)."""
+    radii, _ = atom_radii(m)
+    panels = []
+    for axis, index, coordinate in slices:
+        values, h, v = plane(m, axis, index)
+        axes = [m.coordinates(a) for a in range(3)]
+        axes[axis] = np.array([coordinate])
+        gap = clearance(*axes, m.positions, radii, probe).reshape(values.shape)
+        masked = np.ma.masked_where(gap < 0, values)
+        names = AXES[h].upper() + AXES[v].upper()
+        panels.append((masked, gap, h, v, f"{names} at {AXES[axis]} = {coordinate:.2f} Å"))
+    return panels
+
+
+def centre_slices(m):
+    centre = [m.counts[a] // 2 for a in range(3)]
+    return [(a, centre[a], m.origin[a] + centre[a] * m.spacing[a]) for a in (2, 1, 0)]
+
+
+def figure_for(panels, m):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
-    with h5py.File(path, "r") as f:
-        if "potential" not in f:
-            raise ValueError(f"{path}: no /potential dataset (not a dcs map)")
-        d = f["potential"]
-        origin = np.asarray(d.attrs["origin"], dtype=float)
-        spacing = np.asarray(d.attrs["spacing"], dtype=float)
-        units = d.attrs["units"]
-        units = units.decode() if isinstance(units, bytes) else str(units)
-        dielectric = float(d.attrs.get("dielectric", float("nan")))
-        nz, ny, nx = d.shape
-        k, j, i = nz // 2, ny // 2, nx // 2
-        xy, xz, yz = d[k, :, :], d[:, j, :], d[:, :, i]
-        limit, step = robust_limit(d, percentile)
-        atoms = f["atoms/position"][()] if "atoms/position" in f else np.zeros((0, 3))
-    if not limit > 0:
-        limit = 1.0
-    centre = origin + spacing * np.array([i, j, k])
-    end = origin + spacing * (np.array([nx, ny, nz]) - 1)
-    # (values, horizontal axis, vertical axis, fixed axis)
-    panels = [(xy, 0, 1, 2, f"XY at z = {centre[2]:.2f} Å"),
-              (xz, 0, 2, 1, f"XZ at y = {centre[1]:.2f} Å"),
-              (yz, 1, 2, 0, f"YZ at x = {centre[0]:.2f} Å")]
-    widths = [end[h] - origin[h] for _, h, _, _, _ in panels]
-    fig, axes = plt.subplots(1, 3, figsize=(15, 5.4), width_ratios=widths, layout="constrained")
-    names = "xyz"
-    image = None
-    for ax, (values, h, v, fixed, title) in zip(axes, panels):
-        extent = [origin[h] - spacing[h] / 2, end[h] + spacing[h] / 2,
-                  origin[v] - spacing[v] / 2, end[v] + spacing[v] / 2]
-        image = ax.imshow(values, origin="lower", extent=extent, cmap="RdBu", vmin=-limit,
-                          vmax=limit, interpolation="nearest", aspect="equal")
-        if len(atoms):
-            near = np.abs(atoms[:, fixed] - centre[fixed]) <= NEAR_PLANE
-            ax.scatter(atoms[~near, h], atoms[~near, v], s=1.5, c="0.35", alpha=0.25,
-                       linewidths=0)
-            ax.scatter(atoms[near, h], atoms[near, v], s=4, c="black", linewidths=0)
-        ax.set_xlim(extent[0], extent[1])
-        ax.set_ylim(extent[2], extent[3])
-        ax.set_xlabel(f"{names[h]} (Å)")
-        ax.set_ylabel(f"{names[v]} (Å)")
-        ax.set_title(title)
-    bar = fig.colorbar(image, ax=axes, extend="both", shrink=0.9)
-    bar.set_label(f"potential ({units})")
-    sampled = "" if step <= 1 else f", every {step}th point"
-    fig.suptitle(f"{os.path.basename(path)}: {nx} × {ny} × {nz} points, ε = {dielectric:g}; "
-                 f"colours ±{limit:.3g} {units} = {percentile:g}th percentile of |V|{sampled}; "
-                 f"atoms: black within {NEAR_PLANE} Å of the slice")
+    widths = [m.end[h] - m.origin[h] + m.spacing[h] for _, _, h, _, _ in panels]
+    # 15 x 5.4 in for three panels (as before); wide enough for the title with one.
+    width = max(10.5, 4.5 * len(panels) + 1.5)
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, 5.4), width_ratios=widths,
+                             layout="constrained", squeeze=False)
+    return plt, fig, list(axes[0])
 
+
+def draw_panel(ax, m, values, h, v, title, limit, cmap):
+    extent = extent_of(m, h, v)
+    image = ax.imshow(values, origin="lower", extent=extent, cmap=cmap, vmin=-limit, vmax=limit,
+                      interpolation="nearest", aspect="equal")
+    ax.set_xlim(extent[0], extent[1])
+    ax.set_ylim(extent[2], extent[3])
+    ax.set_xlabel(f"{AXES[h]} (Å)")
+    ax.set_ylabel(f"{AXES[v]} (Å)")
+    ax.set_title(title)
+    return image
+
+
+def save_png(plt, fig, out):
+    """Writes the PNG atomically (a temporary file renamed), never through a link."""
     directory = os.path.dirname(os.path.abspath(out))
     fd, temp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".tmp.", dir=directory)
     try:
@@ -118,43 +248,181 @@ def render(path, out, percentile):
     except BaseException:
         os.unlink(temp)
         raise
-    plt.close(fig)
+    finally:
+        plt.close(fig)
+
+
+def render_surface(m, out, args, slices):
+    """The surface view; returns (L, shell points, clipped fraction, step)."""
+    import matplotlib
+
+    limit, count, clipped, step = shell_limit(m, args.percentile, args.probe, args.shell)
+    if not limit > 0:
+        limit = 1.0
+    panels = surface_panels(m, slices or centre_slices(m), args.probe)
+    plt, fig, axes = figure_for(panels, m)
+    cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="0.82")
+    image = None
+    for ax, (values, gap, h, v, title) in zip(axes, panels):
+        image = draw_panel(ax, m, values, h, v, title, limit, cmap)
+        if np.isfinite(gap).any() and gap.shape[0] > 1 and gap.shape[1] > 1:
+            ax.contour(gap, levels=[0.0], colors="0.25", linewidths=0.6, origin="lower",
+                       extent=extent_of(m, h, v))
+    bar = fig.colorbar(image, ax=axes, extend="both", shrink=0.9)
+    bar.set_label(f"potential ({m.units})")
+    _, assumed = atom_radii(m)
+    sampled = "" if step <= 1 else f", every {step}th point"
+    radii = f"; radii {DEFAULT_RADIUS:g} Å (the file gives none)" if assumed else ""
+    fig.suptitle(f"{os.path.basename(m.path)}, ε = {m.dielectric:g}: colours ±{limit:.3g} "
+                 f"{m.units} = {args.percentile:g}th percentile of |V| on the solvent-accessible "
+                 f"shell\n({args.probe:g}–{args.probe + args.shell:g} Å beyond the atom radii, "
+                 f"{count} points{sampled}; {100 * clipped:.1f} % clipped); grey: inside the "
+                 f"atoms{radii}")
+    save_png(plt, fig, out)
+    return limit, count, clipped, step
+
+
+def render_centre(m, out, args, slices):
+    """The three central slices (or the given ones), limits over the whole map; returns
+    (L, step), step 0 when L is the file's colour_range."""
+    limit, step = robust_limit(m, args.percentile)
+    if not limit > 0:
+        limit = 1.0
+    chosen = slices or centre_slices(m)
+    panels = []
+    for axis, index, coordinate in chosen:
+        values, h, v = plane(m, axis, index)
+        panels.append((values, axis, h, v, f"{AXES[h].upper()}{AXES[v].upper()} at "
+                                           f"{AXES[axis]} = {coordinate:.2f} Å", coordinate))
+    plt, fig, axes = figure_for([(p[0], None, p[2], p[3], p[4]) for p in panels], m)
+    image = None
+    for ax, (values, axis, h, v, title, coordinate) in zip(axes, panels):
+        image = draw_panel(ax, m, values, h, v, title, limit, "RdBu")
+        atoms = m.positions
+        if len(atoms):
+            near = np.abs(atoms[:, axis] - coordinate) <= NEAR_PLANE
+            ax.scatter(atoms[~near, h], atoms[~near, v], s=1.5, c="0.35", alpha=0.25,
+                       linewidths=0)
+            ax.scatter(atoms[near, h], atoms[near, v], s=4, c="black", linewidths=0)
+    bar = fig.colorbar(image, ax=axes, extend="both", shrink=0.9)
+    bar.set_label(f"potential ({m.units})")
+    sampled = "" if step <= 1 else f", every {step}th point"
+    fig.suptitle(f"{os.path.basename(m.path)}: {m.nx} × {m.ny} × {m.nz} points, "
+                 f"ε = {m.dielectric:g}; colours ±{limit:.3g} {m.units} = {args.percentile:g}th "
+                 f"percentile of |V|{sampled}; atoms: black within {NEAR_PLANE} Å of the slice")
+    save_png(plt, fig, out)
     return limit, step
+
+
+def pymol_commands(m, limit):
+    """PyMOL commands that paint the same ramp on the molecular surface, and a note when no map
+    file PyMOL reads lies beside the HDF5 file (PyMOL does not read it)."""
+    stem = os.path.splitext(m.path)[0]
+    found = [stem + ext for ext in (".dx", ".mrc", ".map", ".ccp4") if os.path.isfile(stem + ext)]
+    grid = found[0] if found else stem + ".dx"
+    commands = []
+    if grid.endswith((".mrc", ".map", ".ccp4")):
+        commands.append("set normalize_ccp4_maps, off")
+    molecule = m.source if m.source else "mol.pqr"
+    value = f"{limit:.6g}"
+    commands += [f"load {molecule}, mol", f"load {grid}, pot",
+                 f"ramp_new pot_ramp, pot, [-{value}, 0, {value}], [red, white, blue]",
+                 "set surface_color, pot_ramp, mol", "set surface_ramp_above_mode, 1",
+                 "show surface, mol"]
+    note = "" if found else (f" (PyMOL does not read HDF5: write {os.path.basename(grid)} with "
+                             "dcs's --dx, or --mrc, beside the map)")
+    return "; ".join(commands), note
+
+
+def check_paths(args, out):
+    if not 0 < args.percentile <= 100:
+        raise UsageError(f"--percentile must lie in (0, 100], got {args.percentile}")
+    if not (args.probe >= 0 and args.shell > 0):
+        raise UsageError(f"--probe must be >= 0 and --shell > 0 Å, got {args.probe}, {args.shell}")
+    if not os.path.isfile(args.input):
+        raise FileNotFoundError(f"{args.input}: no such file")
+    import h5py
+
+    if not h5py.is_hdf5(args.input):
+        raise InputError(f"{args.input} is not an HDF5 file: dcs preview draws the .h5 maps dcs "
+                         "writes (OpenDX and MRC maps open in PyMOL, VMD or ChimeraX)")
+    if os.path.islink(out) or (os.path.lexists(out) and not os.path.isfile(out)):
+        # As dcs itself (io/atomic_file.hpp): never through a link, never over a device.
+        raise ValueError(f"cannot write {out}: it is a symbolic link or not a regular file; "
+                         "only regular files are replaced, even with --force")
+    if os.path.exists(out) and not args.force:
+        raise FileExistsError(f"{out} exists; use --force to overwrite")
+
+
+def open_map_file(path):
+    """h5py's File, or InputError with one sentence for a damaged one."""
+    import h5py
+
+    try:
+        return h5py.File(path, "r")
+    except OSError as error:
+        raise InputError(f"{path}: cannot be read as HDF5 ({error})") from None
+
+
+def preview(args, out):
+    """Draws the picture and says what it shows; the exit status."""
+    with open_map_file(args.input) as f:
+        m = MapFile(f, args.input)
+        slices = [parse_slice(text, m) for text in args.slice or []]
+        if args.view == "centre":
+            limit, step = render_centre(m, out, args, slices)
+            source = "; the file's colour_range" if step == 0 else ""
+            print(f"{args.input} -> {out}: colour limits ±{limit:.3g} ({args.percentile:g}th "
+                  f"percentile of |V|{source})")
+            return 0
+        if len(m.positions) == 0:
+            raise InputError(f"{args.input} holds no atoms (/atoms/position), which the surface "
+                             "view needs; use --view centre")
+        limit, count, clipped, _ = render_surface(m, out, args, slices)
+        commands, note = pymol_commands(m, limit)
+    print(f"{args.input} -> {out}: colour limits ±{limit:.3g} {m.units} ({args.percentile:g}th "
+          f"percentile of |V| on the solvent-accessible shell, {count} points, "
+          f"{100 * clipped:.1f} % clipped; ε = {m.dielectric:g})")
+    print(f"PyMOL{note}: {commands}")
+    return 0
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="dcs preview", description=__doc__.split("\n\n")[0])
     p.add_argument("input", help="dcs HDF5 map (.h5 / .vtkhdf)")
     p.add_argument("-o", "--output", help="PNG path (default: <input stem>.png)")
+    p.add_argument("--view", choices=("surface", "centre"), default="surface",
+                   help="surface: limits from the solvent-accessible shell, interior masked "
+                        "(default); centre: the central slices, limits over the whole map")
+    p.add_argument("--slice", action="append", metavar="AXIS=Å",
+                   help="a slice to draw, e.g. z=12.5 (repeatable; default: through the centre)")
     p.add_argument("--percentile", type=float, default=99.0,
                    help="colour limits ±this percentile of |V| (default 99)")
+    p.add_argument("--probe", type=float, default=1.4, help="solvent probe radius, Å (default 1.4)")
+    p.add_argument("--shell", type=float, default=1.0,
+                   help="shell width beyond radius + probe, Å (default 1)")
     p.add_argument("--force", action="store_true", help="overwrite the PNG")
     args = p.parse_args(argv)
     out = args.output or os.path.splitext(args.input)[0] + ".png"
     try:
-        if not 0 < args.percentile <= 100:
-            raise ValueError(f"--percentile must lie in (0, 100], got {args.percentile}")
-        if not os.path.isfile(args.input):
-            raise FileNotFoundError(f"{args.input}: no such file")
-        if os.path.islink(out) or (os.path.lexists(out) and not os.path.isfile(out)):
-            # As dcs itself (io/atomic_file.hpp): never through a link, never over a device.
-            raise ValueError(f"cannot write {out}: it is a symbolic link or not a regular file; "
-                             "only regular files are replaced, even with --force")
-        if os.path.exists(out) and not args.force:
-            raise FileExistsError(f"{out} exists; use --force to overwrite")
-        limit, step = render(args.input, out, args.percentile)
+        if np is None:
+            raise NUMPY_MISSING
+        check_paths(args, out)
+        return preview(args, out)
     except ImportError as error:
         print(f"dcs preview: {sys.executable} lacks h5py, numpy or matplotlib ({error}): install "
               "them (Debian/Ubuntu: apt install python3-h5py python3-matplotlib; pip: pip install "
               "h5py matplotlib) or set DCS_PYTHON to a Python that has them", file=sys.stderr)
         return 1
+    except UsageError as error:
+        print(f"dcs preview: {error}", file=sys.stderr)
+        return 2
+    except InputError as error:
+        print(f"dcs preview: {error}", file=sys.stderr)
+        return 3
     except (OSError, ValueError, KeyError) as error:
         print(f"dcs preview: {error}", file=sys.stderr)
         return 1
-    source = "; the file's colour_range" if step == 0 else ""
-    print(f"{args.input} -> {out}: colour limits ±{limit:.3g} ({args.percentile:g}th percentile "
-          f"of |V|{source})")
-    return 0
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@
 # program exit 86, which fails its test. The MPI and Slurm tests run under scripts/run-tests.sh
 # only (mpirun and slurmd are not instrumented, and they drive the same code paths), and so does
 # pipeline.memory_limit_bounds_the_resident_set: it measures the peak RSS against the memory
-# budget, which ASan's shadow memory and quarantine inflate by design (92 MiB for a 16 MiB plan).
+# budget, which ASan's shadow memory and quarantine inflate by design (92 MiB for a 16 MiB plan);
+# likewise hostile.dev_zero_fails_fast_in_bounded_memory (a peak RSS bound) and
+# hostile.threads_that_cannot_start_give_a_clear_error (a 400 MiB address-space limit, which
+# ASan's shadow reservation alone exceeds).
 # CI runs this after scripts/run-tests.sh, which installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -79,12 +79,23 @@ void add_subcommands(CLI::App& app, Subcommands& sub) {
   sub.bench->add_option("--device-ordinal", bench.options.device, "CUDA device");
   sub.bench->add_option("--threads,-j", bench.options.threads, "CPU threads (0: all)");
   sub.preview = app.add_subcommand(
-      "preview", "Render a map's three central slices to PNG (python3 + matplotlib)");
+      "preview", "Render slices of a map to PNG, coloured by |V| just outside the molecule "
+                 "(python3 + matplotlib)");
   PreviewCommand& preview = sub.preview_options;
   sub.preview->add_option("map", preview.input, "dcs HDF5 map")->required()->check(CLI::ExistingFile);
   sub.preview->add_option("-o,--output", preview.output, "PNG path (default <map stem>.png)");
-  sub.preview->add_option("--percentile", preview.percentile, "Colour limits: ±this percentile of |V|")
+  sub.preview->add_option("--percentile", preview.percentile,
+                          "Colour limits: ±this percentile of |V| (on the shell, or the map)")
       ->capture_default_str()->check(CLI::Range(1.0, 100.0));
+  sub.preview->add_option("--view", preview.view, "surface: limits from the solvent-accessible "
+                          "shell, atoms masked; centre: central slices, limits over the map")
+      ->capture_default_str()->check(CLI::IsMember({"surface", "centre"}));
+  sub.preview->add_option("--slice", preview.slices, "A plane to draw, e.g. z=12.5 (Å; repeatable; "
+                          "default: the three through the centre)")->allow_extra_args(false);
+  sub.preview->add_option("--probe", preview.probe, "Solvent probe radius (Å): the shell starts at "
+                          "atom radius + probe")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+  sub.preview->add_option("--shell", preview.shell, "Shell width (Å)")
+      ->capture_default_str()->check(CLI::Range(0.01, 100.0));
   sub.preview->add_flag("--force,-f", preview.force, "Overwrite the PNG");
 }
 

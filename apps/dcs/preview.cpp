@@ -71,6 +71,9 @@ int run_preview(const PreviewCommand& command) {
   std::vector<std::string> args{python, script.path, command.input, "--percentile",
                                 fmt::format("{}", command.percentile)};
   if (!command.output.empty()) args.insert(args.end(), {"-o", command.output});
+  args.insert(args.end(), {"--view", command.view, "--probe", fmt::format("{}", command.probe),
+                           "--shell", fmt::format("{}", command.shell)});
+  for (const std::string& slice : command.slices) args.push_back("--slice=" + slice);
   if (command.force) args.emplace_back("--force");
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());

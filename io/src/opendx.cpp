@@ -237,7 +237,7 @@ OpenDxWriter::~OpenDxWriter() = default;
 void OpenDxWriter::write_x_columns(std::int64_t x_begin, std::int64_t count, const float* values) {
   Impl& s = *impl_;
   if (x_begin != s.next_x || count < 1 || x_begin + count > s.grid.nx())
-    throw IoError(fmt::format("internal error: OpenDX columns [{}, {}) out of order (next {})",
+    throw InternalError(fmt::format("OpenDX columns [{}, {}) out of order (next {})",
                               x_begin, x_begin + count, s.next_x));
   const auto nx = static_cast<std::size_t>(s.grid.nx());
   const auto ny = static_cast<std::size_t>(s.grid.ny());
@@ -268,7 +268,7 @@ void OpenDxWriter::sync() {
   Impl& s = *impl_;
   if (s.synced) return;
   if (s.next_x != s.grid.nx())
-    throw IoError(fmt::format("internal error: OpenDX file {} committed after {} of {} x-columns",
+    throw InternalError(fmt::format("OpenDX file {} committed after {} of {} x-columns",
                               s.file.final_path(), s.next_x, s.grid.nx()));
   std::string& out = s.sink.buffer();
   if (s.on_line != 0) out += '\n';

@@ -17,6 +17,7 @@
 #include "dcs/error.hpp"
 #include "dcs/interrupt.hpp"
 #include "dcs/log.hpp"
+#include "dcs/parallel.hpp"
 #include "dcs/timer.hpp"
 
 namespace dcs::pipeline {
@@ -278,8 +279,13 @@ class EngineRun {
 
   void start_workers() {
     threads_.reserve(workers_.size());
-    for (std::size_t w = 0; w < workers_.size(); ++w)
-      threads_.emplace_back([this, w] { work(w); });
+    try {
+      for (std::size_t w = 0; w < workers_.size(); ++w) threads_.push_back(start_thread([this, w] { work(w); }));
+    } catch (...) {
+      shared_->stop();
+      for (std::thread& t : threads_) t.join();
+      throw;
+    }
   }
 
   /// A worker's loop: the next slab into a free buffer, until none is left or the run stops.

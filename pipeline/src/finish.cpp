@@ -1,11 +1,15 @@
 // Finishing a map on the leader (finish.hpp).
 #include "finish.hpp"
 
+#include <cmath>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
 #include "dcs/interrupt.hpp"
 #include "dcs/io/atomic_file.hpp"
+#include "dcs/io/box_faces.hpp"
 #include "dcs/io/colour_range.hpp"
 #include "dcs/log.hpp"
 #include "dcs/timer.hpp"
@@ -90,6 +94,35 @@ void complete_colour_range(std::vector<std::unique_ptr<MapSink>>& sinks, MapRead
     }
 }
 
+/// Warns when |V| on a box face exceeds kBoxFacesFraction of |V| near the molecule (the
+/// colour range's percentile over the points within kBoxFacesMargin of the atoms' box), with
+/// the padding that the far-field decay says would bring every face under it.
+void check_box_faces(const RunConfig& config, std::vector<std::unique_ptr<MapSink>>& sinks,
+                     MapReader& reader, const MapMetadata& meta) {
+  for (auto& sink : sinks)
+    if (auto* faces = dynamic_cast<io::BoxFacesSink*>(sink.get())) {
+      faces->complete(reader);
+      const io::BoxFacesCheck c = faces->check(meta.colour_range.high_percentile, io::kBoxFacesFraction);
+      const std::string_view unit = unit_name(meta.physics.unit);
+      log().debug("box faces: max |V| {:.3g} {} on the {} face, {:.0f} % of {:.3g} {} near the molecule",
+                  c.face_max_abs, unit, io::face_name(c.face), 100.0 * c.fraction, c.reference, unit);
+      if (!c.too_close) continue;
+      // Whole Å, rounded up; a box of fixed counts and spacing ignores --padding.
+      const double extra = std::ceil(c.extra_padding);
+      const bool fixed = config.grid.counts && config.grid.spacing;
+      const std::string fix = fixed ? fmt::format("a box {:g} Å larger on every side", extra)
+                                    : fmt::format("--padding {:g}", config.grid.padding + extra);
+      log().warn("the box is small for this map: |V| reaches {:.3g} {} on its {} face, {:.0f} % "
+                 "of the {:g}th percentile of |V| near the molecule ({:.3g} {}; warning above "
+                 "{:.0f} %), so isosurfaces and colours at that level are cut off by the box; {} "
+                 "would bring every face under {:.0f} % (estimated from a 1/r{} decay with the "
+                 "distance from the molecule's centre, net charge {:+.3g} e)", c.face_max_abs,
+                 unit, io::face_name(c.face), 100.0 * c.fraction, meta.colour_range.high_percentile,
+                 c.reference, unit, 100.0 * io::kBoxFacesFraction, fix, 100.0 * io::kBoxFacesFraction,
+                 c.decay_power == 1 ? "" : "^2", c.net_charge);
+    }
+}
+
 /// Everything made durable first (fsync, the slow part), then the renames back to back in a
 /// CommitGroup, so that an interruption or a failure between the first rename and the last (a
 /// signal: the check below; a second signal: the handler) removes the outputs already renamed:
@@ -111,7 +144,7 @@ void commit_outputs(const RunConfig& config, const MapJob& job, io::MapStore& st
     }
     for (auto& sink : sinks) {
       sink->commit();
-      if (dynamic_cast<io::ColourRangeSink*>(sink.get()) == nullptr)  // it only watches
+      if (dynamic_cast<io::WatchingSink*>(sink.get()) == nullptr)  // it writes no file
         result.outputs.push_back(sink->name());
     }
     stop_if_interrupted();  // throws: ~CommitGroup removes what was renamed
@@ -158,6 +191,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   stop_if_interrupted();
   StoreReader reader(store);
   complete_colour_range(sinks, reader, meta);
+  check_box_faces(config, sinks, reader, meta);
   store.finish(meta);
   store_finished = true;
   // The finished partial file is no longer resumable: from now on it is one of the run's

@@ -12,6 +12,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
+#include "dcs/io/box_faces.hpp"
 #include "dcs/io/colour_range.hpp"
 #include "dcs/io/mrc.hpp"
 #include "dcs/log.hpp"
@@ -173,6 +174,15 @@ io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata&
   return io::MapStore::create(job.paths.store, meta, job.in.system, job.key, options);
 }
 
+/// The lower (or upper) corner of the atom centres' bounding box.
+Vec3 atom_box(const System& system, bool upper) {
+  Vec3 corner = system.atoms.front().position;
+  for (const Atom& atom : system.atoms)
+    for (std::size_t a = 0; a < 3; ++a)
+      corner[a] = upper ? std::max(corner[a], atom.position[a]) : std::min(corner[a], atom.position[a]);
+  return corner;
+}
+
 /// The outputs besides the HDF5 file, streamed or read back by the pipeline.
 std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const MapJob& job) {
   std::vector<std::unique_ptr<MapSink>> sinks;
@@ -185,6 +195,11 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   // did not see. Its fixed 1 MiB of counts is not charged to --memory-limit (which sizes the
   // slab buffers; tests use limits of a few hundred KiB).
   sinks.push_back(std::make_unique<io::ColourRangeSink>());
+  // Watches the box faces (finish_map() warns when they are too close to the molecule); its
+  // 1 MiB histogram is not charged either.
+  sinks.push_back(std::make_unique<io::BoxFacesSink>(atom_box(job.in.system, false),
+                                                     atom_box(job.in.system, true),
+                                                     job.in.system.total_charge()));
   return sinks;
 }
 

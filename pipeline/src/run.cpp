@@ -3,9 +3,12 @@
 // batch in this process (batch.cpp), or over MPI ranks (mpi/). docs/ARCHITECTURE.md has the map.
 #include "dcs/run.hpp"
 
+#include <filesystem>
+
 #include <fmt/format.h>
 
 #include "batch.hpp"
+#include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "dcs/pipeline/mpi.hpp"
 #include "devices.hpp"
@@ -30,7 +33,18 @@ void log_workers(pipeline::Workers& workers) {
 
 }  // namespace
 
-std::vector<RunResult> run(const RunConfig& given, ProgressSink* progress) {
+std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progress);
+
+std::vector<RunResult> run(const RunConfig& config, ProgressSink* progress) {
+  try {
+    return run_checked(config, progress);
+  } catch (const std::filesystem::filesystem_error& error) {
+    // A path the file system refuses (too long, a loop of links, ...): an I/O error naming it.
+    throw IoError(fmt::format("{}: {}", error.path1().string(), error.code().message()));
+  }
+}
+
+std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progress) {
   RunConfig config = given;
   pipeline::on_every_rank([&] {
     check_config(given);

@@ -82,8 +82,10 @@ def case_progress_tty(dcs, source, work):
         check("%" in line and "ETA" in line, f"progress line lacks percent or ETA: {line!r}")
     check(text.count("\r\x1b[K") >= 1 and redraws[-1] == "",
           "the progress line is not cleared at the end")
-    # -q: nothing at all on the terminal.
-    rc, text = run_on_terminal([dcs, "--atoms", pqr, "-o", out, *SLOW, "-q"], work, 60)
+    # -q: nothing at all on the terminal (a box large enough for no box-face warning: -q keeps
+    # warnings).
+    rc, text = run_on_terminal([dcs, "--atoms", pqr, "-o", out, *SLOW, "--padding", "30", "-q"],
+                               work, 60)
     check(rc == 0 and text == "", f"-q on a terminal printed {text[-300:]!r}")
 
 

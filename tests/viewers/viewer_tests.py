@@ -608,12 +608,13 @@ def case_colour_range(ctx):
 # --- dcs preview ------------------------------------------------------------------------------
 
 def case_preview(ctx):
-    """`dcs preview`: the PNG, its limits (the file's colour_range) and its size."""
+    """`dcs preview --view centre`: the PNG, its limits (the file's colour_range) and its size
+    (the surface view: preview_tests.py)."""
     import matplotlib.image as mpimg
 
     h5 = ctx.molecule_map(grid=("33", "37", "41"))
     png = os.path.join(ctx.work, "mol.png")
-    run = ctx.dcs("preview", h5, "-o", png)
+    run = ctx.dcs("preview", h5, "-o", png, "--view", "centre")
     check(os.path.getsize(png) > 10000, "PNG too small")
     image = mpimg.imread(png)
     check(image.ndim == 3 and image.shape[1] > image.shape[0] > 300, f"PNG shape {image.shape}")
@@ -637,7 +638,7 @@ def case_preview(ctx):
     with h5py.File(old, "r+") as f:
         for key in ("colour_range", "colour_range_percentiles", "colour_range_near_zero"):
             del f["potential"].attrs[key]
-    computed = ctx.dcs("preview", old, "-o", os.path.join(ctx.work, "old.png"))
+    computed = ctx.dcs("preview", old, "-o", os.path.join(ctx.work, "old.png"), "--view", "centre")
     limit = np.percentile(np.abs(ref.values), 99.0)
     text = computed.stdout + computed.stderr
     check(f"±{limit:.3g}" in text and "colour_range" not in text,

@@ -16,6 +16,10 @@
 
 namespace dcs {
 
+/// Starts a thread running `body`. Where the system refuses one (the process's thread or memory
+/// limit: ulimit -u, ulimit -v, a cgroup's pids.max) throws dcs::Error saying so.
+std::thread start_thread(std::function<void()> body);
+
 /// Number of worker threads to use for a request of `threads` (0: all hardware threads).
 unsigned resolve_threads(unsigned threads) noexcept;
 
@@ -55,6 +59,8 @@ class ThreadPool {
  private:
   void work(unsigned index);
   void run_range(unsigned index) noexcept;
+
+  void stop_and_join() noexcept;
 
   unsigned threads_;
   std::vector<std::thread> workers_;

@@ -5,9 +5,24 @@
 #include <fstream>
 #include <mutex>
 #include <thread>
+#include <system_error>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+
 namespace dcs {
+
+std::thread start_thread(std::function<void()> body) {
+  try {
+    return std::thread(std::move(body));
+  } catch (const std::system_error& error) {
+    throw Error(fmt::format("cannot start a thread ({}): the process's thread or memory limit is "
+                            "reached (ulimit -u, ulimit -v, or a cgroup's pids.max)",
+                            error.code().message()));
+  }
+}
 
 unsigned resolve_threads(unsigned threads) noexcept {
   if (threads != 0) return threads;
@@ -46,14 +61,19 @@ void parallel_for(std::size_t n, unsigned threads,
   for (std::size_t worker = 0; worker < workers; ++worker) {
     const std::size_t begin = std::min(n, (units * worker / workers) * grain);
     const std::size_t end = std::min(n, (units * (worker + 1) / workers) * grain);
-    pool.emplace_back([&, begin, end] {
-      try {
-        if (begin < end) body(begin, end);
-      } catch (...) {
-        std::lock_guard<std::mutex> lock(failure_mutex);
-        if (!failure) failure = std::current_exception();
-      }
-    });
+    try {
+      pool.push_back(start_thread([&, begin, end] {
+        try {
+          if (begin < end) body(begin, end);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+        }
+      }));
+    } catch (...) {
+      for (std::thread& thread : pool) thread.join();
+      throw;
+    }
   }
   for (std::thread& thread : pool) thread.join();
   if (failure) std::rethrow_exception(failure);
@@ -61,11 +81,18 @@ void parallel_for(std::size_t n, unsigned threads,
 
 ThreadPool::ThreadPool(unsigned threads) : threads_(resolve_threads(threads)) {
   workers_.reserve(threads_ - 1);
-  for (unsigned index = 1; index < threads_; ++index)
-    workers_.emplace_back([this, index] { work(index); });
+  try {
+    for (unsigned index = 1; index < threads_; ++index)
+      workers_.push_back(start_thread([this, index] { work(index); }));
+  } catch (...) {
+    stop_and_join();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_and_join(); }
+
+void ThreadPool::stop_and_join() noexcept {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "dcs/map.hpp"
+#include "dcs/io/watching_sink.hpp"
 #include "dcs/map_sink.hpp"
 
 namespace dcs::io {
@@ -58,23 +59,18 @@ inline constexpr std::size_t kColourRangeSampleValues = std::size_t{1} << 25;
 /// slab size, worker count, resumption or MPI rank count. The pipeline feeds it the slabs it
 /// computes (wants_done_slabs() is false: a resumed run does not read the map back for it);
 /// complete() reads the sampled planes it did not see through MapReader.
-class ColourRangeSink final : public MapSink {
+class ColourRangeSink final : public WatchingSink {
  public:
   explicit ColourRangeSink(double low_percentile = 1.0, double high_percentile = 99.0,
                            std::size_t sample_values = kColourRangeSampleValues)
       : low_(low_percentile), high_(high_percentile), sample_values_(sample_values) {}
   std::string name() const override { return "(colour range)"; }
-  bool wants_done_slabs() const override { return false; }
   std::size_t memory_bytes() const override;
   void begin(const MapMetadata& meta) override;
   void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) override;
-  /// Calls complete(map).
-  void finish(const MapMetadata&, MapReader& map) override { complete(map); }
-  void commit() override {}
-  void abort() noexcept override {}
   /// Reads the sampled planes no slab brought (one plane at a time: plane_points floats of
   /// memory), so that range() covers the whole sample. Idempotent.
-  void complete(MapReader& map);
+  void complete(MapReader& map) override;
   /// Planes between sampled planes (1: every plane).
   std::int64_t plane_stride() const noexcept { return stride_; }
   /// The range of the sampled planes counted so far (all of them after complete()).

@@ -1,0 +1,172 @@
+"""`dcs preview`'s surface view on real maps of data/2lzt.pqr: colour limits from |V| on the
+solvent-accessible shell (checked against a brute-force shell), not saturated, different at
+ε = 1 and ε = 80, chosen slices, clean errors, and the PyMOL commands it prints (run in PyMOL).
+
+    preview_tests.py --dcs DCS --source DIR CASE     (CASE: surface, errors, pymol)
+
+Prints "preview_tests: OK <case>"; raises (exit 1) on failure; exit 77 when a package is missing.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+try:
+    import h5py
+    import numpy as np
+except ImportError:
+    print("SKIPPED: h5py/numpy missing for this Python; run scripts/setup-viewers.sh")
+    sys.exit(77)
+
+PROBE, SHELL = 1.4, 1.0  # dcs preview's defaults
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def dcs(args, *arguments, rc=0, cwd=None):
+    run = subprocess.run([args.dcs, *arguments], capture_output=True, text=True, timeout=300,
+                         cwd=cwd)
+    check(rc is None or run.returncode == rc,
+          f"dcs {' '.join(arguments)}: exit {run.returncode}, expected {rc}\n{run.stdout}{run.stderr}")
+    return run
+
+
+def lysozyme(args, work, dielectric, extra=()):
+    path = os.path.join(work, f"eps{dielectric}.h5")
+    dcs(args, "--atoms", os.path.join(args.source, "data", "2lzt.pqr"), "--spacing", "1",
+        "--dielectric", str(dielectric), "-o", path, "-q", "--force", *extra)
+    return path
+
+
+def brute_force_shell(path):
+    """|V| at the grid points whose clearance min_i(|p - r_i| - R_i) lies in [PROBE, PROBE +
+    SHELL), every atom against every point."""
+    with h5py.File(path, "r") as f:
+        d = f["potential"]
+        values = d[()]
+        origin, spacing = d.attrs["origin"], d.attrs["spacing"]
+        atoms, radii = f["atoms/position"][()], f["atoms/radius"][()]
+    nz, ny, nx = values.shape
+    k, j, i = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
+    points = origin + spacing * np.stack([i.ravel(), j.ravel(), k.ravel()], axis=1)
+    gap = np.empty(len(points))
+    for start in range(0, len(points), 1024):
+        p = points[start:start + 1024]
+        distance = np.sqrt(((p[:, None, :] - atoms[None, :, :]) ** 2).sum(axis=2))
+        gap[start:start + 1024] = (distance - radii[None, :]).min(axis=1)
+    shell = (gap >= PROBE) & (gap < PROBE + SHELL)
+    return np.abs(values.ravel()[shell])
+
+
+def reported_limit(run):
+    found = re.search(r"colour limits ±(\S+) kT/e \(99th percentile of \|V\| on the "
+                      r"solvent-accessible shell, (\d+) points, (\S+) % clipped; ε = (\S+)\)", run.stdout)
+    check(found, f"no surface-view line in:\n{run.stdout}{run.stderr}")
+    return float(found.group(1)), int(found.group(2)), float(found.group(3))
+
+
+def case_surface(args, work):
+    import matplotlib.image as mpimg
+
+    limits = {}
+    for eps in (1, 80):
+        h5 = lysozyme(args, work, eps)
+        png = os.path.join(work, f"eps{eps}.png")
+        run = dcs(args, "preview", h5, "-o", png)
+        limit, count, clipped = reported_limit(run)
+        shell = brute_force_shell(h5)
+        exact = float(np.percentile(shell, 99))
+        check(abs(count - len(shell)) <= 0.01 * len(shell), f"shell points {count} vs {len(shell)}")
+        check(abs(limit - exact) <= 5e-3 * exact, f"ε = {eps}: limit {limit} vs shell {exact}")
+        # Not saturated: about 1 % of the shell beyond the limits, by the brute-force shell too.
+        beyond = float((shell > limit * 1.005).mean())
+        check(clipped <= 1.5 and beyond <= 0.015, f"ε = {eps}: {clipped} %, {beyond:.3%} clipped")
+        check(f"ε = {eps})" in run.stdout, f"ε missing: {run.stdout}")
+        image = mpimg.imread(png)[..., :3]
+        grey = (np.abs(image - 0.82).max(axis=2) < 0.02).sum()  # the atoms' masked interior
+        check(grey > 2000 and image.shape[1] > 2 * image.shape[0], f"masking: {grey} grey pixels")
+        limits[eps] = limit
+        width = image.shape[1]
+    check(60 < limits[1] / limits[80] < 100, f"ε = 1 and 80 ranges: {limits}")
+    # One chosen slice: one panel, the nearest plane, the same limits.
+    one = os.path.join(work, "z.png")
+    run = dcs(args, "preview", h5, "-o", one, "--slice", "z=12.5")
+    check(reported_limit(run)[0] == limits[80], "a slice changed the limits")
+    shape = mpimg.imread(one).shape
+    check(shape[1] < 0.8 * width, f"one slice, shape {shape}, three: {width} wide")
+    two = dcs(args, "preview", h5, "-o", os.path.join(work, "two.png"), "--slice", "x=0",
+              "--slice", "y=-3.5")
+    check(reported_limit(two)[0] == limits[80], "two slices")
+
+
+def case_errors(args, work):
+    h5 = lysozyme(args, work, 80, extra=("--dx",))
+    dx = h5[:-3] + ".dx"
+    for target, options, rc, needle in (
+            (dx, (), 3, "is not an HDF5 file"),
+            (h5, ("--slice", "z=1000"), 2, "--slice z=1000: outside the map (z from"),
+            (h5, ("--slice", "q=1"), 2, "give an axis and a position in Å")):
+        png = os.path.join(work, "bad.png")
+        run = dcs(args, "preview", target, "-o", png, *options, rc=rc)
+        lines = run.stderr.strip().splitlines()
+        check(len(lines) == 1 and needle in lines[0] and "Traceback" not in run.stderr,
+              f"{target} {options}: {run.stderr}")
+        check(not os.path.exists(png), "a failed preview left a PNG")
+    plain = os.path.join(work, "plain.h5")
+    with h5py.File(plain, "w") as f:
+        f["x"] = [1.0]
+    run = dcs(args, "preview", plain, "-o", os.path.join(work, "p.png"), rc=3)
+    check("not a dcs map" in run.stderr, run.stderr)
+
+
+def case_pymol(args, work):
+    """The printed commands, run in PyMOL (Debian's python3-pymol, this Python)."""
+    try:
+        import pymol
+    except ImportError:
+        print("SKIPPED: Debian's python3-pymol is not installed (scripts/setup-viewers.sh)")
+        sys.exit(77)
+    from pymol import cmd
+
+    h5 = lysozyme(args, work, 80, extra=("--dx",))
+    run = dcs(args, "preview", h5, "-o", os.path.join(work, "m.png"))
+    limit = reported_limit(run)[0]
+    line = re.search(r"^PyMOL: (.*)$", run.stdout, re.M)
+    check(line, f"no PyMOL line: {run.stdout}")
+    commands = line.group(1).split("; ")
+    check("set surface_ramp_above_mode, 1" in commands, f"{commands}")
+    pymol.finish_launching(["pymol", "-qc"])
+    for command in commands:
+        cmd.do(command)
+    check(cmd.get_type("pot") == "object:map" and cmd.get_type("pot_ramp") == "object:ramp",
+          f"PyMOL objects: {cmd.get_names('all')}")
+    check(cmd.count_atoms("mol") == 1960, f"atoms {cmd.count_atoms('mol')}")
+    check(cmd.get("surface_color", "mol") == "pot_ramp", "surface colour")
+    check(int(cmd.get("surface_ramp_above_mode")) == 1, "surface_ramp_above_mode")
+    ramp = re.search(r"ramp_new pot_ramp, pot, \[-(\S+), 0, (\S+)\], \[red, white, blue\]",
+                     line.group(1))
+    check(ramp and ramp.group(1) == ramp.group(2) and abs(float(ramp.group(1)) - limit) <= 5e-3 * limit,
+          f"ramp limits: {line.group(1)}")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dcs", required=True)
+    p.add_argument("--source", required=True)
+    p.add_argument("case", choices=sorted(CASES))
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dcs-preview-") as work:
+        CASES[args.case](args, work)
+    print(f"preview_tests: OK {args.case}")
+
+
+if __name__ == "__main__":
+    main()
