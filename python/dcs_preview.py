@@ -410,8 +410,9 @@ def main(argv=None):
         check_paths(args, out)
         return preview(args, out)
     except ImportError as error:
-        print(f"dcs preview: needs h5py, numpy and matplotlib ({error}); run "
-              "scripts/setup-viewers.sh or apt install python3-matplotlib", file=sys.stderr)
+        print(f"dcs preview: {sys.executable} lacks h5py, numpy or matplotlib ({error}): install "
+              "them (Debian/Ubuntu: apt install python3-h5py python3-matplotlib; pip: pip install "
+              "h5py matplotlib) or set DCS_PYTHON to a Python that has them", file=sys.stderr)
         return 1
     except UsageError as error:
         print(f"dcs preview: {error}", file=sys.stderr)

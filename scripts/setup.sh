@@ -9,6 +9,10 @@ source scripts/lib/debian.sh
 packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools libcli11-dev libspdlog-dev
           libfmt-dev libgtest-dev zlib1g-dev libdeflate-dev libssl-dev apbs-data python3 python3-h5py
           python3-numpy python3-griddataformats)
+# Installing dcs (tests/install): the man page from --help (help2man), the .deb's library
+# dependencies (dpkg-shlibdeps), the installed `dcs preview` (Debian's python3 with matplotlib),
+# and strace, which shows the installed binary never touches the source tree.
+packages+=(help2man dpkg-dev python3-matplotlib strace)
 # The MPI build (preset mpi-cpu here; mpi with CUDA on GPU machines): OpenMPI and Debian's
 # parallel HDF5, which coexists with the serial one (separate directories, separate builds).
 [[ "${DCS_NO_MPI:-0}" == 1 ]] || packages+=(openmpi-bin libopenmpi-dev libhdf5-openmpi-dev)

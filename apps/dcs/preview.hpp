@@ -1,6 +1,7 @@
 // `dcs preview MAP.h5 -o MAP.png`: slices of a map as a PNG, coloured by the potential just
 // outside the molecule (or, --view centre, over the whole map). The picture is
-// drawn by python/dcs_preview.py (matplotlib, a well-kept plotting library); this runs it.
+// drawn by python/dcs_preview.py (matplotlib, a well-kept plotting library); this runs it:
+// installed, from share/dcs/python beside the binary's bin/; in the build tree, from the source.
 #pragma once
 
 #include <string>
@@ -19,9 +20,9 @@ struct PreviewCommand {
   bool force = false;
 };
 
-/// The Python that draws: $DCS_PYTHON if set, else the viewer venv of the source tree
-/// (scripts/setup-viewers.sh) when it exists, else python3 from PATH.
-std::string preview_python();
+/// The Python that draws: $DCS_PYTHON if set, else (for the build tree's binary only) the viewer
+/// venv of the source tree (scripts/setup-viewers.sh) when it exists, else python3 from PATH.
+std::string preview_python(bool build_tree);
 
 /// Runs the script and returns its exit status (1 with a message when it cannot be started).
 int run_preview(const PreviewCommand& command);

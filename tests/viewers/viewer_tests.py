@@ -1,6 +1,6 @@
 """The maps of the real dcs binary, opened by the real readers of each viewer (ChimeraX, VTK,
-mrcfile, gemmi, PyMOL, xarray, `dcs preview`), compared with h5py's view of the same file: grid
-count, origin, step, axis order and values at and between grid points.
+ParaView, mrcfile, gemmi, PyMOL, xarray, `dcs preview`), compared with h5py's view of the same
+file: grid count, origin, step, axis order and values at and between grid points.
 
     viewer_tests.py --dcs DCS --write-mrc TOOL --write-sample TOOL --source DIR CASE
 
@@ -246,6 +246,53 @@ def case_vtkhdf(ctx):
     ref.check_values(vtk_to_numpy(out.GetPointData().GetArray("potential")), expected, "VTK probe")
 
 
+def case_paraview(ctx):
+    """The README's ParaView recipe in ParaView's own pvpython (Debian's 5.11, under xvfb-run):
+    the VTKHDF Reader on the .h5 as it is, and OpenDataFile on `-o mol.hdf`; a Slice coloured by
+    potential with 'Warm to Cool' at ±L (negative red, positive blue)."""
+    from paraview import simple as pv
+    from paraview import servermanager
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+
+    h5, hdf = ctx.molecule_map(), ctx.molecule_map("mol.hdf")
+    ref = H5Map(h5)
+    for reader in (pv.VTKHDFReader(FileName=[h5]), pv.OpenDataFile(hdf)):
+        check(reader is not None and reader.GetXMLLabel() == "VTKHDF Reader",
+              f"ParaView's reader for {hdf}: {reader and reader.GetXMLLabel()}")
+        image = servermanager.Fetch(reader)
+        check(tuple(image.GetDimensions()) == ref.dims, f"ParaView dims {image.GetDimensions()}")
+        check(close(image.GetOrigin(), ref.origin, 1e-12), f"ParaView origin {image.GetOrigin()}")
+        check(close(image.GetSpacing(), ref.spacing, 1e-12),
+              f"ParaView spacing {image.GetSpacing()}")
+        values = vtk_to_numpy(image.GetPointData().GetArray("potential"))
+        check(np.array_equal(values, ref.values.astype(np.float32).ravel()), "ParaView != h5py")
+    # The recipe: a Slice through a grid plane, coloured by potential over ±L.
+    k = ref.dims[2] // 2
+    pv_slice = pv.Slice(Input=reader)
+    pv_slice.SliceType.Origin = list(ref.origin + np.array([0, 0, k]) * ref.spacing)
+    pv_slice.SliceType.Normal = [0, 0, 1]
+    plane = servermanager.Fetch(pv_slice)
+    points = vtk_to_numpy(plane.GetPoints().GetData()).astype(np.float64)
+    got = vtk_to_numpy(plane.GetPointData().GetArray("potential"))
+    ij = np.rint((points[:, :2] - ref.origin[:2]) / ref.spacing[:2]).astype(int)
+    check(len(got) == ref.dims[0] * ref.dims[1], f"Slice has {len(got)} points")
+    ref.check_values(got, ref.values[k, ij[:, 1], ij[:, 0]], "ParaView Slice")
+    limit = float(np.percentile(np.abs(ref.values), 99))
+    display = pv.Show(pv_slice)
+    pv.ColorBy(display, ("POINTS", "potential"))
+    lut = pv.GetColorTransferFunction("potential")
+    check(lut.ApplyPreset("Warm to Cool", True), "ParaView has no preset 'Warm to Cool'")
+    lut.RescaleTransferFunction(-limit, limit)
+    pv.Render()
+    colours = {}
+    for value in (-limit, limit):
+        rgb = [0.0, 0.0, 0.0]
+        lut.GetClientSideObject().GetColor(value, rgb)
+        colours[value] = rgb
+    (red, _, blue), (red2, _, blue2) = colours[-limit], colours[limit]
+    check(red > 0.5 > blue and blue2 > 0.5 > red2, f"'Warm to Cool' at -L, +L: {colours}")
+
+
 # --- MRC --------------------------------------------------------------------------------------
 
 def case_mrc_readers(ctx):
@@ -461,8 +508,12 @@ def case_pymol(ctx):
     check(np.allclose(field, ref.values.transpose(2, 1, 0), rtol=1e-6, atol=1e-6 * limit),
           "PyMOL DX values != h5py")
     cmd.ramp_new("ramp", "pot", [-limit, 0, limit], ["red", "white", "blue"])
+    cmd.set("surface_ramp_above_mode", 1)  # colour by the value just off the surface, as APBS
     cmd.set("surface_color", "ramp", "mol")
+    cmd.show("surface", "mol")
     check(cmd.get_type("ramp") == "object:ramp", f"ramp is {cmd.get_type('ramp')}")
+    check(cmd.get_setting_int("surface_ramp_above_mode") == 1, "surface_ramp_above_mode unset")
+    check(cmd.count_atoms("mol and rep surface") == cmd.count_atoms("mol"), "no surface shown")
 
 
 # --- Python reader -------------------------------------------------------------------------
