@@ -69,10 +69,14 @@ struct Reading {
 Reading read_path(const std::string& path, bool all_models, bool charges_as_given = false) {
   Reading r;
   const dcs::io::ReadOptions options{.charges_as_given = charges_as_given};
-  r.outcome = dcs::fuzz::run_expecting(all_models ? "read_models" : "read_atoms", [&] {
-    if (all_models) r.models = dcs::io::read_models(path, dcs::io::ModelCheck::kStructure, options);
-    else r.models.push_back(dcs::io::read_atoms(path, options));
-  }, &r.message);
+  r.outcome = dcs::fuzz::run_expecting(
+      all_models ? "read_models" : "read_atoms",
+      [&] {
+        if (all_models)
+          r.models = dcs::io::read_models(path, dcs::io::ModelCheck::kStructure, options);
+        else r.models.push_back(dcs::io::read_atoms(path, options));
+      },
+      &r.message);
   require(r.outcome != Outcome::kUsageError, "reader threw UsageError: " + r.message);
   if (r.outcome == Outcome::kOk) {
     require(!r.models.empty(), "no models returned");
@@ -95,12 +99,15 @@ Reading read_path(const std::string& path, bool all_models, bool charges_as_give
 /// The text through the stream parsers, named `path` so that messages compare.
 Reading read_text(const std::string& text, const std::string& path, bool xyzq, bool all_models) {
   Reading r;
-  r.outcome = dcs::fuzz::run_expecting("stream parser", [&] {
-    std::istringstream in(text);
-    if (xyzq) r.models.push_back(dcs::io::parse_xyzq(in, path));
-    else if (all_models) r.models = dcs::io::parse_pqr_models(in, path);
-    else r.models.push_back(dcs::io::parse_pqr(in, path));
-  }, &r.message);
+  r.outcome = dcs::fuzz::run_expecting(
+      "stream parser",
+      [&] {
+        std::istringstream in(text);
+        if (xyzq) r.models.push_back(dcs::io::parse_xyzq(in, path));
+        else if (all_models) r.models = dcs::io::parse_pqr_models(in, path);
+        else r.models.push_back(dcs::io::parse_pqr(in, path));
+      },
+      &r.message);
   return r;
 }
 
@@ -166,11 +173,22 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const int tail = (a >> 2) & 3;
   const std::size_t n = 1 + (a >> 4);
-  static const std::vector<std::string> kGarbage = {
-      "\x1f", "\x1f\x8b", "\x1f\x8b\x08", std::string("\0\0x", 3), "x", "PK\x03\x04",
-      std::string("\x1f\x8b\x08\0\0\0\0\0\0\x03", 10), std::string(1, '\0') + "\x1f",
-      "\n", "\x8b\x1f", "ATOM 1 N ALA 1 0 0 0 0 0\n", std::string("\0\x1f\x8b", 3),
-      "\xff", std::string(4096, '\0') + "!", "\x1f\x8b\x08\x08", "gz"};
+  static const std::vector<std::string> kGarbage = {"\x1f",
+                                                    "\x1f\x8b",
+                                                    "\x1f\x8b\x08",
+                                                    std::string("\0\0x", 3),
+                                                    "x",
+                                                    "PK\x03\x04",
+                                                    std::string("\x1f\x8b\x08\0\0\0\0\0\0\x03", 10),
+                                                    std::string(1, '\0') + "\x1f",
+                                                    "\n",
+                                                    "\x8b\x1f",
+                                                    "ATOM 1 N ALA 1 0 0 0 0 0\n",
+                                                    std::string("\0\x1f\x8b", 3),
+                                                    "\xff",
+                                                    std::string(4096, '\0') + "!",
+                                                    "\x1f\x8b\x08\x08",
+                                                    "gz"};
   switch (tail) {
     case 1: bytes.append(n, '\0'); break;
     case 2: bytes += kGarbage[n - 1]; break;

@@ -52,9 +52,8 @@ void parse(std::vector<std::string> args) {
   run_expecting("main_entry", [&] {
     status = dcs::app::main_entry(static_cast<int>(args.size()), argv.data(), &config);
   });
-  require(status == 0 || status == 2,
-          "main_entry(parse_only) returned " + std::to_string(status) +
-              " (1: it caught an unexpected exception)");
+  require(status == 0 || status == 2, "main_entry(parse_only) returned " + std::to_string(status) +
+                                          " (1: it caught an unexpected exception)");
   if (status != 0 || config.inputs.empty()) return;  // a usage error, help, or a subcommand
 
   run_expecting("make_grid", [&] {
@@ -62,7 +61,8 @@ void parse(std::vector<std::string> args) {
   });
   run_expecting("check_potential_bound",
                 [&] { dcs::check_potential_bound(molecule(), config.physics); });
-  run_expecting("resolve_device", [&] { (void)dcs::resolve_device(config.device, config.backend); });
+  run_expecting("resolve_device",
+                [&] { (void)dcs::resolve_device(config.device, config.backend); });
   if (config.shard && !config.shard->from_slurm)
     run_expecting("shard_inputs", [&] { (void)dcs::shard_inputs(config.inputs, *config.shard); });
   run_expecting("default_output_path", [&] {

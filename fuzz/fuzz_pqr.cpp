@@ -51,10 +51,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Every model, the structure checked (--models each).
   std::vector<System> models;
   std::string models_message;
-  const Outcome each = run_expecting("parse_pqr_models", [&] {
-    std::istringstream in(text);
-    models = dcs::io::parse_pqr_models(in, kName);
-  }, &models_message);
+  const Outcome each = run_expecting(
+      "parse_pqr_models",
+      [&] {
+        std::istringstream in(text);
+        models = dcs::io::parse_pqr_models(in, kName);
+      },
+      &models_message);
   require(each != Outcome::kUsageError, "parse_pqr_models threw UsageError: " + models_message);
   if (each == Outcome::kOk) {
     require(!models.empty(), "parse_pqr_models returned no models");
@@ -79,10 +82,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // Every model repeating the first one's atoms (--models average).
   std::vector<System> same;
   std::string same_message;
-  const Outcome average = run_expecting("parse_pqr_models(kSameAtoms)", [&] {
-    std::istringstream in(text);
-    same = dcs::io::parse_pqr_models(in, kName, dcs::io::ModelCheck::kSameAtoms);
-  }, &same_message);
+  const Outcome average = run_expecting(
+      "parse_pqr_models(kSameAtoms)",
+      [&] {
+        std::istringstream in(text);
+        same = dcs::io::parse_pqr_models(in, kName, dcs::io::ModelCheck::kSameAtoms);
+      },
+      &same_message);
   require(average != Outcome::kUsageError, "kSameAtoms threw UsageError: " + same_message);
   if (average == Outcome::kOk) {
     require(each == Outcome::kOk, "kSameAtoms accepts what kStructure refuses: " + models_message);

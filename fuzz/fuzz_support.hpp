@@ -28,8 +28,8 @@
 
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
-#include "dcs/physics.hpp"
 #include "dcs/limits.hpp"
+#include "dcs/physics.hpp"
 #include "dcs/types.hpp"
 
 namespace dcs::fuzz {
@@ -41,7 +41,8 @@ inline constexpr std::size_t kReaderBlock = std::size_t{1} << 17;
 /// (the level is trace), none is printed.
 inline void quiet_logging() {
   if (spdlog::get("dcs")) return;
-  auto logger = std::make_shared<spdlog::logger>("dcs", std::make_shared<spdlog::sinks::null_sink_mt>());
+  auto logger =
+      std::make_shared<spdlog::logger>("dcs", std::make_shared<spdlog::sinks::null_sink_mt>());
   logger->set_level(spdlog::level::trace);
   spdlog::register_logger(logger);
 }
@@ -127,7 +128,8 @@ inline void check_grid(const GridSpec& grid, const char* what) {
                 grid.spacing[a] <= limits::kMaxSpacing,
             where + "grid spacing outside the limits: " + std::to_string(grid.spacing[a]));
     const double last = grid.origin[a] + static_cast<double>(grid.counts[a] - 1) * grid.spacing[a];
-    require(std::isfinite(grid.origin[a]) && std::fabs(grid.origin[a]) <= limits::kMaxGridCoordinate &&
+    require(std::isfinite(grid.origin[a]) &&
+                std::fabs(grid.origin[a]) <= limits::kMaxGridCoordinate &&
                 std::fabs(last) <= limits::kMaxGridCoordinate,
             where + "grid beyond the coordinate limit: origin " + std::to_string(grid.origin[a]));
   }
@@ -153,10 +155,13 @@ inline void use_atoms(const System& system, const char* what) {
 template <class Parse>
 TextReading read_text(const char* what, const std::string& text, Parse&& parse) {
   TextReading r;
-  r.outcome = run_expecting(what, [&] {
-    std::istringstream in(text);
-    r.system = parse(in);
-  }, &r.message);
+  r.outcome = run_expecting(
+      what,
+      [&] {
+        std::istringstream in(text);
+        r.system = parse(in);
+      },
+      &r.message);
   require(r.outcome != Outcome::kUsageError, std::string(what) + " threw UsageError: " + r.message);
   return r;
 }
@@ -208,8 +213,8 @@ void check_text_readings(const std::uint8_t* data, std::size_t size, const TextR
     const std::size_t k = (static_cast<std::size_t>(data[0]) * 131 + size) % (size + 1);
     const TextReading other = read(filler_lines(kReaderBlock - k, comment) + text);
     require((other.outcome == Outcome::kOk) == (first.outcome == Outcome::kOk),
-            "a block boundary inside the input changes the outcome: '" + first.message +
-                "' vs '" + other.message + "'");
+            "a block boundary inside the input changes the outcome: '" + first.message + "' vs '" +
+                other.message + "'");
     if (first.outcome == Outcome::kOk)
       require(same_atoms(first.system, other.system),
               "a block boundary inside the input changes the atoms");
@@ -239,8 +244,8 @@ inline const std::filesystem::path& scratch_dir() {
     namespace fs = std::filesystem;
     const char* given = std::getenv("DCS_FUZZ_SCRATCH");
     const fs::path base = given != nullptr && *given != '\0' ? fs::path(given)
-                          : fs::is_directory("/dev/shm")      ? fs::path("/dev/shm")
-                                                              : fs::temp_directory_path();
+                          : fs::is_directory("/dev/shm")     ? fs::path("/dev/shm")
+                                                             : fs::temp_directory_path();
     fs::path made = base / ("dcs-fuzz-" + std::to_string(::getpid()));
     fs::create_directories(made);
     std::atexit([] {

@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         require(bytes >= 1 && static_cast<double>(bytes) <= 1e18,
                 "parse_size('" + text + "') = " + std::to_string(bytes) + " outside [1, 1e18]");
         if (all_digits(text))
-          require(bytes == std::stoull(text), "parse_size('" + text + "') = " + std::to_string(bytes));
+          require(bytes == std::stoull(text),
+                  "parse_size('" + text + "') = " + std::to_string(bytes));
         if (all_digits(text) && text.size() <= 9) {
           std::size_t scaled = 0;
           if (run_expecting("parse_size", [&] { scaled = dcs::parse_size(text + "K"); }) ==

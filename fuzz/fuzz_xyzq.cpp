@@ -18,9 +18,8 @@ using dcs::fuzz::Outcome;
 using dcs::fuzz::require;
 
 dcs::fuzz::TextReading read_xyzq(const std::string& text) {
-  return dcs::fuzz::read_text("parse_xyzq", text, [](std::istream& in) {
-    return dcs::io::parse_xyzq(in, "fuzz.xyzq");
-  });
+  return dcs::fuzz::read_text(
+      "parse_xyzq", text, [](std::istream& in) { return dcs::io::parse_xyzq(in, "fuzz.xyzq"); });
 }
 
 }  // namespace

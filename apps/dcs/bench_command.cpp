@@ -32,7 +32,8 @@ std::string today_utc(const char* format) {
 std::string slug(const std::string& text) {
   std::string out;
   for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     else if (!out.empty() && out.back() != '-') out += '-';
   }
   while (!out.empty() && out.back() == '-') out.pop_back();
@@ -41,13 +42,14 @@ std::string slug(const std::string& text) {
 
 /// The end-to-end split of one real run: read, transfer, kernels, statistics, write.
 BenchTable end_to_end(const BenchCommand& command) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    fmt::format("dcs-bench-{}", getpid());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("dcs-bench-{}", getpid());
   std::filesystem::create_directories(dir);
   RunConfig config;
   config.inputs = {command.molecule};
   config.output_dir = dir.string();
-  const std::int64_t n = command.options.grid_sizes.empty() ? 256 : command.options.grid_sizes.front();
+  const std::int64_t n =
+      command.options.grid_sizes.empty() ? 256 : command.options.grid_sizes.front();
   config.grid.counts = {{n, n, n}};
   config.force = true;
   BenchTable table;
@@ -71,8 +73,9 @@ BenchTable end_to_end(const BenchCommand& command) {
   table.rows.push_back({"write", fmt::format("{:.4f}", r.write_seconds),
                         fmt::format("{:.1f}%", 100.0 * r.write_seconds / r.total_seconds)});
   table.rows.push_back({"total (wall)", fmt::format("{:.4f}", r.total_seconds), "100%"});
-  table.notes.push_back("compute = upload + kernels + statistics + download (+ host overhead); "
-                        "the stages are measured inside the backend with events or clocks.");
+  table.notes.push_back(
+      "compute = upload + kernels + statistics + download (+ host overhead); "
+      "the stages are measured inside the backend with events or clocks.");
   return table;
 }
 
@@ -86,20 +89,27 @@ int run_bench(const BenchCommand& command) {
     c.potential = c.reductions = gpu;
   }
   if ((c.potential || c.reductions) && !gpu)
-    throw UsageError("dcs bench --potential/--reductions need a GPU: " + cuda::cuda_unavailable_reason());
+    throw UsageError("dcs bench --potential/--reductions need a GPU: " +
+                     cuda::cuda_unavailable_reason());
 
   std::vector<BenchTable> tables;
-  if (c.cpu) for (auto& t : benchmark_cpu_backends(c.options)) tables.push_back(std::move(t));
-  if (c.potential) for (auto& t : cuda::benchmark_potential_kernels(c.options)) tables.push_back(std::move(t));
-  if (c.reductions) for (auto& t : cuda::benchmark_reductions(c.options)) tables.push_back(std::move(t));
+  if (c.cpu)
+    for (auto& t : benchmark_cpu_backends(c.options)) tables.push_back(std::move(t));
+  if (c.potential)
+    for (auto& t : cuda::benchmark_potential_kernels(c.options)) tables.push_back(std::move(t));
+  if (c.reductions)
+    for (auto& t : cuda::benchmark_reductions(c.options)) tables.push_back(std::move(t));
   if (!c.molecule.empty()) tables.push_back(end_to_end(c));
 
-  std::string device = gpu && (c.potential || c.reductions || !c.molecule.empty())
-                           ? cuda::cuda_devices().at(static_cast<std::size_t>(c.options.device)).name
-                           : cpu_model_name();
+  std::string device =
+      gpu && (c.potential || c.reductions || !c.molecule.empty())
+          ? cuda::cuda_devices().at(static_cast<std::size_t>(c.options.device)).name
+          : cpu_model_name();
   std::string report = fmt::format(
-      "# dcs bench, {}\n\n- device: {}\n- cpu: {} ({} hardware threads)\n- date: {}\n- dcs: {} (git {})\n"
-      "- command: `{}`\n\n", today_utc("%Y-%m-%d"), device, cpu_model_name(), resolve_threads(0),
+      "# dcs bench, {}\n\n- device: {}\n- cpu: {} ({} hardware threads)\n- date: {}\n- dcs: {} "
+      "(git {})\n"
+      "- command: `{}`\n\n",
+      today_utc("%Y-%m-%d"), device, cpu_model_name(), resolve_threads(0),
       today_utc("%Y-%m-%dT%H:%M:%SZ"), kVersion, kGitRevision, c.command_line);
   for (const BenchTable& table : tables) report += to_markdown(table);
   fmt::print("{}", report);

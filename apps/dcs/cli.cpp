@@ -8,9 +8,9 @@
 #include <optional>
 #include <sstream>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "bench_command.hpp"
 #include "dcs/error.hpp"
@@ -36,7 +36,8 @@ void setup_logging(int verbosity, bool quiet) {
   spdlog::logger& logger = log();  // the library's logger (stderr, created on first use)
   const pipeline::MpiInfo& mpi = pipeline::mpi_info();
   // Several MPI ranks: each line names its rank; only rank 0 says what goes well (-v: all).
-  logger.set_pattern(mpi.size > 1 ? fmt::format("[dcs rank {}] %^%l%$: %v", mpi.rank) : "[dcs] %^%l%$: %v");
+  logger.set_pattern(mpi.size > 1 ? fmt::format("[dcs rank {}] %^%l%$: %v", mpi.rank)
+                                  : "[dcs] %^%l%$: %v");
   spdlog::level::level_enum level = spdlog::level::info;
   if (quiet || (mpi.rank > 0 && verbosity == 0)) level = spdlog::level::warn;
   if (verbosity >= 1) level = spdlog::level::debug;
@@ -70,7 +71,8 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 }
 
 /// The name among `names` closest to `given`, if it is close enough to be a typo of it.
-std::optional<std::string> closest(const std::string& given, const std::vector<std::string>& names) {
+std::optional<std::string> closest(const std::string& given,
+                                   const std::vector<std::string>& names) {
   std::optional<std::string> best;
   std::size_t best_distance = std::max<std::size_t>(2, given.size() / 4) + 1;
   for (const std::string& name : names)
@@ -102,12 +104,12 @@ std::vector<std::string> option_names(const CLI::App& app) {
 /// An option that needs a value followed by another option or by nothing: CLI11 takes the
 /// option as the value ("--atoms --grid 9" reads a file "--grid"), or says it cannot convert it.
 /// (A file named like an option goes after "--".)
-std::optional<std::string> missing_value(const CLI::App& app, const std::vector<std::string>& args) {
+std::optional<std::string> missing_value(const CLI::App& app,
+                                         const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const CLI::Option* option = find_option(app, args[i]);
     if (option == nullptr || option->get_expected_min() < 1) continue;
-    if (i + 1 == args.size())
-      return fmt::format("{} needs a value (nothing followed it)", args[i]);
+    if (i + 1 == args.size()) return fmt::format("{} needs a value (nothing followed it)", args[i]);
     if (find_option(app, args[i + 1]) != nullptr)
       return fmt::format("{} needs a value (got the option {})", args[i], args[i + 1]);
   }
@@ -128,8 +130,8 @@ std::optional<std::string> explain(const CLI::App& app, const CLI::ParseError& e
     const CLI::Option* option = find_option(app, name);
     const std::string type = option ? option->get_type_name() : std::string();
     const char* kind = type.starts_with("INT") || type.starts_with("UINT") ? "a whole number"
-                       : type.starts_with("FLOAT")                       ? "a number"
-                                                                         : "another value";
+                       : type.starts_with("FLOAT")                         ? "a number"
+                                                                           : "another value";
     return fmt::format("{} needs {}, got '{}'", name, kind, what.substr(equals + 3));
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&error) == nullptr) return std::nullopt;
@@ -163,9 +165,9 @@ int usage_error(const std::string& message, bool quiet) {
 /// dropped). A subcommand's arguments are left whole.
 std::vector<std::string> split_atom_files(std::vector<std::string>& args, const CLI::App& app) {
   std::vector<std::string> files;
-  if (!args.empty() && !app.get_subcommands([&](const CLI::App* sub) {
-                              return sub->get_name() == args.front();
-                            }).empty())
+  if (!args.empty() &&
+      !app.get_subcommands([&](const CLI::App* sub) { return sub->get_name() == args.front(); })
+           .empty())
     return files;
   const auto dash = std::find(args.begin(), args.end(), "--");
   if (dash == args.end()) return files;
@@ -189,12 +191,14 @@ struct Subcommands {
 };
 
 void add_subcommands(CLI::App& app, Subcommands& sub) {
-  sub.kernels = app.add_subcommand("kernels", "List potential kernels and reductions, one line each");
+  sub.kernels =
+      app.add_subcommand("kernels", "List potential kernels and reductions, one line each");
   sub.devices = app.add_subcommand("devices", "List CUDA devices and the CPU");
   sub.bench = app.add_subcommand("bench", "Measure throughput (results under bench/results/)");
   BenchCommand& bench = sub.bench_options;
   sub.bench->add_flag("--cpu", bench.cpu, "CPU backends");
-  sub.bench->add_flag("--potential", bench.potential, "CUDA potential kernels vs the rsqrt ceiling");
+  sub.bench->add_flag("--potential", bench.potential,
+                      "CUDA potential kernels vs the rsqrt ceiling");
   sub.bench->add_flag("--reductions", bench.reductions, "CUDA reductions vs copy and CUB");
   sub.bench->add_option("--molecule", bench.molecule, "End-to-end split of a real run on this file")
       ->check(CLI::ExistingFile);
@@ -203,30 +207,48 @@ void add_subcommands(CLI::App& app, Subcommands& sub) {
   sub.bench->add_option("--kernel", bench.options.kernels, "Only these variants");
   sub.bench->add_option("--repetitions", bench.options.repetitions, "Timed repetitions (median)")
       ->check(CLI::PositiveNumber);
-  sub.bench->add_option("--results-dir", bench.results_dir, "Where the Markdown results go")->capture_default_str();
+  sub.bench->add_option("--results-dir", bench.results_dir, "Where the Markdown results go")
+      ->capture_default_str();
   sub.bench->add_option("--device-ordinal", bench.options.device, "CUDA device");
   sub.bench->add_option("--threads,-j", bench.options.threads, "CPU threads (0: all)");
   sub.batch_summary = app.add_subcommand(
       "batch-summary", "Add up the task records a job array's tasks (--shard) left in DIR");
-  sub.batch_summary->add_option("dir", sub.batch_summary_dir, "The tasks' --output-dir")->required();
-  sub.preview = app.add_subcommand(
-      "preview", "Render slices of a map to PNG, coloured by |V| just outside the molecule "
-                 "(python3 + matplotlib)");
+  sub.batch_summary->add_option("dir", sub.batch_summary_dir, "The tasks' --output-dir")
+      ->required();
+  sub.preview =
+      app.add_subcommand("preview",
+                         "Render slices of a map to PNG, coloured by |V| just outside the molecule "
+                         "(python3 + matplotlib)");
   PreviewCommand& preview = sub.preview_options;
-  sub.preview->add_option("map", preview.input, "dcs HDF5 map")->required()->check(CLI::ExistingFile);
+  sub.preview->add_option("map", preview.input, "dcs HDF5 map")
+      ->required()
+      ->check(CLI::ExistingFile);
   sub.preview->add_option("-o,--output", preview.output, "PNG path (default <map stem>.png)");
-  sub.preview->add_option("--percentile", preview.percentile,
-                          "Colour limits: ±this percentile of |V| (on the shell, or the map)")
-      ->capture_default_str()->check(CLI::Range(1.0, 100.0));
-  sub.preview->add_option("--view", preview.view, "surface: limits from the solvent-accessible "
-                          "shell, atoms masked; centre: central slices, limits over the map")
-      ->capture_default_str()->check(CLI::IsMember({"surface", "centre"}));
-  sub.preview->add_option("--slice", preview.slices, "A plane to draw, e.g. z=12.5 (Å; repeatable; "
-                          "default: the three through the centre)")->allow_extra_args(false);
-  sub.preview->add_option("--probe", preview.probe, "Solvent probe radius (Å): the shell starts at "
-                          "atom radius + probe")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+  sub.preview
+      ->add_option("--percentile", preview.percentile,
+                   "Colour limits: ±this percentile of |V| (on the shell, or the map)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 100.0));
+  sub.preview
+      ->add_option("--view", preview.view,
+                   "surface: limits from the solvent-accessible "
+                   "shell, atoms masked; centre: central slices, limits over the map")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"surface", "centre"}));
+  sub.preview
+      ->add_option("--slice", preview.slices,
+                   "A plane to draw, e.g. z=12.5 (Å; repeatable; "
+                   "default: the three through the centre)")
+      ->allow_extra_args(false);
+  sub.preview
+      ->add_option("--probe", preview.probe,
+                   "Solvent probe radius (Å): the shell starts at "
+                   "atom radius + probe")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 100.0));
   sub.preview->add_option("--shell", preview.shell, "Shell width (Å)")
-      ->capture_default_str()->check(CLI::Range(0.01, 100.0));
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 100.0));
   sub.preview->add_flag("--force,-f", preview.force, "Overwrite the PNG");
 }
 
@@ -238,7 +260,8 @@ std::optional<int> run_subcommand(Subcommands& sub, const std::string& command_l
   if (*sub.batch_summary) return summarise_task_records(sub.batch_summary_dir);
   if (*sub.bench) {
     sub.bench_options.command_line = command_line;
-    sub.bench_options.options.threads = capped_threads(sub.bench_options.options.threads, "--threads");
+    sub.bench_options.options.threads =
+        capped_threads(sub.bench_options.options.threads, "--threads");
     return run_bench(sub.bench_options);
   }
   return std::nullopt;
@@ -294,30 +317,32 @@ int report_failure(const Error& error) {
 
 std::string quoted_command_line(int argc, char** argv) {
   std::string line;
-  for (int index = 0; index < argc; ++index)
-    line += (index ? " " : "") + shell_quote(argv[index]);
+  for (int index = 0; index < argc; ++index) line += (index ? " " : "") + shell_quote(argv[index]);
   return line;
 }
 
 int main_entry(int argc, char** argv, RunConfig* parse_only) {
-  CLI::App app{"dcs: electrostatic potential maps by direct Coulomb summation.\n"
-               "  dcs --atoms mol.pqr --grid 256          writes mol.h5 (kT/e at 298.15 K)\n"
-               "  dcs --atoms mol.pqr --spacing 0.5 --dx mol.dx\n"
-               "  dcs kernels | dcs devices | dcs bench | dcs preview mol.h5 -o mol.png\n"
-               "  dcs batch-summary maps/                the tasks of a --shard job array\n"
-               "  dcs --grid 129 -- -odd.pqr             '--' ends the options: atom files follow",
-               "dcs"};
+  CLI::App app{
+      "dcs: electrostatic potential maps by direct Coulomb summation.\n"
+      "  dcs --atoms mol.pqr --grid 256          writes mol.h5 (kT/e at 298.15 K)\n"
+      "  dcs --atoms mol.pqr --spacing 0.5 --dx mol.dx\n"
+      "  dcs kernels | dcs devices | dcs bench | dcs preview mol.h5 -o mol.png\n"
+      "  dcs batch-summary maps/                the tasks of a --shard job array\n"
+      "  dcs --grid 129 -- -odd.pqr             '--' ends the options: atom files follow",
+      "dcs"};
   app.set_version_flag("--version", fmt::format("dcs {} (git {})", kVersion, kGitRevision));
-  app.footer("Exit status: 0 success, 1 runtime failure (CUDA, I/O), 2 usage error, 3 bad input file,\n"
-             "4 --validate above tolerance, 70 internal error (a bug), 130/143 interrupted.\n"
-             "A failed run leaves no output file.");
+  app.footer(
+      "Exit status: 0 success, 1 runtime failure (CUDA, I/O), 2 usage error, 3 bad input file,\n"
+      "4 --validate above tolerance, 70 internal error (a bug), 130/143 interrupted.\n"
+      "A failed run leaves no output file.");
   RunOptions options;
   add_run_options(app, options);
   bool no_progress = false, quiet = false;
   int verbosity = 0;
   app.add_flag("--verbose,-v", verbosity, "More log output (-vv: trace)")->group("Logging");
   app.add_flag("--quiet,-q", quiet, "Only warnings and errors")->group("Logging");
-  app.add_flag("--no-progress", no_progress, "No progress line or progress log lines")->group("Logging");
+  app.add_flag("--no-progress", no_progress, "No progress line or progress log lines")
+      ->group("Logging");
   Subcommands sub;
   add_subcommands(app, sub);
   app.require_subcommand(0, 1);
@@ -335,7 +360,8 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
     return code == 0 ? 0 : static_cast<int>(ExitCode::kUsageError);
   }
   const std::optional<std::string> no_value = missing_value(app, args);
-  if (no_value && app.get_subcommands().empty()) return usage_error(*no_value, parse_only != nullptr);
+  if (no_value && app.get_subcommands().empty())
+    return usage_error(*no_value, parse_only != nullptr);
   std::vector<std::string>& inputs = options.config.inputs;
   inputs.insert(inputs.end(), after_dashes.begin(), after_dashes.end());
   // MPI (the MPI build under mpirun/srun) starts before anything logs, for a map run only.
@@ -354,7 +380,8 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
 
   try {
     if (parse_only && !app.get_subcommands().empty()) return 0;
-    if (const std::optional<int> status = run_subcommand(sub, quoted_command_line(argc, argv))) return *status;
+    if (const std::optional<int> status = run_subcommand(sub, quoted_command_line(argc, argv)))
+      return *status;
     const bool no_inputs = options.config.inputs.empty() && options.atoms_from.empty();
     if (no_inputs && !pipeline::mpi_info().active) {
       std::cerr << "dcs: --atoms is required (see dcs --help)\n";

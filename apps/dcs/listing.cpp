@@ -48,8 +48,8 @@ void print_variant_group(const std::string& title, const std::vector<VariantInfo
   };
   std::vector<Row> rows;
   for (const VariantInfo& v : variants) {
-    auto same = std::find_if(rows.begin(), rows.end(),
-                             [&](const Row& r) { return r.info.name == v.name; });
+    auto same =
+        std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.info.name == v.name; });
     if (same == rows.end()) {
       rows.push_back({v, {v.backend}});
       same = rows.end() - 1;
@@ -76,8 +76,10 @@ int list_kernels() {
   for (const VariantInfo& v : cpu_variants())
     (v.kind == VariantKind::Potential ? cpu_potential : cpu_reduction).push_back(v);
   print_variant_group("Potential kernels (--kernel), CUDA:", cuda::cuda_kernel_variants(), "cuda");
-  print_variant_group("Potential kernels (--kernel), CPU (--device cpu; --kernel reference "
-                      "selects the float64 backend):", cpu_potential, "cpu-fast");
+  print_variant_group(
+      "Potential kernels (--kernel), CPU (--device cpu; --kernel reference "
+      "selects the float64 backend):",
+      cpu_potential, "cpu-fast");
   print_variant_group("Reductions for statistics and validation (--reduction), CUDA:",
                       cuda::cuda_reduction_variants(), "cuda");
   print_variant_group("Reductions, CPU (the reference backend uses cpu-serial):", cpu_reduction,
@@ -89,10 +91,11 @@ int list_devices() {
   const auto devices = cuda::cuda_devices();
   if (devices.empty()) fmt::print("cuda    none: {}\n", cuda::cuda_unavailable_reason());
   for (const cuda::DeviceInfo& d : devices)
-    fmt::print("cuda:{}  {}  sm_{}{}  {} SMs  {:.0f} MHz  {:.1f} GiB ({:.1f} GiB free)  L2 {} MiB\n",
-               d.ordinal, d.name, d.compute_major, d.compute_minor, d.multiprocessors,
-               d.clock_khz / 1000.0, static_cast<double>(d.memory_bytes) / (1 << 30),
-               static_cast<double>(d.free_bytes) / (1 << 30), d.l2_bytes >> 20);
+    fmt::print(
+        "cuda:{}  {}  sm_{}{}  {} SMs  {:.0f} MHz  {:.1f} GiB ({:.1f} GiB free)  L2 {} MiB\n",
+        d.ordinal, d.name, d.compute_major, d.compute_minor, d.multiprocessors,
+        d.clock_khz / 1000.0, static_cast<double>(d.memory_bytes) / (1 << 30),
+        static_cast<double>(d.free_bytes) / (1 << 30), d.l2_bytes >> 20);
   fmt::print("cpu     {} hardware threads (fast backend: --device cpu)\n", resolve_threads(0));
   return 0;
 }

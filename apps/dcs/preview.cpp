@@ -62,9 +62,10 @@ std::string preview_python(bool build_tree) {
 int run_preview(const PreviewCommand& command) {
   const PreviewScript script = find_script();
   if (script.path.empty()) {
-    log().error("dcs preview: its Python helper is missing: looked for {}/dcs_preview.py beside "
-                "this binary; reinstall dcs (cmake --install)",
-                (executable_dir() / DCS_PYTHON_DIR_FROM_BIN).lexically_normal().string());
+    log().error(
+        "dcs preview: its Python helper is missing: looked for {}/dcs_preview.py beside "
+        "this binary; reinstall dcs (cmake --install)",
+        (executable_dir() / DCS_PYTHON_DIR_FROM_BIN).lexically_normal().string());
     return 1;
   }
   const std::string python = preview_python(script.build_tree);
@@ -82,9 +83,10 @@ int run_preview(const PreviewCommand& command) {
   pid_t pid = 0;
   const int error = ::posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ);
   if (error != 0) {
-    log().error("dcs preview: cannot run {}: {} (set DCS_PYTHON to a Python with h5py, numpy and "
-                "matplotlib; Debian: apt install python3-h5py python3-matplotlib)",
-                python, std::strerror(error));
+    log().error(
+        "dcs preview: cannot run {}: {} (set DCS_PYTHON to a Python with h5py, numpy and "
+        "matplotlib; Debian: apt install python3-h5py python3-matplotlib)",
+        python, std::strerror(error));
     return 1;
   }
   int status = 0;

@@ -10,9 +10,9 @@
 namespace dcs::app {
 
 struct PreviewCommand {
-  std::string input;         ///< dcs HDF5 map
-  std::string output;        ///< PNG (default <input stem>.png)
-  double percentile = 99.0;  ///< colour limits: ±this percentile of |V|
+  std::string input;                ///< dcs HDF5 map
+  std::string output;               ///< PNG (default <input stem>.png)
+  double percentile = 99.0;         ///< colour limits: ±this percentile of |V|
   std::string view = "surface";     ///< surface (limits from the solvent-accessible shell) | centre
   std::vector<std::string> slices;  ///< "z=12.5": the planes drawn (default: through the centre)
   double probe = 1.4;               ///< Å, the shell starts at radius + probe

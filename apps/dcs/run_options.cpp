@@ -23,89 +23,140 @@ void add_io_options(CLI::App& app, RunOptions& o) {
       ->group(g_io);
   app.add_option("--atoms-from", o.atoms_from,
                  "A file listing atom files, one a line (\"-\": standard input; blank lines and "
-                 "# comments skipped), after those of --atoms")->group(g_io);
-  app.add_option("--output,-o", config.output, "HDF5 output path (one input; default <stem>.h5)")->group(g_io);
-  app.add_option("--output-dir", config.output_dir, "Directory for default-named outputs")->group(g_io);
-  app.add_option("--name-template", config.name_template, "Default output names: {stem} (the input's "
-                 "name less its extensions), {parent} (its folder's name); e.g. {parent}_{stem}")->group(g_io);
-  app.add_option("--dx", o.dx_arg, "Also write an APBS OpenDX map; optional path (default <stem>.dx; "
-                                   "a .gz name compresses)")
-      ->expected(0, 1)->group(g_io);
+                 "# comments skipped), after those of --atoms")
+      ->group(g_io);
+  app.add_option("--output,-o", config.output, "HDF5 output path (one input; default <stem>.h5)")
+      ->group(g_io);
+  app.add_option("--output-dir", config.output_dir, "Directory for default-named outputs")
+      ->group(g_io);
+  app.add_option("--name-template", config.name_template,
+                 "Default output names: {stem} (the input's "
+                 "name less its extensions), {parent} (its folder's name); e.g. {parent}_{stem}")
+      ->group(g_io);
+  app.add_option("--dx", o.dx_arg,
+                 "Also write an APBS OpenDX map; optional path (default <stem>.dx; "
+                 "a .gz name compresses)")
+      ->expected(0, 1)
+      ->group(g_io);
   app.add_option("--mrc", o.mrc_arg,
                  "Also write an MRC2014 map (PyMOL, VMD, ChimeraX, Mol*, gemmi); optional path "
                  "(.mrc, .map or .ccp4; default beside the HDF5 output, <stem>.mrc)")
-      ->expected(0, 1)->group(g_io);
-  app.add_flag("--dx-gzip", config.dx_gzip, "Default-named DX files are gzip-compressed (.dx.gz)")->group(g_io);
+      ->expected(0, 1)
+      ->group(g_io);
+  app.add_flag("--dx-gzip", config.dx_gzip, "Default-named DX files are gzip-compressed (.dx.gz)")
+      ->group(g_io);
   app.add_flag("--no-hdf5", o.no_hdf5, "Do not write HDF5 (needs --dx or --mrc)")->group(g_io);
   app.add_option("--compress", config.compression, "HDF5 gzip level 0-9 (with shuffle)")
-      ->check(CLI::Range(0, 9))->group(g_io);
+      ->check(CLI::Range(0, 9))
+      ->group(g_io);
   app.add_option("--models", o.models,
                  "Multi-model PQR (NMR ensembles, MD snapshots): first | each (one map per "
                  "model, <stem>.model<N>.h5) | average (the mean potential, in one pass)")
-      ->capture_default_str()->check(CLI::IsMember({"first", "each", "average"}))->group(g_io);
+      ->capture_default_str()
+      ->check(CLI::IsMember({"first", "each", "average"}))
+      ->group(g_io);
   app.add_flag("--charges-as-given", config.charges_as_given,
                "Take a .pqr file's charges as given even when they look like a PDB file's "
-               "occupancies (all 0..1, mostly 1)")->group(g_io);
+               "occupancies (all 0..1, mostly 1)")
+      ->group(g_io);
   app.add_flag("--force,-f", config.force, "Overwrite existing output files")->group(g_io);
-  app.add_flag("--keep-going", config.keep_going, "Batch: continue after a bad input file")->group(g_io);
+  app.add_flag("--keep-going", config.keep_going, "Batch: continue after a bad input file")
+      ->group(g_io);
   app.add_flag("--resume", config.resume,
                "Continue an interrupted run from its <output>.partial file; in a batch, skip "
-               "inputs whose outputs are complete")->group(g_io);
+               "inputs whose outputs are complete")
+      ->group(g_io);
   app.add_flag("--wait-lock", config.wait_lock,
                "Wait while another dcs run writes the same output (its <output>.partial) instead "
-               "of refusing")->group(g_io);
+               "of refusing")
+      ->group(g_io);
 }
 
 void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
   RunConfig& config = o.config;
-  app.add_option("--grid,-g", o.grid_counts, "Points per axis: N (cubic voxels) or NX NY NZ; default 129 unless --spacing")
-      ->expected(1, 3)->group(g_grid);
-  app.add_option("--spacing,-s", o.spacing, "Grid spacing in Å (alone: counts derived from the box)")->group(g_grid);
+  app.add_option("--grid,-g", o.grid_counts,
+                 "Points per axis: N (cubic voxels) or NX NY NZ; default 129 unless --spacing")
+      ->expected(1, 3)
+      ->group(g_grid);
+  app.add_option("--spacing,-s", o.spacing,
+                 "Grid spacing in Å (alone: counts derived from the box)")
+      ->group(g_grid);
   app.add_option("--padding", config.grid.padding, "Å added around the atoms on every side")
-      ->capture_default_str()->group(g_grid);
+      ->capture_default_str()
+      ->group(g_grid);
   app.add_option("--origin", o.origin, "First grid point X Y Z (Å)")->expected(3)->group(g_grid);
   app.add_option("--center", o.center, "Box centre X Y Z (Å)")->expected(3)->group(g_grid);
   app.add_option("--model-grid", o.model_grid,
                  "--models each: common (one grid around every model, maps compare point by "
                  "point) | own (each model's own grid)")
-      ->capture_default_str()->check(CLI::IsMember({"common", "own"}))->group(g_grid);
+      ->capture_default_str()
+      ->check(CLI::IsMember({"common", "own"}))
+      ->group(g_grid);
 
-  app.add_option("--units", o.units, "kT/e | kcal/mol/e | kJ/mol/e | V | e/A")->capture_default_str()->group(g_phys);
-  app.add_option("--temperature", config.physics.temperature, "K (for kT/e)")->capture_default_str()->group(g_phys);
-  app.add_option("--dielectric", config.physics.dielectric, "Relative permittivity")->capture_default_str()->group(g_phys);
+  app.add_option("--units", o.units, "kT/e | kcal/mol/e | kJ/mol/e | V | e/A")
+      ->capture_default_str()
+      ->group(g_phys);
+  app.add_option("--temperature", config.physics.temperature, "K (for kT/e)")
+      ->capture_default_str()
+      ->group(g_phys);
+  app.add_option("--dielectric", config.physics.dielectric, "Relative permittivity")
+      ->capture_default_str()
+      ->group(g_phys);
   app.add_option("--min-distance", config.physics.min_distance,
                  "Distances below this (Å) are clamped to it: no infinities at atom centres")
-      ->capture_default_str()->group(g_phys);
+      ->capture_default_str()
+      ->group(g_phys);
 }
 
 void add_compute_options(CLI::App& app, RunOptions& o) {
   RunConfig& config = o.config;
-  app.add_option("--device,-d", o.device, "auto | cpu | cuda | cuda:N[,M...] (auto, cuda: every GPU)")->capture_default_str()->group(g_comp);
-  app.add_option("--kernel,-k", config.backend.kernel, "Potential kernel (see `dcs kernels`)")->group(g_comp);
-  app.add_option("--reduction", config.backend.reduction, "Statistics reduction (see `dcs kernels`)")->group(g_comp);
+  app.add_option("--device,-d", o.device,
+                 "auto | cpu | cuda | cuda:N[,M...] (auto, cuda: every GPU)")
+      ->capture_default_str()
+      ->group(g_comp);
+  app.add_option("--kernel,-k", config.backend.kernel, "Potential kernel (see `dcs kernels`)")
+      ->group(g_comp);
+  app.add_option("--reduction", config.backend.reduction,
+                 "Statistics reduction (see `dcs kernels`)")
+      ->group(g_comp);
   app.add_option("--threads,-j", config.backend.threads, "CPU threads (0: all)")->group(g_comp);
   app.add_option("--memory-limit", o.memory_limit,
                  "Host memory the pipeline may hold, e.g. 2G or 512M (default: half of the "
-                 "memory available, cgroup limits included)")->group(g_comp);
+                 "memory available, cgroup limits included)")
+      ->group(g_comp);
   app.add_option("--cpu-workers", config.cpu_workers,
                  "CPU backends side by side, threads split between them (simulates several "
-                 "devices; the map is identical)")->capture_default_str()->group(g_comp);
+                 "devices; the map is identical)")
+      ->capture_default_str()
+      ->group(g_comp);
   app.add_flag("--null-output", config.null_output,
-               "Benchmarks: compute and reduce every slab but write nothing")->group(g_comp);
+               "Benchmarks: compute and reduce every slab but write nothing")
+      ->group(g_comp);
   app.add_option("--shard", o.shard,
                  "Batch share for job arrays: I/N (0-based) or slurm (from SLURM_ARRAY_TASK_*)")
       ->group(g_comp);
   app.add_option("--mpi-schedule", o.mpi_schedule,
                  "MPI ranks sharing one map: static (blocks of slabs) or dynamic")
-      ->capture_default_str()->check(CLI::IsMember({"static", "dynamic"}))->group(g_comp);
+      ->capture_default_str()
+      ->check(CLI::IsMember({"static", "dynamic"}))
+      ->group(g_comp);
   app.add_option("--checkpoint-interval", config.checkpoint_seconds,
                  "Seconds between checkpoints of the partial file (what a killed run keeps)")
-      ->capture_default_str()->group(g_comp);
-  app.add_flag("--debug-sync", config.backend.debug_sync, "Synchronise and check after every kernel")->group(g_comp);
+      ->capture_default_str()
+      ->group(g_comp);
+  app.add_flag("--debug-sync", config.backend.debug_sync,
+               "Synchronise and check after every kernel")
+      ->group(g_comp);
 
-  app.add_flag("--validate", config.validate, "Compare with the float64 reference; exit 4 above tolerance")->group(g_val);
-  app.add_option("--tolerance", o.tolerance, "Relative to max|V| (default: 1e-5 for float32 backends)")->group(g_val);
-  app.add_option("--validate-points", config.validate_points, "Points compared (0: all of small grids, else a sample)")->group(g_val);
+  app.add_flag("--validate", config.validate,
+               "Compare with the float64 reference; exit 4 above tolerance")
+      ->group(g_val);
+  app.add_option("--tolerance", o.tolerance,
+                 "Relative to max|V| (default: 1e-5 for float32 backends)")
+      ->group(g_val);
+  app.add_option("--validate-points", config.validate_points,
+                 "Points compared (0: all of small grids, else a sample)")
+      ->group(g_val);
 }
 
 /// The grid request from --grid, --spacing, --origin and --center.

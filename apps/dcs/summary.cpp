@@ -34,7 +34,8 @@ Counts count(const std::vector<RunResult>& results) {
 
 /// --models each: the batch is one map per model.
 bool per_model(const std::vector<RunResult>& results) {
-  return std::any_of(results.begin(), results.end(), [](const RunResult& r) { return r.model >= 0; });
+  return std::any_of(results.begin(), results.end(),
+                     [](const RunResult& r) { return r.model >= 0; });
 }
 
 }  // namespace
@@ -50,8 +51,7 @@ bool print_guarded(const std::function<void()>& print) {
   }
   if (why.empty()) return true;
   g_stdout_failed = true;
-  log().warn("cannot write the summary to standard output ({}); the outputs are not affected",
-             why);
+  log().warn("cannot write the summary to standard output ({}); the outputs are not affected", why);
   return false;
 }
 
@@ -63,9 +63,11 @@ void SummaryPrinter::finished(const RunResult& result) {
 void print_interrupted_batch(const std::vector<RunResult>& done) {
   const Counts c = count(done);
   print_guarded([&] {
-    fmt::print("batch: interrupted after {} {}{}: {} written, {} complete already, {} failed; the "
-               "outputs listed above are complete\n", done.size(), per_model(done) ? "map" : "input",
-               done.size() == 1 ? "" : "s", c.written, c.skipped, c.failed + c.not_run);
+    fmt::print(
+        "batch: interrupted after {} {}{}: {} written, {} complete already, {} failed; the "
+        "outputs listed above are complete\n",
+        done.size(), per_model(done) ? "map" : "input", done.size() == 1 ? "" : "s", c.written,
+        c.skipped, c.failed + c.not_run);
   });
 }
 
@@ -81,7 +83,8 @@ void print_summary(const RunResult& result) {
     return;
   }
   if (result.rank >= 0) {  // an MPI batch: one line per input (details in each file's provenance)
-    fmt::print("{} -> {}: {} on rank {} in {:.2f} s\n", result.input, fmt::join(result.outputs, ", "),
+    fmt::print("{} -> {}: {} on rank {} in {:.2f} s\n", result.input,
+               fmt::join(result.outputs, ", "),
                result.skipped ? "complete already, skipped (--resume)" : "written", result.rank,
                result.total_seconds);
     return;
@@ -99,35 +102,43 @@ void print_summary(const RunResult& result) {
   fmt::print("  atoms     {}\n", result.atoms);
   if (const std::string models = describe(meta.models); !models.empty())
     fmt::print("  models    {}\n", models);
-  fmt::print("  grid      {} x {} x {} = {} points, spacing {:.4g} x {:.4g} x {:.4g} A, origin "
-             "({:.3f}, {:.3f}, {:.3f})\n", grid.nx(), grid.ny(), grid.nz(), grid.points(),
-             grid.spacing[0], grid.spacing[1], grid.spacing[2], grid.origin[0], grid.origin[1],
-             grid.origin[2]);
+  fmt::print(
+      "  grid      {} x {} x {} = {} points, spacing {:.4g} x {:.4g} x {:.4g} A, origin "
+      "({:.3f}, {:.3f}, {:.3f})\n",
+      grid.nx(), grid.ny(), grid.nz(), grid.points(), grid.spacing[0], grid.spacing[1],
+      grid.spacing[2], grid.origin[0], grid.origin[1], grid.origin[2]);
   fmt::print("  potential {} (factor {:.6g} {}): min {:.6g}  max {:.6g}  mean {:.6g}  rms {:.6g}\n",
-             unit, meta.coulomb_factor, factor_unit(meta.physics.unit), s.min, s.max, s.mean, s.rms);
+             unit, meta.coulomb_factor, factor_unit(meta.physics.unit), s.min, s.max, s.mean,
+             s.rms);
   if (const ColourRange& colours = meta.colour_range; colours.known())
-    fmt::print("  colours   view with a colour range of ±{:.3g} {} ({:g}th percentile of |V|; "
-               "the file's colour_range)\n", colours.high, unit, colours.high_percentile);
+    fmt::print(
+        "  colours   view with a colour range of ±{:.3g} {} ({:g}th percentile of |V|; "
+        "the file's colour_range)\n",
+        colours.high, unit, colours.high_percentile);
   if (meta.validation.performed) {
     const Validation& v = meta.validation;
-    const std::string where = v.all_points ? fmt::format("all {}", v.points)
-                                           : fmt::format("{} sampled", v.points);
-    fmt::print("  validate  {} at {} points: max |error| {:.3e} {} ({:.2e} of max|V|, tolerance "
-               "{:.0e}), rms error {:.3e}\n", v.passed ? "passed" : "FAILED", where,
-               v.max_abs_error, unit, v.max_rel_error, v.tolerance, v.rms_error);
+    const std::string where =
+        v.all_points ? fmt::format("all {}", v.points) : fmt::format("{} sampled", v.points);
+    fmt::print(
+        "  validate  {} at {} points: max |error| {:.3e} {} ({:.2e} of max|V|, tolerance "
+        "{:.0e}), rms error {:.3e}\n",
+        v.passed ? "passed" : "FAILED", where, v.max_abs_error, unit, v.max_rel_error, v.tolerance,
+        v.rms_error);
   }
   fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,
              meta.provenance.device);
   // --resume: only the slabs computed now count towards the speed.
   const std::size_t slabs = result.slabs_computed + result.slabs_reused;
-  const double evaluations =
-      slabs > 0 ? result.evaluations * static_cast<double>(result.slabs_computed) / static_cast<double>(slabs)
-                : result.evaluations;
+  const double evaluations = slabs > 0
+                                 ? result.evaluations * static_cast<double>(result.slabs_computed) /
+                                       static_cast<double>(slabs)
+                                 : result.evaluations;
   const double rate = result.compute_seconds > 0 ? evaluations / result.compute_seconds : 0.0;
-  fmt::print("  time      {:.3f} s total, {:.3f} s compute and write ({:.3g} atom-evaluations/s, "
-             "{} worker{} {:.0f}% busy), {:.3f} s writing\n",
-             result.total_seconds, result.compute_seconds, rate, result.workers,
-             result.workers == 1 ? "" : "s", 100.0 * result.busy_fraction, result.write_seconds);
+  fmt::print(
+      "  time      {:.3f} s total, {:.3f} s compute and write ({:.3g} atom-evaluations/s, "
+      "{} worker{} {:.0f}% busy), {:.3f} s writing\n",
+      result.total_seconds, result.compute_seconds, rate, result.workers,
+      result.workers == 1 ? "" : "s", 100.0 * result.busy_fraction, result.write_seconds);
   if (result.slabs_reused > 0)
     fmt::print("  resumed   {} slab(s) found done in the partial file, {} computed\n",
                result.slabs_reused, result.slabs_computed);
@@ -144,9 +155,11 @@ void print_batch_summary(const std::vector<RunResult>& results, bool keep_going)
       fmt::print("  failed: {}{}: {}\n", r.input,
                  r.model >= 0 ? fmt::format(" (model {})", r.model) : std::string(), r.error);
   if (not_run > 0)
-    fmt::print("  the batch stopped at its first failure; the {} output(s) written before it are "
-               "complete; run again with --resume (and --keep-going to go past failures) to do "
-               "the rest\n", written + skipped);
+    fmt::print(
+        "  the batch stopped at its first failure; the {} output(s) written before it are "
+        "complete; run again with --resume (and --keep-going to go past failures) to do "
+        "the rest\n",
+        written + skipped);
   else if (failed > 0 && keep_going)
     fmt::print("  --keep-going: every other input was processed\n");
 }

@@ -78,8 +78,9 @@ Task read_task(const std::filesystem::path& path, long long index, long long cou
     const std::vector<std::string> f = fields_of(line);
     static const std::vector<std::string> statuses{"written", "skipped", "failed", "not-attempted"};
     if (f.size() != 6 || std::find(statuses.begin(), statuses.end(), f[0]) == statuses.end())
-      throw InputError(path.string(), number, "expected status, input, model, outputs, seconds and "
-                                              "error separated by tabs");
+      throw InputError(path.string(), number,
+                       "expected status, input, model, outputs, seconds and "
+                       "error separated by tabs");
     ++task.counts[f[0]];
     if (f[0] == "failed")
       task.failures.push_back(f[2] == "-1" ? fmt::format("{}: {}", f[1], f[5])
@@ -126,15 +127,19 @@ int summarise_task_records(const std::string& dir) {
     if (!std::regex_match(file, match, name)) continue;
     const long long index = std::stoll(match[1]), of = std::stoll(match[2]);
     if (count != 0 && of != count)
-      throw UsageError(fmt::format("{}: task records of arrays of {} and {} tasks; keep one "
-                                   "array's records in a directory", dir, count, of));
+      throw UsageError(
+          fmt::format("{}: task records of arrays of {} and {} tasks; keep one "
+                      "array's records in a directory",
+                      dir, count, of));
     count = of;
     tasks[index] = read_task(entry.path(), index, of);
   }
   if (error) throw UsageError(fmt::format("no task records in {}: {}", dir, error.message()));
   if (tasks.empty())
-    throw UsageError(fmt::format("no task records (dcs-task-<I>-of-<N>.tsv) in {}: they are "
-                                 "written by dcs --shard into its --output-dir", dir));
+    throw UsageError(
+        fmt::format("no task records (dcs-task-<I>-of-<N>.tsv) in {}: they are "
+                    "written by dcs --shard into its --output-dir",
+                    dir));
   std::map<std::string, std::size_t> total;
   std::vector<long long> missing;
   std::size_t interrupted = 0;
@@ -151,13 +156,13 @@ int summarise_task_records(const std::string& dir) {
                counts_text(task.counts));
     for (const std::string& failure : task.failures) fmt::print("  failed: {}\n", failure);
   }
-  if (!missing.empty())
-    fmt::print("tasks that have not reported: {}\n", fmt::join(missing, ", "));
-  fmt::print("batch-summary: {} of {} tasks reported{}: {}\n", count - static_cast<long long>(missing.size()),
-             count, interrupted > 0 ? fmt::format(" ({} interrupted)", interrupted) : std::string(),
+  if (!missing.empty()) fmt::print("tasks that have not reported: {}\n", fmt::join(missing, ", "));
+  fmt::print("batch-summary: {} of {} tasks reported{}: {}\n",
+             count - static_cast<long long>(missing.size()), count,
+             interrupted > 0 ? fmt::format(" ({} interrupted)", interrupted) : std::string(),
              counts_text(total));
-  const bool complete = missing.empty() && interrupted == 0 && total["failed"] == 0 &&
-                        total["not-attempted"] == 0;
+  const bool complete =
+      missing.empty() && interrupted == 0 && total["failed"] == 0 && total["not-attempted"] == 0;
   return complete ? 0 : 1;
 }
 

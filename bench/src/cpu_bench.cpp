@@ -53,10 +53,12 @@ System protein_like_system(std::size_t atoms, std::uint32_t seed) {
   while (system.atoms.size() < atoms) {
     if (system.atoms.size() % 10 == 0) {
       do centre = {radius * unit(rng), radius * unit(rng), radius * unit(rng)};
-      while (centre[0] * centre[0] + centre[1] * centre[1] + centre[2] * centre[2] > radius * radius);
+      while (centre[0] * centre[0] + centre[1] * centre[1] + centre[2] * centre[2] >
+             radius * radius);
     }
     Atom atom;
-    atom.position = {centre[0] + 2.0 * unit(rng), centre[1] + 2.0 * unit(rng), centre[2] + 2.0 * unit(rng)};
+    atom.position = {centre[0] + 2.0 * unit(rng), centre[1] + 2.0 * unit(rng),
+                     centre[2] + 2.0 * unit(rng)};
     atom.charge = charge(rng);
     atom.serial = static_cast<long long>(system.atoms.size() + 1);
     system.atoms.push_back(atom);
@@ -110,7 +112,8 @@ Measurement measure(const BackendOptions& options, bool reference, const System&
   backend->prepare(system, grid, Physics{});
   const Slab whole{0, grid.nz()};
   backend->compute(whole, map.data());  // warm-up
-  const double evaluations = static_cast<double>(grid.points()) * static_cast<double>(system.size());
+  const double evaluations =
+      static_cast<double>(grid.points()) * static_cast<double>(system.size());
   std::vector<double> seconds, cpu_seconds, shares;
   for (int rep = 0; rep < repetitions; ++rep) {
     const double mix_before = mix ? mix(kInterleavedMixSeconds) : 0.0;
@@ -173,7 +176,6 @@ bool selected(const BenchOptions& options, const std::string& kernel) {
          std::find(options.kernels.begin(), options.kernels.end(), kernel) != options.kernels.end();
 }
 
-
 /// The grid edges, atom counts and threads to run, the defaults filled in and checked.
 struct BenchSizes {
   std::vector<std::int64_t> edges;
@@ -228,24 +230,33 @@ struct PortLimits {
 BenchTable port_limit_table(const PortLimits& limits) {
   BenchTable ports;
   ports.name = "cpu_port_limit";
-  ports.title = fmt::format("SIMD port limit of one core of {}: instruction rates on registers, "
-                            "thread CPU time, best of 5 runs before and 5 after the kernels",
-                            cpu_model_name());
-  ports.columns = {"instruction set", "lanes", "FMA /s", "MUL /s", "ADD /s", "MAX /s",
-                   "RSQRT /s", "issue bound pairs/s", "per-pair mix pairs/s", "port limit pairs/s"};
+  ports.title = fmt::format(
+      "SIMD port limit of one core of {}: instruction rates on registers, "
+      "thread CPU time, best of 5 runs before and 5 after the kernels",
+      cpu_model_name());
+  ports.columns = {"instruction set",
+                   "lanes",
+                   "FMA /s",
+                   "MUL /s",
+                   "ADD /s",
+                   "MAX /s",
+                   "RSQRT /s",
+                   "issue bound pairs/s",
+                   "per-pair mix pairs/s",
+                   "port limit pairs/s"};
   for (const auto& [name, limit] :
        {std::pair{"AVX-512", &limits.avx512}, std::pair{"AVX2+FMA", &limits.avx2}}) {
     if (!*limit) {
-      ports.rows.push_back({name, "-", "-", "-", "-", "-", "-", "-", "-", "not supported by this CPU"});
+      ports.rows.push_back(
+          {name, "-", "-", "-", "-", "-", "-", "-", "-", "not supported by this CPU"});
       continue;
     }
     const bench::PortRates& r = (*limit)->rates;
-    ports.rows.push_back({name, std::to_string(r.lanes), fmt::format("{:.3e}", r.fma),
-                          fmt::format("{:.3e}", r.mul), fmt::format("{:.3e}", r.add),
-                          fmt::format("{:.3e}", r.max), fmt::format("{:.3e}", r.rsqrt),
-                          fmt::format("{:.3e}", (*limit)->issue_pairs),
-                          fmt::format("{:.3e}", r.mix_pairs),
-                          fmt::format("**{:.3e}**", (*limit)->pairs())});
+    ports.rows.push_back(
+        {name, std::to_string(r.lanes), fmt::format("{:.3e}", r.fma), fmt::format("{:.3e}", r.mul),
+         fmt::format("{:.3e}", r.add), fmt::format("{:.3e}", r.max), fmt::format("{:.3e}", r.rsqrt),
+         fmt::format("{:.3e}", (*limit)->issue_pairs), fmt::format("{:.3e}", r.mix_pairs),
+         fmt::format("**{:.3e}**", (*limit)->pairs())});
   }
   ports.notes.push_back(
       "Per vector of pairs the fast kernel issues 3 FMA + 2 MUL (multiply pipes), 2 ADD (add "
@@ -272,9 +283,19 @@ class BackendsTable {
         options.repetitions,
         pymol.available ? fmt::format("{:.3e} evals/s per core", pymol_rate_)
                         : std::string(options.peers ? "not available" : "not measured"));
-    table_.columns = {"backend", "kernel", "device", "threads", "grid", "atoms", "median s",
-                      "evals/s", "evals/s/core (CPU)", "% port limit", "% port limit, best rep",
-                      "% mix, interleaved", "x PyMOL/core"};
+    table_.columns = {"backend",
+                      "kernel",
+                      "device",
+                      "threads",
+                      "grid",
+                      "atoms",
+                      "median s",
+                      "evals/s",
+                      "evals/s/core (CPU)",
+                      "% port limit",
+                      "% port limit, best rep",
+                      "% mix, interleaved",
+                      "x PyMOL/core"};
   }
 
   void add_row(const std::string& backend, const Measurement& m, unsigned threads,
@@ -285,7 +306,8 @@ class BackendsTable {
         {backend, m.kernel, m.device, std::to_string(threads), fmt::format("{}^3", edge),
          std::to_string(atoms), fmt::format("{:.4f}", m.median_seconds),
          fmt::format("{:.3e}", rate), fmt::format("{:.3e}", per_core), "-", "-",
-         m.interleaved_share > 0 ? fmt::format("{:.1f}%", 100.0 * m.interleaved_share) : std::string("-"),
+         m.interleaved_share > 0 ? fmt::format("{:.1f}%", 100.0 * m.interleaved_share)
+                                 : std::string("-"),
          pymol_rate_ > 0 ? fmt::format("{:.1f}", per_core / pymol_rate_) : std::string("-")});
     limits_.push_back({per_core, m.evaluations / m.best_cpu_seconds, limit});
   }
@@ -325,7 +347,8 @@ void measure_fast_kernels(const BenchOptions& options, unsigned all_threads, con
     const bool slow = isa == cpu_fast::Isa::Portable;
     const std::int64_t grid_edge = slow ? std::max<std::int64_t>(2, edge / 4) : edge;
     std::vector<unsigned> thread_counts{1};
-    if (kernel.automatic && all_threads > 1) thread_counts.insert(thread_counts.begin(), all_threads);
+    if (kernel.automatic && all_threads > 1)
+      thread_counts.insert(thread_counts.begin(), all_threads);
     for (unsigned threads : thread_counts) {
       BackendOptions backend_options;
       backend_options.kernel = name;
@@ -334,7 +357,8 @@ void measure_fast_kernels(const BenchOptions& options, unsigned all_threads, con
       MixProbe mix = nullptr;
       if (threads == 1 && isa == cpu_fast::Isa::Avx512) mix = &bench::measure_mix_pairs_avx512;
       if (threads == 1 && isa == cpu_fast::Isa::Avx2) mix = &bench::measure_mix_pairs_avx2;
-      table.add_row("cpu-fast", measure(backend_options, false, system, grid_edge, options.repetitions, mix),
+      table.add_row("cpu-fast",
+                    measure(backend_options, false, system, grid_edge, options.repetitions, mix),
                     threads, grid_edge, system.size(), limits.of(isa));
     }
   }
@@ -352,7 +376,8 @@ void add_backend_notes(BenchTable& table, const BenchOptions& options,
       "best ISA; per-ISA kernels run on 1 thread.");
   table.notes.push_back(
       "% port limit: evals/s/core against the port limit above (the best of runs before and "
-      "after all the kernels); best rep: the fastest repetition's, a best against a best. % mix, interleaved (one-thread AVX rows): the median over the "
+      "after all the kernels); best rep: the fastest repetition's, a best against a best. % mix, "
+      "interleaved (one-thread AVX rows): the median over the "
       "repetitions of each one's evals/s/core against the per-pair mix measured on the same "
       "thread just before and just after it; on a quiet machine the two agree, where other "
       "work shares the core (a virtual machine's sibling hardware thread) or the clock moves, "
@@ -364,8 +389,7 @@ void add_backend_notes(BenchTable& table, const BenchOptions& options,
         "per core.",
         pymol.version, pymol.python, static_cast<std::size_t>(pymol.atoms), pymol.points,
         pymol.cpu_seconds, pymol.evals_per_second(), kTargetSpeedup));
-  else if (options.peers)
-    table.notes.push_back("PyMOL: " + pymol.why);
+  else if (options.peers) table.notes.push_back("PyMOL: " + pymol.why);
 }
 
 }  // namespace
@@ -400,8 +424,9 @@ std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options) {
         const std::int64_t grid_edge = std::max<std::int64_t>(2, edge / 4);
         BackendOptions backend_options;
         backend_options.threads = 1;
-        table.add_row("cpu-reference", measure(backend_options, true, system, grid_edge, options.repetitions),
-                      1, grid_edge, atoms, nullptr);
+        table.add_row("cpu-reference",
+                      measure(backend_options, true, system, grid_edge, options.repetitions), 1,
+                      grid_edge, atoms, nullptr);
       }
     }
   }

@@ -29,9 +29,9 @@ struct ProbeAtoms {
 };
 
 struct ProbeResult {
-  std::string what;      ///< "row, 4 vectors", "tail"
-  std::int64_t nx = 0;   ///< row length swept (0 for the tail)
-  double pairs = 0.0;    ///< atom-point pairs per second (tail: lanes x atoms per call)
+  std::string what;                 ///< "row, 4 vectors", "tail"
+  std::int64_t nx = 0;              ///< row length swept (0 for the tail)
+  double pairs = 0.0;               ///< atom-point pairs per second (tail: lanes x atoms per call)
   double ns_per_atom_vector = 0.0;  ///< thread time per atom and vector of pairs
   /// Median over the runs of pairs/s against the per-pair mix (port_limit_kernel.hpp) measured
   /// on this thread just before and just after the run, averaged.
@@ -50,7 +50,8 @@ void time_interleaved(Run run, double pairs_per_call, double seconds, ProbeResul
     run(calls);
     const double elapsed = thread_seconds() - t0;
     if (pass == 0) {
-      calls = std::max<long>(calls, static_cast<long>(static_cast<double>(calls) * seconds / std::max(elapsed, 1e-6)));
+      calls = std::max<long>(
+          calls, static_cast<long>(static_cast<double>(calls) * seconds / std::max(elapsed, 1e-6)));
       continue;
     }
     const double pairs = static_cast<double>(calls) * pairs_per_call / elapsed;

@@ -42,8 +42,10 @@ ProbeAtoms make_atoms(std::size_t n, double extent) {
 }
 
 [[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr, "dcs_cpu_kernel_probe: %s\nusage: dcs_cpu_kernel_probe [--nx N ...] "
-               "[--atoms N] [--seconds S]\n", why);
+  std::fprintf(stderr,
+               "dcs_cpu_kernel_probe: %s\nusage: dcs_cpu_kernel_probe [--nx N ...] "
+               "[--atoms N] [--seconds S]\n",
+               why);
   std::exit(2);
 }
 
@@ -64,7 +66,8 @@ int main(int argc, char** argv) {
     const std::string_view arg = argv[i];
     if (arg == "--nx") {
       if (i + 1 >= argc) usage("--nx needs a value");
-      while (i + 1 < argc && argv[i + 1][0] != '-') lengths.push_back(parse_positive(argv[++i], "--nx: a positive integer"));
+      while (i + 1 < argc && argv[i + 1][0] != '-')
+        lengths.push_back(parse_positive(argv[++i], "--nx: a positive integer"));
     } else if (arg == "--atoms" && i + 1 < argc) {
       atoms = static_cast<std::size_t>(parse_positive(argv[++i], "--atoms: a positive integer"));
     } else if (arg == "--seconds" && i + 1 < argc) {
@@ -76,8 +79,9 @@ int main(int argc, char** argv) {
   }
   if (lengths.empty()) lengths = {96, 128, 129, 136};
   namespace cf = dcs::cpu_fast;
-  std::printf("| instruction set | probe | row length | pairs/s (best) | %% of mix limit | %% of mix, "
-              "interleaved (median) | ns per atom-vector |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+  std::printf(
+      "| instruction set | probe | row length | pairs/s (best) | %% of mix limit | %% of mix, "
+      "interleaved (median) | ns per atom-vector |\n| --- | --- | --- | --- | --- | --- | --- |\n");
   for (cf::Isa isa : {cf::Isa::Avx512, cf::Isa::Avx2}) {
     if (!cf::isa_supported(isa)) continue;
     const dcs::bench::PortRates rates = isa == cf::Isa::Avx512
@@ -93,12 +97,15 @@ int main(int argc, char** argv) {
         std::printf("| %s | %s | %s | %.3e | %.1f%% | %.1f%% | %.3f |\n",
                     std::string(cf::isa_name(isa)).c_str(), r.what.c_str(),
                     r.nx ? std::to_string(r.nx).c_str() : "-", r.pairs,
-                    100.0 * r.pairs / rates.mix_pairs, 100.0 * r.share_of_mix, r.ns_per_atom_vector);
+                    100.0 * r.pairs / rates.mix_pairs, 100.0 * r.share_of_mix,
+                    r.ns_per_atom_vector);
       }
     }
     std::printf("| %s | per-pair mix on registers (port limit) | - | %.3e | 100%% | - | %.3f |\n",
-                std::string(cf::isa_name(isa)).c_str(), rates.mix_pairs, 1e9 * rates.lanes / rates.mix_pairs);
+                std::string(cf::isa_name(isa)).c_str(), rates.mix_pairs,
+                1e9 * rates.lanes / rates.mix_pairs);
   }
-  std::printf("\n%zu atoms, one thread, best of 5 runs of %.2f s thread CPU time each.\n", atoms, seconds);
+  std::printf("\n%zu atoms, one thread, best of 5 runs of %.2f s thread CPU time each.\n", atoms,
+              seconds);
   return 0;
 }

@@ -12,11 +12,11 @@ namespace dcs::bench {
 /// per-pair instruction mix (row_kernel.hpp's sweep with dcs::NewtonRsqrt) in pairs per second.
 struct PortRates {
   int lanes = 0;
-  double fma = 0.0;    ///< vfmadd...ps
-  double mul = 0.0;    ///< vmulps
-  double add = 0.0;    ///< vaddps
-  double max = 0.0;    ///< vmaxps
-  double rsqrt = 0.0;  ///< vrsqrtps (AVX2) / vrsqrt14ps (AVX-512)
+  double fma = 0.0;        ///< vfmadd...ps
+  double mul = 0.0;        ///< vmulps
+  double add = 0.0;        ///< vaddps
+  double max = 0.0;        ///< vmaxps
+  double rsqrt = 0.0;      ///< vrsqrtps (AVX2) / vrsqrt14ps (AVX-512)
   double mix_pairs = 0.0;  ///< pairs/s of the kernel's arithmetic: dx (2 adds), r^2 (FMA),
                            ///< rsqrt, Newton step and accumulate (2 MUL, FNMADD, FMA)
 };

@@ -45,7 +45,8 @@ double instruction_rate(double seconds, Step step) {
     for (int c = 0; c < kChains; ++c) opaque(x[c]);
     const double elapsed = thread_seconds() - t0;
     if (run == 0) {  // calibration: scale to the requested time
-      iterations = std::max<long>(iterations, static_cast<long>(static_cast<double>(iterations) * seconds / std::max(elapsed, 1e-6)));
+      iterations = std::max<long>(iterations, static_cast<long>(static_cast<double>(iterations) *
+                                                                seconds / std::max(elapsed, 1e-6)));
       continue;
     }
     best = std::max(best, static_cast<double>(iterations) * kChains / elapsed);
@@ -82,7 +83,8 @@ double mix_rate(double seconds) {
     for (int c = 0; c < kMixChains; ++c) opaque(acc[c]);
     const double elapsed = thread_seconds() - t0;
     if (run == 0) {
-      iterations = std::max<long>(iterations, static_cast<long>(static_cast<double>(iterations) * seconds / std::max(elapsed, 1e-6)));
+      iterations = std::max<long>(iterations, static_cast<long>(static_cast<double>(iterations) *
+                                                                seconds / std::max(elapsed, 1e-6)));
       continue;
     }
     best = std::max(best, static_cast<double>(iterations) * kMixChains * Vec::kLanes / elapsed);
@@ -110,7 +112,8 @@ PortRates measure_port_rates(double seconds) {
   rates.mul = instruction_rate<Vec>(seconds, [=](Vec x) { return x * one; });
   rates.add = instruction_rate<Vec>(seconds, [=](Vec x) { return x + tiny; });
   rates.max = instruction_rate<Vec>(seconds, [=](Vec x) { return clamp_r2(x, tiny); });
-  rates.rsqrt = instruction_rate<Vec>(seconds, [](Vec x) { return approximate_reciprocal_sqrt(x); });
+  rates.rsqrt =
+      instruction_rate<Vec>(seconds, [](Vec x) { return approximate_reciprocal_sqrt(x); });
   rates.mix_pairs = measure_mix_pairs<Vec>(seconds);
   return rates;
 }

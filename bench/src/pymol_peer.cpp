@@ -48,7 +48,8 @@ int run(const std::string& command, std::string& output) {
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");
   if (pipe == nullptr) return -1;
   std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) output += buffer.data();
+  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr)
+    output += buffer.data();
   const int status = pclose(pipe);
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
@@ -73,7 +74,8 @@ PymolMeasurement measure_pymol(const System& system, double spacing, double buff
                                int repetitions) {
   PymolMeasurement m;
   std::vector<std::string> pythons;
-  if (const char* env = std::getenv("DCS_PYMOL_PYTHON"); env != nullptr && *env != '\0') pythons.emplace_back(env);
+  if (const char* env = std::getenv("DCS_PYMOL_PYTHON"); env != nullptr && *env != '\0')
+    pythons.emplace_back(env);
   pythons.emplace_back("/usr/bin/python3");
   pythons.emplace_back("python3");
   std::string output;
@@ -84,20 +86,21 @@ PymolMeasurement measure_pymol(const System& system, double spacing, double buff
     }
   }
   if (m.python.empty()) {
-    m.why = "PyMOL not importable by $DCS_PYMOL_PYTHON, /usr/bin/python3 or python3 (Debian: "
-            "python3-pymol; elsewhere a PyMOL wheel and DCS_PYMOL_PYTHON)";
+    m.why =
+        "PyMOL not importable by $DCS_PYMOL_PYTHON, /usr/bin/python3 or python3 (Debian: "
+        "python3-pymol; elsewhere a PyMOL wheel and DCS_PYMOL_PYTHON)";
     return m;
   }
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    fmt::format("dcs-bench-pymol-{}", getpid());
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("dcs-bench-pymol-{}", getpid());
   std::filesystem::create_directories(dir);
   {
     std::ofstream pqr(dir / "system.pqr");
     for (std::size_t n = 0; n < system.atoms.size(); ++n) {
       const Atom& atom = system.atoms[n];
       pqr << fmt::format("ATOM  {:5d}  C   RES A{:4d}    {:8.3f}{:8.3f}{:8.3f} {:7.4f} {:6.4f}\n",
-                         (n + 1) % 100000, (n / 10 + 1) % 10000, atom.position[0],
-                         atom.position[1], atom.position[2], atom.charge, 1.7);
+                         (n + 1) % 100000, (n / 10 + 1) % 10000, atom.position[0], atom.position[1],
+                         atom.position[2], atom.charge, 1.7);
     }
     pqr << "END\n";
     std::ofstream(dir / "map_coulomb.py") << kScript;

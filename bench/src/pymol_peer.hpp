@@ -11,12 +11,12 @@ namespace dcs::bench {
 
 struct PymolMeasurement {
   bool available = false;
-  std::string why;          ///< why not, when not available
-  std::string version;      ///< PyMOL's cmd.get_version()
-  std::string python;       ///< the interpreter that ran it
+  std::string why;      ///< why not, when not available
+  std::string version;  ///< PyMOL's cmd.get_version()
+  std::string python;   ///< the interpreter that ran it
   double atoms = 0.0;
-  double points = 0.0;      ///< points of the map PyMOL made (read back from its CCP4 file)
-  double cpu_seconds = 0.0; ///< process CPU time of map_new, best of the repetitions
+  double points = 0.0;       ///< points of the map PyMOL made (read back from its CCP4 file)
+  double cpu_seconds = 0.0;  ///< process CPU time of map_new, best of the repetitions
   double evals_per_second() const { return atoms * points / cpu_seconds; }
 };
 

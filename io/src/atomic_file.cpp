@@ -36,7 +36,13 @@ constexpr int kSlotCount = 64;
 constexpr std::size_t kMaxPathBytes = 4096;
 
 enum SlotState : int {
-  kFree = 0, kFilling = 1, kLive = 2, kRemoving = 3, kRemoved = 4, kCommitting = 5, kCommitted = 6,
+  kFree = 0,
+  kFilling = 1,
+  kLive = 2,
+  kRemoving = 3,
+  kRemoved = 4,
+  kCommitting = 5,
+  kCommitted = 6,
   kRemovedCommitted = 7  ///< a committing or committed file removed: the group frees the slot
 };
 
@@ -150,7 +156,8 @@ std::string random_hex() {
 /// (RENAME_NOREPLACE); then fsyncs the directory (best effort). Outside a CommitGroup the slot is
 /// freed; inside one it stays registered under the final name (committed) and belongs to the
 /// group. On failure the slot stays live (the caller removes the temporary) and IoError is thrown.
-void rename_registered(int slot, const std::string& temp, const std::string& final_path, bool force) {
+void rename_registered(int slot, const std::string& temp, const std::string& final_path,
+                       bool force) {
   if (force) check_output_path(final_path, true);
   const bool in_group = g_commit_group.load(std::memory_order_acquire) && slot >= 0;
   if (in_group) {
@@ -160,7 +167,8 @@ void rename_registered(int slot, const std::string& temp, const std::string& fin
       throw IoError(fmt::format("cannot write {}: cannot resolve the path", final_path));
     std::memcpy(g_slots[slot].final_path, absolute.c_str(), absolute.size() + 1);
     int expected = kLive;
-    if (!g_slots[slot].state.compare_exchange_strong(expected, kCommitting, std::memory_order_acq_rel))
+    if (!g_slots[slot].state.compare_exchange_strong(expected, kCommitting,
+                                                     std::memory_order_acq_rel))
       throw InterruptedError(fmt::format("interrupted before {} was committed", final_path));
   }
   int rc = 0;
@@ -187,8 +195,8 @@ void rename_registered(int slot, const std::string& temp, const std::string& fin
     }
     if (error == EEXIST)
       throw IoError(fmt::format("{} exists; use --force to overwrite", final_path));
-    throw IoError(fmt::format("cannot rename the temporary file onto {}: {}", final_path,
-                              errno_text(error)));
+    throw IoError(
+        fmt::format("cannot rename the temporary file onto {}: {}", final_path, errno_text(error)));
   }
   if (in_group) {
     int expected = kCommitting;  // fails only when a signal handler is removing it right now
@@ -236,14 +244,16 @@ void check_output_path(const std::string& path, bool force) {
       const std::filesystem::path link_target = std::filesystem::read_symlink(target, ec);
       throw IoError(fmt::format(
           "cannot write {}: it is a symbolic link{}; dcs never writes through a symbolic link, "
-          "even with --force: name the file it points to, or remove the link", path,
-          ec ? std::string() : fmt::format(" (to {})", link_target.string())));
+          "even with --force: name the file it points to, or remove the link",
+          path, ec ? std::string() : fmt::format(" (to {})", link_target.string())));
     }
     if (S_ISDIR(info.st_mode))
       throw IoError(fmt::format("cannot write {}: it is a directory", path));
     if (!S_ISREG(info.st_mode))
-      throw IoError(fmt::format("cannot write {}: it is {}, not a regular file; dcs replaces only "
-                                "regular files, even with --force", path, file_kind(info.st_mode)));
+      throw IoError(
+          fmt::format("cannot write {}: it is {}, not a regular file; dcs replaces only "
+                      "regular files, even with --force",
+                      path, file_kind(info.st_mode)));
     if (!force) throw IoError(fmt::format("{} exists; use --force to overwrite", path));
   } else if (errno != ENOENT) {
     throw IoError(fmt::format("cannot write {}: {}", path, errno_text(errno)));
@@ -261,8 +271,10 @@ AtomicFile::AtomicFile(std::string final_path, bool force)
     throw IoError(fmt::format("cannot write {}: cannot resolve its directory: {}", final_path_,
                               ec.message()));
   for (const std::string& stale : remove_stale_temporaries(final_path_))
-    log().info("removed {}, a temporary file of {} left by an earlier dcs run that ended "
-               "without cleaning up (killed, or its machine stopped)", stale, final_path_);
+    log().info(
+        "removed {}, a temporary file of {} left by an earlier dcs run that ended "
+        "without cleaning up (killed, or its machine stopped)",
+        stale, final_path_);
 
   const std::string prefix = temporary_prefix(target);
   for (int attempt = 0; attempt < 16; ++attempt) {
@@ -409,8 +421,10 @@ PendingFile::PendingFile(std::string path) {
   if (ec) throw IoError(fmt::format("cannot resolve {}: {}", path, ec.message()));
   slot_ = register_temporary(path_);
   if (slot_ < 0)
-    throw IoError(fmt::format("cannot register {}: too many pending output files, or the path "
-                              "is longer than {} bytes", path_, kMaxPathBytes - 1));
+    throw IoError(
+        fmt::format("cannot register {}: too many pending output files, or the path "
+                    "is longer than {} bytes",
+                    path_, kMaxPathBytes - 1));
 }
 
 PendingFile::~PendingFile() {
@@ -466,7 +480,8 @@ std::size_t CommitGroup::roll_back() noexcept {
     int expected = kRemovedCommitted;  // removed by remove_pending_temporaries() already
     if (slot.state.compare_exchange_strong(expected, kFree, std::memory_order_acq_rel)) continue;
     expected = kCommitted;
-    if (!slot.state.compare_exchange_strong(expected, kRemoving, std::memory_order_acq_rel)) continue;
+    if (!slot.state.compare_exchange_strong(expected, kRemoving, std::memory_order_acq_rel))
+      continue;
     if (::unlink(slot.final_path) == 0) ++removed;
     slot.state.store(kFree, std::memory_order_release);
   }

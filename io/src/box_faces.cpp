@@ -8,7 +8,8 @@ namespace dcs::io {
 namespace {
 
 /// The index range [lo, hi] of grid points within [a, b] Å along one axis (lo > hi: none).
-std::array<std::int64_t, 2> index_range(double a, double b, double origin, double h, std::int64_t n) {
+std::array<std::int64_t, 2> index_range(double a, double b, double origin, double h,
+                                        std::int64_t n) {
   const auto lo = static_cast<std::int64_t>(std::max(0.0, std::ceil((a - origin) / h)));
   const double top = std::floor((b - origin) / h);
   const auto hi = top < 0.0 ? std::int64_t{-1} : std::min(n - 1, static_cast<std::int64_t>(top));
@@ -17,7 +18,8 @@ std::array<std::int64_t, 2> index_range(double a, double b, double origin, doubl
 
 double max_abs(const float* values, std::size_t n, std::size_t step, double start) {
   double m = start;
-  for (std::size_t i = 0; i < n; ++i) m = std::max(m, static_cast<double>(std::fabs(values[i * step])));
+  for (std::size_t i = 0; i < n; ++i)
+    m = std::max(m, static_cast<double>(std::fabs(values[i * step])));
   return m;
 }
 
@@ -79,7 +81,8 @@ void BoxFacesSink::complete(MapReader& map) {
 
 BoxFacesCheck BoxFacesSink::check(double percentile, double limit) const {
   BoxFacesCheck result;
-  result.face = static_cast<int>(std::max_element(face_max_.begin(), face_max_.end()) - face_max_.begin());
+  result.face =
+      static_cast<int>(std::max_element(face_max_.begin(), face_max_.end()) - face_max_.begin());
   result.face_max_abs = face_max_[static_cast<std::size_t>(result.face)];
   result.reference = near_.percentile(percentile);
   if (!(result.reference > 0.0)) return result;
@@ -94,9 +97,10 @@ BoxFacesCheck BoxFacesSink::check(double percentile, double limit) const {
     if (!(value > target)) continue;
     const auto a = static_cast<std::size_t>(face / 2);
     const double centre = 0.5 * (box_lo_[a] + box_hi_[a]);
-    const double edge = grid_.origin[a] + static_cast<double>(grid_.counts[a] - 1) * grid_.spacing[a];
-    const double distance = std::max(face % 2 == 0 ? centre - grid_.origin[a] : edge - centre,
-                                     grid_.spacing[a]);
+    const double edge =
+        grid_.origin[a] + static_cast<double>(grid_.counts[a] - 1) * grid_.spacing[a];
+    const double distance =
+        std::max(face % 2 == 0 ? centre - grid_.origin[a] : edge - centre, grid_.spacing[a]);
     const double needed = distance * std::pow(value / target, 1.0 / result.decay_power);
     result.extra_padding = std::max(result.extra_padding, needed - distance);
   }

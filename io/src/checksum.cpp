@@ -68,8 +68,8 @@ std::string sha256_file(const std::string& path) {
     if (got > 0) sha.update(block.data(), got);
     if (got < block.size()) {
       if (std::ferror(file.get())) {
-        throw IoError("cannot read '" + path + "' to compute its checksum: " +
-                      std::strerror(errno));
+        throw IoError("cannot read '" + path +
+                      "' to compute its checksum: " + std::strerror(errno));
       }
       break;
     }

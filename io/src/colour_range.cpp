@@ -47,7 +47,8 @@ double AbsValueHistogram::percentile(double percentile) const {
     throw UsageError(fmt::format("a percentile must lie in 0-100, got {}", percentile));
   if (count_ == 0) return 0.0;
   // Nearest rank: the smallest value with at least ceil(p/100 * count) values <= it.
-  auto rank = static_cast<std::uint64_t>(std::ceil(percentile / 100.0 * static_cast<double>(count_)));
+  auto rank =
+      static_cast<std::uint64_t>(std::ceil(percentile / 100.0 * static_cast<double>(count_)));
   if (rank < 1) rank = 1;
   if (rank > count_) rank = count_;
   std::uint64_t seen = 0;
@@ -114,8 +115,6 @@ void ColourRangeSink::complete(MapReader& map) {
   }
 }
 
-ColourRange ColourRangeSink::range() const {
-  return robust_colour_range(histogram_, low_, high_);
-}
+ColourRange ColourRangeSink::range() const { return robust_colour_range(histogram_, low_, high_); }
 
 }  // namespace dcs::io

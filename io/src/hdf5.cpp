@@ -81,8 +81,13 @@ void write_numbers(hid_t object, std::initializer_list<std::pair<const char*, do
 
 void write_statistics(hid_t file, const GridStats& stats, const Writer& w) {
   const Handle group = w.group(file, "statistics");
-  write_numbers(group.get(), {{"min", stats.min}, {"max", stats.max}, {"mean", stats.mean},
-                              {"rms", stats.rms}, {"sum", stats.sum}}, w);
+  write_numbers(group.get(),
+                {{"min", stats.min},
+                 {"max", stats.max},
+                 {"mean", stats.mean},
+                 {"rms", stats.rms},
+                 {"sum", stats.sum}},
+                w);
   w.count(group.get(), "count", stats.count);
   w.count(group.get(), "nonfinite", stats.nonfinite);
 }
@@ -94,9 +99,11 @@ void write_validation(hid_t file, const Validation& validation, const Writer& w)
   w.count(group.get(), "points", validation.points);
   w.boolean(group.get(), "all_points", validation.all_points);
   write_numbers(group.get(),
-                {{"max_abs_error", validation.max_abs_error}, {"rms_error", validation.rms_error},
+                {{"max_abs_error", validation.max_abs_error},
+                 {"rms_error", validation.rms_error},
                  {"max_abs_reference", validation.max_abs_reference},
-                 {"max_rel_error", validation.max_rel_error}, {"tolerance", validation.tolerance}},
+                 {"max_rel_error", validation.max_rel_error},
+                 {"tolerance", validation.tolerance}},
                 w);
 }
 
@@ -188,7 +195,8 @@ void write_provenance(hid_t file, const Provenance& prov, const Writer& w, const
 //   and the HDF5 library (VTK's vtkHDFReader, ParaView) resolve them, and both ChimeraX readers
 //   see exactly one map, in place (tests/viewers, with the readers of the ChimeraX 0.1.71 wheel).
 // No dimension scales: PyTables-based readers fail on them.
-void write_chimerax_view(hid_t file, const GridSpec& grid, const Writer& w, const Failure& failure) {
+void write_chimerax_view(hid_t file, const GridSpec& grid, const Writer& w,
+                         const Failure& failure) {
   constexpr const char* kImage = "/MDF/images/0/image";
   const Handle mdf = w.group(file, "MDF");
   const Handle images = w.group(mdf.get(), "images");
@@ -258,7 +266,8 @@ void write_hdf5(const std::string& path, const float* values, const MapMetadata&
   store_options.gzip_level = opts.gzip_level;
   store_options.force = opts.force;
   store_options.chunk_depth = std::min<std::int64_t>(16, meta.grid.nz());
-  MapStore store = MapStore::create(partial_path_for(path), meta, system, ResumeKey{}, store_options);
+  MapStore store =
+      MapStore::create(partial_path_for(path), meta, system, ResumeKey{}, store_options);
   try {
     const Slab whole{0, meta.grid.nz()};
     std::vector<StatsAccum> planes(static_cast<std::size_t>(meta.grid.nz()));
@@ -278,8 +287,8 @@ namespace {
 
 using h5::Failure;
 using h5::Handle;
-using h5::QuietErrors;
 using h5::prepare_library;
+using h5::QuietErrors;
 using h5::read_string_attribute;
 
 std::vector<double> read_double_attribute(hid_t object, const char* name, std::size_t n,

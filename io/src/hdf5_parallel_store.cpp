@@ -71,10 +71,12 @@ void settle(MPI_Comm comm, int rank, const std::exception_ptr& local, std::int64
   MPI_Bcast(header.data(), 2, MPI_LONG_LONG, origin, comm);
   std::string message(static_cast<std::size_t>(header[1]), '\0');
   if (rank == origin) message = outcome.message;
-  if (!message.empty()) MPI_Bcast(message.data(), static_cast<int>(message.size()), MPI_CHAR, origin, comm);
+  if (!message.empty())
+    MPI_Bcast(message.data(), static_cast<int>(message.size()), MPI_CHAR, origin, comm);
   if (local) std::rethrow_exception(local);
   if (failed == kNone)
-    throw InterruptedError(fmt::format("rank {} was interrupted ({}); every rank stopped", origin, message));
+    throw InterruptedError(
+        fmt::format("rank {} was interrupted ({}); every rank stopped", origin, message));
   throw RankFailure(origin, static_cast<ExitCode>(header[0]),
                     fmt::format("rank {} failed: {}", origin, message));
 }
@@ -90,7 +92,8 @@ int rank_of(MPI_Comm comm) {
 void agree(MPI_Comm comm, std::exception_ptr local) {
   const int rank = rank_of(comm);
   const Outcome outcome = classify(local);
-  std::array<std::int64_t, 2> in{outcome.state == 2 ? rank : kNone, outcome.state == 1 ? rank : kNone};
+  std::array<std::int64_t, 2> in{outcome.state == 2 ? rank : kNone,
+                                 outcome.state == 1 ? rank : kNone};
   std::array<std::int64_t, 2> out{};
   MPI_Allreduce(in.data(), out.data(), 2, MPI_INT64_T, MPI_MIN, comm);
   settle(comm, rank, local, out[0], out[1]);
@@ -119,7 +122,8 @@ std::vector<std::string> all_gather(MPI_Comm comm, const std::string& mine) {
                  MPI_CHAR, comm);
   std::vector<std::string> out;
   for (std::size_t r = 0; r < lengths.size(); ++r)
-    out.push_back(all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
+    out.push_back(
+        all.substr(static_cast<std::size_t>(offsets[r]), static_cast<std::size_t>(lengths[r])));
   return out;
 }
 
@@ -153,7 +157,7 @@ struct ParallelStore::Impl {
   std::vector<StatsAccum> stats;
   std::vector<std::int64_t> pending;  // this rank's planes written since the last checkpoint
   std::chrono::steady_clock::time_point last_checkpoint = std::chrono::steady_clock::now();
-  std::int64_t planes_written = 0;    // by every rank (rank 0 reports it)
+  std::int64_t planes_written = 0;  // by every rank (rank 0 reports it)
   std::function<void(std::int64_t)> progress;
   bool closed = false;
   bool settled = false;  // a round ended in a failure every rank knows of
@@ -165,12 +169,17 @@ struct ParallelStore::Impl {
     failure.status(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), "H5Pset_fapl_mpio");
     failure.status(H5Pset_all_coll_metadata_ops(fapl.get(), true), "H5Pset_all_coll_metadata_ops");
     failure.status(H5Pset_coll_metadata_write(fapl.get(), true), "H5Pset_coll_metadata_write");
-    file = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "H5Fopen (MPI-IO)"), H5Fclose);
-    potential = Handle(failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"), H5Dclose);
+    file = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "H5Fopen (MPI-IO)"),
+                  H5Fclose);
+    potential =
+        Handle(failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
+               H5Dclose);
     done_set = Handle(failure.id(H5Dopen2(file.get(), "/resume/plane_done", H5P_DEFAULT),
-                                 "H5Dopen2(/resume/plane_done)"), H5Dclose);
+                                 "H5Dopen2(/resume/plane_done)"),
+                      H5Dclose);
     stats_set = Handle(failure.id(H5Dopen2(file.get(), "/resume/plane_stats", H5P_DEFAULT),
-                                  "H5Dopen2(/resume/plane_stats)"), H5Dclose);
+                                  "H5Dopen2(/resume/plane_stats)"),
+                       H5Dclose);
     collective = Handle(failure.id(H5Pcreate(H5P_DATASET_XFER), "H5Pcreate"), H5Pclose);
     failure.status(H5Pset_dxpl_mpio(collective.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
 
@@ -178,17 +187,20 @@ struct ParallelStore::Impl {
     std::array<hsize_t, 3> dims{};
     if (H5Sget_simple_extent_ndims(space.get()) != 3 ||
         H5Sget_simple_extent_dims(space.get(), dims.data(), nullptr) != 3 ||
-        dims != std::array<hsize_t, 3>{static_cast<hsize_t>(grid.nz()), static_cast<hsize_t>(grid.ny()),
+        dims != std::array<hsize_t, 3>{static_cast<hsize_t>(grid.nz()),
+                                       static_cast<hsize_t>(grid.ny()),
                                        static_cast<hsize_t>(grid.nx())})
       failure.invalid("/potential does not have the grid's dimensions");
 
     const auto nz = static_cast<std::size_t>(grid.nz());
     done.assign(nz, 0);
     stats.assign(nz, StatsAccum{});
-    failure.status(H5Dread(done_set.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, collective.get(), done.data()),
-                   "H5Dread(/resume/plane_done)");
+    failure.status(
+        H5Dread(done_set.get(), H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, collective.get(), done.data()),
+        "H5Dread(/resume/plane_done)");
     std::vector<double> rows(nz * kStatFields);
-    failure.status(H5Dread(stats_set.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, collective.get(), rows.data()),
+    failure.status(H5Dread(stats_set.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, collective.get(),
+                           rows.data()),
                    "H5Dread(/resume/plane_stats)");
     for (std::size_t z = 0; z < nz; ++z) {
       if (done[z] > 1) failure.invalid("/resume/plane_done holds values other than 0 and 1");
@@ -227,10 +239,13 @@ struct ParallelStore::Impl {
   bool round(const Slab* slab, const float* values, const StatsAccum* plane_stats,
              const std::exception_ptr& local) {
     const Outcome outcome = classify(local);
-    const bool due = rank == 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                                last_checkpoint).count() >= checkpoint_seconds;
-    std::array<std::int64_t, 4> in{outcome.state == 2 ? rank : kNone, outcome.state == 1 ? rank : kNone,
-                                   slab != nullptr ? -1 : 0, due ? -1 : 0};
+    const bool due =
+        rank == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - last_checkpoint).count() >=
+            checkpoint_seconds;
+    std::array<std::int64_t, 4> in{outcome.state == 2 ? rank : kNone,
+                                   outcome.state == 1 ? rank : kNone, slab != nullptr ? -1 : 0,
+                                   due ? -1 : 0};
     std::array<std::int64_t, 4> out{};
     MPI_Allreduce(in.data(), out.data(), 4, MPI_INT64_T, MPI_MIN, comm);
     settled = out[0] != kNone || out[1] != kNone;
@@ -245,14 +260,16 @@ struct ParallelStore::Impl {
     {
       const Handle file_space = rows_of(potential, first, count);
       const Handle memory_space = memory(static_cast<std::size_t>(count) * plane);
-      failure.status(H5Dwrite(potential.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
-                              collective.get(), count > 0 ? values : &dummy_value),
-                     fmt::format("H5Dwrite(potential, collective, planes {}-{})", first, first + count - 1));
+      failure.status(
+          H5Dwrite(potential.get(), H5T_NATIVE_FLOAT, memory_space.get(), file_space.get(),
+                   collective.get(), count > 0 ? values : &dummy_value),
+          fmt::format("H5Dwrite(potential, collective, planes {}-{})", first, first + count - 1));
     }
     std::vector<double> rows(static_cast<std::size_t>(count) * kStatFields);
     for (std::int64_t p = 0; p < count; ++p) {
       const h5::PlaneStatsRow row = h5::plane_stats_row(plane_stats[p]);
-      std::copy(row.begin(), row.end(), rows.begin() + static_cast<std::ptrdiff_t>(p * kStatFields));
+      std::copy(row.begin(), row.end(),
+                rows.begin() + static_cast<std::ptrdiff_t>(p * kStatFields));
       stats[static_cast<std::size_t>(first + p)] = plane_stats[p];
       pending.push_back(first + p);
     }
@@ -260,9 +277,10 @@ struct ParallelStore::Impl {
       const double dummy = 0.0;
       const Handle file_space = rows_of(stats_set, first, count);
       const Handle memory_space = memory(rows.size());
-      failure.status(H5Dwrite(stats_set.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(),
-                              collective.get(), rows.empty() ? &dummy : rows.data()),
-                     "H5Dwrite(/resume/plane_stats, collective)");
+      failure.status(
+          H5Dwrite(stats_set.get(), H5T_NATIVE_DOUBLE, memory_space.get(), file_space.get(),
+                   collective.get(), rows.empty() ? &dummy : rows.data()),
+          "H5Dwrite(/resume/plane_stats, collective)");
     }
     std::int64_t planes = count;
     MPI_Allreduce(MPI_IN_PLACE, &planes, 1, MPI_INT64_T, MPI_SUM, comm);
@@ -285,8 +303,9 @@ struct ParallelStore::Impl {
       while (end < pending.size() && pending[end] == pending[end - 1] + 1) ++end;
       const hsize_t start = static_cast<hsize_t>(pending[begin]);
       const hsize_t count = end - begin;
-      failure.status(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_OR, &start, nullptr, &count, nullptr),
-                     "H5Sselect_hyperslab");
+      failure.status(
+          H5Sselect_hyperslab(file_space.get(), H5S_SELECT_OR, &start, nullptr, &count, nullptr),
+          "H5Sselect_hyperslab");
       begin = end;
     }
     const std::vector<std::uint8_t> ones(std::max<std::size_t>(1, pending.size()), 1);
@@ -311,13 +330,15 @@ ParallelStore::~ParallelStore() = default;
 const std::vector<std::uint8_t>& ParallelStore::plane_done() const noexcept { return impl_->done; }
 const std::vector<StatsAccum>& ParallelStore::plane_stats() const noexcept { return impl_->stats; }
 
-void ParallelStore::write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) {
+void ParallelStore::write_slab(const Slab& slab, const float* values,
+                               const StatsAccum* plane_stats) {
   std::exception_ptr local;
   for (std::int64_t p = 0; p < slab.z_count && !local; ++p)
     if (plane_stats[p].nonfinite > 0)
       local = std::make_exception_ptr(IoError(fmt::format(
           "{} of the values of plane {} are not finite (a bug: the distance clamp should prevent "
-          "this); nothing was written", plane_stats[p].nonfinite, slab.z_begin + p)));
+          "this); nothing was written",
+          plane_stats[p].nonfinite, slab.z_begin + p)));
   impl_->round(&slab, values, plane_stats, local);
 }
 

@@ -84,7 +84,6 @@ void read_at(int fd, void* data, std::size_t bytes, std::uint64_t offset, const 
   }
 }
 
-
 /// Byte-shuffles `n` 4-byte elements (HDF5's shuffle filter: all first bytes, then all second
 /// bytes, ...).
 void shuffle4(const float* in, std::size_t n, std::uint8_t* out) {
@@ -97,27 +96,26 @@ void shuffle4(const float* in, std::size_t n, std::uint8_t* out) {
 
 std::string partial_path_for(const std::string& final_path) { return final_path + ".partial"; }
 
-
 struct MapStore::Impl {
   std::string path;
   GridSpec grid;
   int gzip_level = 0;
-  std::array<std::int64_t, 3> chunk{};  // cz, cy, cx
-  std::array<std::int64_t, 3> chunks{}; // chunk counts along z, y, x
+  std::array<std::int64_t, 3> chunk{};   // cz, cy, cx
+  std::array<std::int64_t, 3> chunks{};  // chunk counts along z, y, x
   unsigned threads = 1;
   Failure failure{"", false};
 
-  PartialLock lock;                     // the file is this run's (see PartialLock)
+  PartialLock lock;  // the file is this run's (see PartialLock)
   Handle file;
   Handle dataset;
-  int fd = -1;                          // a dup() of the lock's descriptor, for pwrite/pread
-  std::vector<haddr_t> chunk_address;   // uncompressed: per chunk (z, y, x order)
+  int fd = -1;                         // a dup() of the lock's descriptor, for pwrite/pread
+  std::vector<haddr_t> chunk_address;  // uncompressed: per chunk (z, y, x order)
   haddr_t done_address = HADDR_UNDEF;
   haddr_t stats_address = HADDR_UNDEF;
 
   std::vector<std::uint8_t> done;
   std::vector<StatsAccum> stats;
-  std::vector<std::int64_t> pending;    // planes written since the last checkpoint
+  std::vector<std::int64_t> pending;  // planes written since the last checkpoint
   bool finished = false;
   bool synced = false;  ///< closed and fsynced after finish(): only a rename is left
   bool failed = false;  ///< a write or checkpoint failed: nothing more may be flagged done
@@ -127,7 +125,8 @@ struct MapStore::Impl {
   /// Creates the file's layout (MapStore::create()).
   void build(const MapMetadata& meta, const System& system, const ResumeKey& key);
   /// Opens the locked partial file to continue it (MapStore::open_partial()).
-  void open_existing(const MapMetadata& meta, const ResumeKey& key, unsigned n_threads, bool verify);
+  void open_existing(const MapMetadata& meta, const ResumeKey& key, unsigned n_threads,
+                     bool verify);
 
   /// Reads every plane flagged done back and checks it against its stored statistics; those
   /// that fail are flagged not done (in the file too) and named in a warning.
@@ -138,8 +137,10 @@ struct MapStore::Impl {
     if (gzip_level > 0) {  // compressed chunks are rewritten whole: their whole row goes
       std::vector<std::int64_t> rows;
       for (const std::int64_t z : bad)
-        for (std::int64_t p = z / chunk[0] * chunk[0]; p < std::min(grid.nz(), (z / chunk[0] + 1) * chunk[0]); ++p)
-          if (done[static_cast<std::size_t>(p)] != 0 && (rows.empty() || rows.back() < p)) rows.push_back(p);
+        for (std::int64_t p = z / chunk[0] * chunk[0];
+             p < std::min(grid.nz(), (z / chunk[0] + 1) * chunk[0]); ++p)
+          if (done[static_cast<std::size_t>(p)] != 0 && (rows.empty() || rows.back() < p))
+            rows.push_back(p);
       bad = std::move(rows);
     }
     const std::uint8_t zero = 0;
@@ -148,9 +149,10 @@ struct MapStore::Impl {
       done[static_cast<std::size_t>(z)] = 0;
       stats[static_cast<std::size_t>(z)] = StatsAccum{};
     }
-    log().warn("{}: {} flagged done in the partial file do not match their stored statistics "
-               "(the file was changed or damaged); they are computed again", path,
-               h5::plane_list(bad));
+    log().warn(
+        "{}: {} flagged done in the partial file do not match their stored statistics "
+        "(the file was changed or damaged); they are computed again",
+        path, h5::plane_list(bad));
   }
 
   void close_handles() noexcept {
@@ -169,8 +171,9 @@ struct MapStore::Impl {
     lock.check_same_file();  // HDF5 opens by name: make sure the name is still ours
     const Handle fapl = h5::file_access_plist(failure);
     file = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "H5Fopen"), H5Fclose);
-    dataset = Handle(failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
-                     H5Dclose);
+    dataset =
+        Handle(failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
+               H5Dclose);
   }
   void close_hdf5() {
     const QuietErrors quiet;
@@ -211,9 +214,9 @@ struct MapStore::Impl {
     unsigned filter_mask = 0;
     haddr_t address = HADDR_UNDEF;
     hsize_t size = 0;
-    failure.status(H5Dget_chunk_info_by_coord(dataset.get(), offset.data(), &filter_mask, &address,
-                                              &size),
-                   "H5Dget_chunk_info_by_coord");
+    failure.status(
+        H5Dget_chunk_info_by_coord(dataset.get(), offset.data(), &filter_mask, &address, &size),
+        "H5Dget_chunk_info_by_coord");
     if (address == HADDR_UNDEF || size != chunk_floats() * sizeof(float))
       failure.invalid("a chunk of /potential is not allocated");
     return address;
@@ -237,7 +240,8 @@ struct MapStore::Impl {
     regular = regular && chunk_address_at(chunks[0] - 1, chunks[1] - 1, chunks[2] - 1) ==
                              first + (total - 1) * bytes;
     if (regular) {
-      for (std::size_t index = 0; index < total; ++index) chunk_address[index] = first + index * bytes;
+      for (std::size_t index = 0; index < total; ++index)
+        chunk_address[index] = first + index * bytes;
       return;
     }
     for (std::int64_t zc = 0; zc < chunks[0]; ++zc)
@@ -248,9 +252,11 @@ struct MapStore::Impl {
 
   void read_resume_addresses() {
     const Handle done_set(failure.id(H5Dopen2(file.get(), "/resume/plane_done", H5P_DEFAULT),
-                                     "H5Dopen2(/resume/plane_done)"), H5Dclose);
+                                     "H5Dopen2(/resume/plane_done)"),
+                          H5Dclose);
     const Handle stats_set(failure.id(H5Dopen2(file.get(), "/resume/plane_stats", H5P_DEFAULT),
-                                      "H5Dopen2(/resume/plane_stats)"), H5Dclose);
+                                      "H5Dopen2(/resume/plane_stats)"),
+                           H5Dclose);
     done_address = H5Dget_offset(done_set.get());
     stats_address = H5Dget_offset(stats_set.get());
     if (done_address == HADDR_UNDEF || stats_address == HADDR_UNDEF)
@@ -296,7 +302,8 @@ struct MapStore::Impl {
         const std::int64_t p0 = std::max(s0, zc * chunk[0]);
         const std::int64_t p1 = std::min(s1, (zc + 1) * chunk[0]);
         pack(values, s0, p0, p1, yc, xc, buffer.data());
-        const std::size_t plane_bytes = static_cast<std::size_t>(chunk[1] * chunk[2]) * sizeof(float);
+        const std::size_t plane_bytes =
+            static_cast<std::size_t>(chunk[1] * chunk[2]) * sizeof(float);
         write_at(fd, buffer.data(), static_cast<std::size_t>(p1 - p0) * plane_bytes,
                  chunk_address[chunk_index(zc, yc, xc)] +
                      static_cast<std::uint64_t>(p0 - zc * chunk[0]) * plane_bytes,
@@ -308,8 +315,10 @@ struct MapStore::Impl {
   void write_compressed(const Slab& slab, const float* values) {
     const std::int64_t s0 = slab.z_begin, s1 = slab.z_begin + slab.z_count;
     if (s0 % chunk[0] != 0 || (s1 % chunk[0] != 0 && s1 != grid.nz()))
-      throw IoError(fmt::format("internal error: slab [{}, {}) of a compressed map is not aligned "
-                                "to its {}-plane chunks", s0, s1, chunk[0]));
+      throw IoError(
+          fmt::format("internal error: slab [{}, {}) of a compressed map is not aligned "
+                      "to its {}-plane chunks",
+                      s0, s1, chunk[0]));
     const std::int64_t zc0 = s0 / chunk[0], zc1 = (s1 - 1) / chunk[0] + 1;
     const std::size_t per_row = static_cast<std::size_t>(chunks[1] * chunks[2]);
     const std::size_t jobs = static_cast<std::size_t>(zc1 - zc0) * per_row;
@@ -353,8 +362,7 @@ struct MapStore::Impl {
   void checkpoint() {
     if (pending.empty()) return;
     std::sort(pending.begin(), pending.end());
-    if (gzip_level > 0)
-      failure.status(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "H5Fflush");
+    if (gzip_level > 0) failure.status(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "H5Fflush");
     // Statistics first, then data and statistics to stable storage, then the flags.
     for (const std::int64_t z : pending) {
       const h5::PlaneStatsRow row = h5::plane_stats_row(stats[static_cast<std::size_t>(z)]);
@@ -442,8 +450,10 @@ MapStore MapStore::create(PartialLock&& lock, const MapMetadata& meta, const Sys
   if (!lock.created() && !options.force) {
     const auto [kind, what] = lock.inspect();
     if (kind == PartialKind::kForeign)
-      throw IoError(fmt::format("{} exists and is not a dcs partial file ({}); dcs replaces it "
-                                "only with --force", partial_path, what));
+      throw IoError(
+          fmt::format("{} exists and is not a dcs partial file ({}); dcs replaces it "
+                      "only with --force",
+                      partial_path, what));
   }
   auto impl = std::make_unique<Impl>();
   Impl& s = *impl;
@@ -475,9 +485,10 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
     failure.status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110),
                    "H5Pset_libver_bounds");
   // Truncates the locked file in place (same inode, so the lock stays on it).
-  s.file = Handle(failure.id(H5Fcreate(partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                             "H5Fcreate"),
-                  H5Fclose);
+  s.file =
+      Handle(failure.id(H5Fcreate(partial_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                        "H5Fcreate"),
+             H5Fclose);
   s.lock.check_same_file();
   const hid_t root = s.file.get();
   w.text(root, "format", "dcs potential map");
@@ -485,11 +496,12 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
   w.int64s(root, "format_version", &format_version, 1);
   w.text(root, "program", meta.provenance.program);
 
-  const std::array<hsize_t, 3> dims{static_cast<hsize_t>(grid.nz()), static_cast<hsize_t>(grid.ny()),
+  const std::array<hsize_t, 3> dims{static_cast<hsize_t>(grid.nz()),
+                                    static_cast<hsize_t>(grid.ny()),
                                     static_cast<hsize_t>(grid.nx())};
   const std::array<hsize_t, 3> chunk_dims{static_cast<hsize_t>(s.chunk[0]),
-                                     static_cast<hsize_t>(s.chunk[1]),
-                                     static_cast<hsize_t>(s.chunk[2])};
+                                          static_cast<hsize_t>(s.chunk[1]),
+                                          static_cast<hsize_t>(s.chunk[2])};
   Handle dcpl(failure.id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
   failure.status(H5Pset_chunk(dcpl.get(), 3, chunk_dims.data()), "H5Pset_chunk");
   failure.status(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), "H5Pset_fill_time");
@@ -497,7 +509,8 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
     if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
       failure.invalid("this HDF5 library has no deflate (gzip) filter");
     failure.status(H5Pset_shuffle(dcpl.get()), "H5Pset_shuffle");
-    failure.status(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(s.gzip_level)), "H5Pset_deflate");
+    failure.status(H5Pset_deflate(dcpl.get(), static_cast<unsigned>(s.gzip_level)),
+                   "H5Pset_deflate");
   } else {
     failure.status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
   }
@@ -524,15 +537,17 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
   failure.status(H5Pset_fill_time(flat.get(), H5D_FILL_TIME_ALLOC), "H5Pset_fill_time");
   {
     const Handle done_space = w.space({dims[0]});
-    const Handle done_set(failure.id(H5Dcreate2(resume.get(), "plane_done", H5T_STD_U8LE,
-                                            done_space.get(), H5P_DEFAULT, flat.get(), H5P_DEFAULT),
-                                 "H5Dcreate2(plane_done)"),
-                      H5Dclose);
+    const Handle done_set(
+        failure.id(H5Dcreate2(resume.get(), "plane_done", H5T_STD_U8LE, done_space.get(),
+                              H5P_DEFAULT, flat.get(), H5P_DEFAULT),
+                   "H5Dcreate2(plane_done)"),
+        H5Dclose);
     const Handle stats_space = w.space({dims[0], kStatFields});
-    const Handle stats_set(failure.id(H5Dcreate2(resume.get(), "plane_stats", H5T_IEEE_F64LE,
-                                             stats_space.get(), H5P_DEFAULT, flat.get(), H5P_DEFAULT),
-                                  "H5Dcreate2(plane_stats)"),
-                       H5Dclose);
+    const Handle stats_set(
+        failure.id(H5Dcreate2(resume.get(), "plane_stats", H5T_IEEE_F64LE, stats_space.get(),
+                              H5P_DEFAULT, flat.get(), H5P_DEFAULT),
+                   "H5Dcreate2(plane_stats)"),
+        H5Dclose);
   }
   failure.status(H5Fflush(root, H5F_SCOPE_LOCAL), "H5Fflush");
   s.read_resume_addresses();
@@ -556,8 +571,10 @@ MapStore MapStore::open_partial(PartialLock&& lock, const MapMetadata& meta, con
   const std::string partial_path = lock.path();
   const auto [kind, what] = lock.inspect();
   if (kind == PartialKind::kForeign)
-    throw IoError(fmt::format("{} is not a dcs partial file ({}); nothing to resume. Run without "
-                              "--resume and with --force to replace it", partial_path, what));
+    throw IoError(
+        fmt::format("{} is not a dcs partial file ({}); nothing to resume. Run without "
+                    "--resume and with --force to replace it",
+                    partial_path, what));
   if (kind != PartialKind::kResumable)
     throw UnusablePartial(partial_path, 0, fmt::format("holds no usable checkpoint ({})", what));
   auto impl = std::make_unique<Impl>();
@@ -572,8 +589,8 @@ MapStore MapStore::open_partial(PartialLock&& lock, const MapMetadata& meta, con
   return MapStore(std::move(impl));
 }
 
-void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key, unsigned n_threads,
-                                   bool verify) {
+void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key,
+                                   unsigned n_threads, bool verify) {
   Impl& s = *this;
   const std::string& partial_path = lock.path();
   s.path = partial_path;
@@ -591,9 +608,9 @@ void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key
 
   h5::check_resume_key(resume.get(), key, failure);
 
-  s.dataset = Handle(failure.id(H5Dopen2(s.file.get(), "/potential", H5P_DEFAULT),
-                                "H5Dopen2(/potential)"),
-                     H5Dclose);
+  s.dataset =
+      Handle(failure.id(H5Dopen2(s.file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
+             H5Dclose);
   const Handle plist(failure.id(H5Dget_create_plist(s.dataset.get()), "H5Dget_create_plist"),
                      H5Pclose);
   std::array<hsize_t, 3> stored_chunk{};
@@ -609,8 +626,8 @@ void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key
   for (int f = 0; f < filters; ++f) {
     unsigned flags = 0, values[4] = {};
     std::size_t n_values = 4;
-    const H5Z_filter_t id =
-        H5Pget_filter2(plist.get(), static_cast<unsigned>(f), &flags, &n_values, values, 0, nullptr, nullptr);
+    const H5Z_filter_t id = H5Pget_filter2(plist.get(), static_cast<unsigned>(f), &flags, &n_values,
+                                           values, 0, nullptr, nullptr);
     if (id == H5Z_FILTER_DEFLATE) s.gzip_level = n_values > 0 ? static_cast<int>(values[0]) : 6;
   }
   s.failure = Failure(partial_path, /*reading=*/false);
@@ -741,9 +758,9 @@ void MapStore::commit(const std::string& final_path, bool force) {
     }
   }
   if (rc != 0) {
-    const std::string reason = errno == EEXIST
-                                   ? fmt::format("{} appeared meanwhile; use --force to overwrite", final_path)
-                                   : errno_text();
+    const std::string reason =
+        errno == EEXIST ? fmt::format("{} appeared meanwhile; use --force to overwrite", final_path)
+                        : errno_text();
     if (s.lock.same_file()) (void)::unlink(s.path.c_str());
     throw IoError(fmt::format("cannot rename {} to {}: {}", s.path, final_path, reason));
   }
@@ -785,6 +802,5 @@ void MapStore::discard() noexcept {
   if (impl_->lock.same_file()) (void)::unlink(impl_->path.c_str());
   impl_->lock.release();
 }
-
 
 }  // namespace dcs::io

@@ -37,12 +37,20 @@ constexpr std::size_t kPlaneStatFields = 6;
 using PlaneStatsRow = std::array<double, kPlaneStatFields>;
 
 inline PlaneStatsRow plane_stats_row(const StatsAccum& s) {
-  return {s.min, s.max, s.sum, s.sum_sq, static_cast<double>(s.count),
+  return {s.min,
+          s.max,
+          s.sum,
+          s.sum_sq,
+          static_cast<double>(s.count),
           static_cast<double>(s.nonfinite)};
 }
 
 inline StatsAccum plane_stats_from_row(const double* row) {
-  return StatsAccum{row[0], row[1], row[2], row[3], static_cast<std::uint64_t>(row[4]),
+  return StatsAccum{row[0],
+                    row[1],
+                    row[2],
+                    row[3],
+                    static_cast<std::uint64_t>(row[4]),
                     static_cast<std::uint64_t>(row[5])};
 }
 

@@ -16,8 +16,7 @@ namespace dcs::io::detail {
 InputFile::InputFile(const std::string& path) : path_(path) {
   for (;;) {
     // Checked first: a signal that came before open() would not interrupt it.
-    if (interrupt_requested())
-      throw InterruptedError(path + ": interrupted while reading");
+    if (interrupt_requested()) throw InterruptedError(path + ": interrupted while reading");
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ >= 0) return;
     if (errno != EINTR)
@@ -102,7 +101,8 @@ bool LineSource::refill() {
 std::size_t StreamLineSource::read_block(char* out, std::size_t capacity) {
   in_.read(out, static_cast<std::streamsize>(capacity));
   const auto got = static_cast<std::size_t>(in_.gcount());
-  if (in_.bad()) throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
+  if (in_.bad())
+    throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
   return got;
 }
 
@@ -141,8 +141,9 @@ std::size_t GzLineSource::read_block(char* out, std::size_t capacity) {
         finished_ = true;
         break;
       }
-      throw InputError(name_, 0, "truncated gzip data: the compressed stream ends after line " +
-                                     std::to_string(line_number()));
+      throw InputError(name_, 0,
+                       "truncated gzip data: the compressed stream ends after line " +
+                           std::to_string(line_number()));
     }
     if (member_done_) {  // more bytes after a complete member: another member, or garbage
       if (!at_gzip_magic()) {
@@ -157,8 +158,9 @@ std::size_t GzLineSource::read_block(char* out, std::size_t capacity) {
     if (code == Z_STREAM_END) {
       member_done_ = true;
     } else if (code != Z_OK && code != Z_BUF_ERROR) {
-      throw InputError(name_, 0, "corrupt gzip data after line " + std::to_string(line_number()) +
-                                     ": " + (stream_.msg != nullptr ? stream_.msg : zError(code)));
+      throw InputError(name_, 0,
+                       "corrupt gzip data after line " + std::to_string(line_number()) + ": " +
+                           (stream_.msg != nullptr ? stream_.msg : zError(code)));
     }
   }
   return capacity - stream_.avail_out;
@@ -210,9 +212,9 @@ void GzLineSource::check_trailing_bytes() {
     if (stream_.avail_in == 0) break;
   }
   if (!all_zero)
-    throw InputError(name_, 0, "trailing garbage after the gzip data (at byte " +
-                                   std::to_string(offset) +
-                                   "): the file is damaged or not a single .gz file");
+    throw InputError(name_, 0,
+                     "trailing garbage after the gzip data (at byte " + std::to_string(offset) +
+                         "): the file is damaged or not a single .gz file");
   log().warn("{}: ignored {} zero byte(s) after the gzip data", name_, trailing);
 }
 

@@ -51,7 +51,8 @@ std::int32_t checked_count(std::int64_t n, char axis) {
   return static_cast<std::int32_t>(n);
 }
 
-void pwrite_all(int fd, const void* data, std::size_t bytes, off_t offset, const std::string& path) {
+void pwrite_all(int fd, const void* data, std::size_t bytes, off_t offset,
+                const std::string& path) {
   const auto* p = static_cast<const unsigned char*>(data);
   while (bytes > 0) {
     const ssize_t n = ::pwrite(fd, p, bytes, offset);
@@ -73,13 +74,13 @@ Header mrc_header(const MapMetadata& meta, const GridStats* stats) {
   const std::int32_t n[3] = {checked_count(g.nx(), 'x'), checked_count(g.ny(), 'y'),
                              checked_count(g.nz(), 'z')};
   for (int a = 0; a < 3; ++a) {
-    put_int(h, 1 + a, n[a]);                           // NX NY NZ
-    put_int(h, 5 + a, 0);                              // NXSTART NYSTART NZSTART
-    put_int(h, 8 + a, n[a]);                           // MX MY MZ
+    put_int(h, 1 + a, n[a]);                                         // NX NY NZ
+    put_int(h, 5 + a, 0);                                            // NXSTART NYSTART NZSTART
+    put_int(h, 8 + a, n[a]);                                         // MX MY MZ
     put_float(h, 11 + a, static_cast<double>(n[a]) * g.spacing[a]);  // CELLA
-    put_float(h, 14 + a, 90.0);                        // CELLB
-    put_int(h, 17 + a, a + 1);                         // MAPC MAPR MAPS
-    put_float(h, 50 + a, g.origin[a]);                 // ORIGIN
+    put_float(h, 14 + a, 90.0);                                      // CELLB
+    put_int(h, 17 + a, a + 1);                                       // MAPC MAPR MAPS
+    put_float(h, 50 + a, g.origin[a]);                               // ORIGIN
   }
   put_int(h, 4, 2);  // MODE: float32
   if (stats != nullptr) {
@@ -146,10 +147,12 @@ void MrcWriter::write_slab(std::int64_t z_begin, std::int64_t z_count, const flo
   if (!s.meta) throw UsageError("MrcWriter::write_slab() before begin() for " + final_path());
   const std::int64_t nz = s.meta->grid.nz();
   if (z_begin != s.next_z || z_count < 0 || z_begin + z_count > nz)
-    throw UsageError(fmt::format("MRC slabs must come in z order: got planes [{}, {}) of {}, "
-                                 "expected plane {} next ({})", z_begin, z_begin + z_count, nz,
-                                 s.next_z, final_path()));
-  s.file.write(values, s.meta->grid.plane_points() * static_cast<std::size_t>(z_count) * sizeof(float));
+    throw UsageError(
+        fmt::format("MRC slabs must come in z order: got planes [{}, {}) of {}, "
+                    "expected plane {} next ({})",
+                    z_begin, z_begin + z_count, nz, s.next_z, final_path()));
+  s.file.write(values,
+               s.meta->grid.plane_points() * static_cast<std::size_t>(z_count) * sizeof(float));
   s.next_z += z_count;
 }
 

@@ -237,8 +237,8 @@ OpenDxWriter::~OpenDxWriter() = default;
 void OpenDxWriter::write_x_columns(std::int64_t x_begin, std::int64_t count, const float* values) {
   Impl& s = *impl_;
   if (x_begin != s.next_x || count < 1 || x_begin + count > s.grid.nx())
-    throw InternalError(fmt::format("OpenDX columns [{}, {}) out of order (next {})",
-                              x_begin, x_begin + count, s.next_x));
+    throw InternalError(fmt::format("OpenDX columns [{}, {}) out of order (next {})", x_begin,
+                                    x_begin + count, s.next_x));
   const auto nx = static_cast<std::size_t>(s.grid.nx());
   const auto ny = static_cast<std::size_t>(s.grid.ny());
   const auto nz = static_cast<std::size_t>(s.grid.nz());
@@ -250,8 +250,9 @@ void OpenDxWriter::write_x_columns(std::int64_t x_begin, std::int64_t count, con
       for (std::size_t k = 0; k < nz; ++k) {
         const float value = values[(k * ny + j) * width + di];
         if (!std::isfinite(value))
-          throw detail::nonfinite_value_error(s.file.final_path(), value, s.grid,
-                                              (k * ny + j) * nx + static_cast<std::size_t>(x_begin) + di);
+          throw detail::nonfinite_value_error(
+              s.file.final_path(), value, s.grid,
+              (k * ny + j) * nx + static_cast<std::size_t>(x_begin) + di);
         append_e12_6(out, static_cast<double>(value));
         out += ' ';  // APBS's "%12.6e " leaves a space after every value
         if (++s.on_line == 3) {
@@ -269,7 +270,7 @@ void OpenDxWriter::sync() {
   if (s.synced) return;
   if (s.next_x != s.grid.nx())
     throw InternalError(fmt::format("OpenDX file {} committed after {} of {} x-columns",
-                              s.file.final_path(), s.next_x, s.grid.nx()));
+                                    s.file.final_path(), s.next_x, s.grid.nx()));
   std::string& out = s.sink.buffer();
   if (s.on_line != 0) out += '\n';
   out += "attribute \"dep\" string \"positions\"\n";
@@ -477,9 +478,7 @@ class DxParser {
         parse_array_header(words);
         stage_ = Stage::Data;
         return;
-      case Stage::Data:
-        parse_values(words);
-        return;
+      case Stage::Data: parse_values(words); return;
       case Stage::Trailer: {
         const std::string_view lead = words.front();
         if (lead == "attribute" || lead == "object" || lead == "component" || lead == "end") return;
@@ -555,19 +554,13 @@ class DxParser {
     switch (stage_) {
       case Stage::Positions:
         fail("no 'object 1 class gridpositions counts nx ny nz' line (empty, or not OpenDX)");
-      case Stage::Origin:
-        fail("unexpected end of file: missing 'origin'");
-      case Stage::Delta:
-        fail("unexpected end of file: missing 'delta' lines");
-      case Stage::Connections:
-        fail("unexpected end of file: missing 'gridconnections'");
-      case Stage::Array:
-        fail("unexpected end of file: missing the data array header");
+      case Stage::Origin: fail("unexpected end of file: missing 'origin'");
+      case Stage::Delta: fail("unexpected end of file: missing 'delta' lines");
+      case Stage::Connections: fail("unexpected end of file: missing 'gridconnections'");
+      case Stage::Array: fail("unexpected end of file: missing the data array header");
       case Stage::Data:
-        fail(fmt::format("unexpected end of file: expected {} values, found {}", expected_,
-                         read_));
-      case Stage::Trailer:
-        break;
+        fail(fmt::format("unexpected end of file: expected {} values, found {}", expected_, read_));
+      case Stage::Trailer: break;
     }
   }
 

@@ -83,7 +83,8 @@ FileKind checked_kind(const std::string& path) {
     throw InputError(path, 0,
                      "a PDB or mmCIF structure file has no atomic charges and radii, which dcs "
                      "needs: make a PQR file first, e.g. pdb2pqr --ff=AMBER in.pdb out.pqr (dcs "
-                     "reads " + supported_extensions() + ")");
+                     "reads " +
+                         supported_extensions() + ")");
   throw InputError(path, 0,
                    "unknown atom file type; the name must end in one of " + supported_extensions());
 }
@@ -131,11 +132,10 @@ System parse_pqr(std::istream& in, const std::string& name) {
   return std::move(detail::parse_pqr_lines(source, name, ModelRead{}).front());
 }
 
-std::vector<System> parse_pqr_models(std::istream& in, const std::string& name,
-                                     ModelCheck check) {
+std::vector<System> parse_pqr_models(std::istream& in, const std::string& name, ModelCheck check) {
   StreamLineSource source(in, name);
-  return detail::parse_pqr_lines(source, name,
-                         ModelRead{.all = true, .same_atoms = check == ModelCheck::kSameAtoms});
+  return detail::parse_pqr_lines(
+      source, name, ModelRead{.all = true, .same_atoms = check == ModelCheck::kSameAtoms});
 }
 
 System parse_xyzq(std::istream& in, const std::string& name) {
@@ -153,8 +153,8 @@ std::vector<System> read_models(const std::string& path, ModelCheck check,
                                 const ReadOptions& options) {
   std::vector<System> models = read_file(
       path, ModelRead{.all = true, .same_atoms = check == ModelCheck::kSameAtoms}, options);
-  log().debug("read {} model(s) of {} atoms ({}) from {}", models.size(),
-              models.front().size(), models.front().source_format, path);
+  log().debug("read {} model(s) of {} atoms ({}) from {}", models.size(), models.front().size(),
+              models.front().source_format, path);
   return models;
 }
 

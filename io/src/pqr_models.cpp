@@ -44,8 +44,9 @@ std::optional<long long> model_number(std::string_view rest, const std::string& 
   while (end < rest.size() && !is_blank(rest[end])) ++end;
   long long number = 0;
   if (!parse_integer(rest.substr(0, end), number) || number < 0)
-    throw InputError(name, line, "MODEL serial number " + quote(rest.substr(0, end)) +
-                                     " is not a non-negative integer");
+    throw InputError(
+        name, line,
+        "MODEL serial number " + quote(rest.substr(0, end)) + " is not a non-negative integer");
   return number;
 }
 
@@ -146,22 +147,20 @@ class PqrFileParser {
     if (index >= first.atoms.size())
       throw InputError(name_, line_number,
                        "model " + std::to_string(model.model) + " has more atoms than model " +
-                           std::to_string(first.model) + " (" +
-                           std::to_string(first.atoms.size()) +
+                           std::to_string(first.model) + " (" + std::to_string(first.atoms.size()) +
                            "): --models average needs every model to hold the same atoms "
                            "in the same order");
     const Atom& expected = first.atoms[index];
     if (atom.name != expected.name || atom.res_name != expected.res_name ||
         atom.res_seq != expected.res_seq)
-      throw InputError(name_, line_number,
-                       "atom " + std::to_string(index + 1) + " of model " +
-                           std::to_string(model.model) + " is " + atom_identity(atom) +
-                           " but atom " + std::to_string(index + 1) + " of model " +
-                           std::to_string(first.model) + " (line " +
-                           std::to_string(first_model_atom_lines_[index]) + ") is " +
-                           atom_identity(expected) +
-                           ": --models average needs every model to hold the same atoms "
-                           "(name, residue name, residue number) in the same order");
+      throw InputError(
+          name_, line_number,
+          "atom " + std::to_string(index + 1) + " of model " + std::to_string(model.model) +
+              " is " + atom_identity(atom) + " but atom " + std::to_string(index + 1) +
+              " of model " + std::to_string(first.model) + " (line " +
+              std::to_string(first_model_atom_lines_[index]) + ") is " + atom_identity(expected) +
+              ": --models average needs every model to hold the same atoms "
+              "(name, residue name, residue number) in the same order");
   }
 
   // The first model only: a MODEL record after an atom closes it; the one before the first
@@ -192,8 +191,8 @@ class PqrFileParser {
                            "): in a file with MODEL records every atom must lie inside "
                            "MODEL ... ENDMDL");
     if (any_model_record_) models_.push_back(empty_model());
-    const long long number = model_number(rest, name_, line_number)
-                                 .value_or(static_cast<long long>(models_.size()));
+    const long long number =
+        model_number(rest, name_, line_number).value_or(static_cast<long long>(models_.size()));
     const auto [where, inserted] = model_lines_.emplace(number, line_number);
     if (!inserted)
       throw InputError(name_, line_number,
@@ -274,10 +273,11 @@ class PqrFileParser {
     const bool more = ignored_records_ > 0 || ignored_models_ > 0;
     system.model_count = more ? 1 + std::max<std::size_t>(ignored_models_, 1) : 1;
     if (more)
-      log().warn("{}: read only the first model ({} atoms); ignored {} ATOM/HETATM record(s) in "
-                 "{} later model(s) (--models each or --models average reads every model)",
-                 name_, system.atoms.size(), ignored_records_,
-                 std::max<std::uint64_t>(ignored_models_, 1));
+      log().warn(
+          "{}: read only the first model ({} atoms); ignored {} ATOM/HETATM record(s) in "
+          "{} later model(s) (--models each or --models average reads every model)",
+          name_, system.atoms.size(), ignored_records_,
+          std::max<std::uint64_t>(ignored_models_, 1));
     return std::move(models_);
   }
 

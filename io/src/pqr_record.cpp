@@ -21,15 +21,15 @@
 namespace dcs::io::detail {
 namespace {
 
-constexpr std::array<const char*, 5> kTailNames = {"x coordinate", "y coordinate",
-                                                   "z coordinate", "charge", "radius"};
+constexpr std::array<const char*, 5> kTailNames = {"x coordinate", "y coordinate", "z coordinate",
+                                                   "charge", "radius"};
 constexpr const char* kIdFields = "serial name resName [chainID] resSeq";
 constexpr std::size_t kMinPqrFields = 9;  // without the optional chain ID
 
 }  // namespace
 
-Atom PqrLineParser::parse(std::string_view line, std::size_t record_begin,
-                          std::size_t record_end, std::uint64_t line_number, bool hetatm) {
+Atom PqrLineParser::parse(std::string_view line, std::size_t record_begin, std::size_t record_end,
+                          std::uint64_t line_number, bool hetatm) {
   line_number_ = line_number;
   Atom atom;
   atom.hetatm = hetatm;
@@ -47,8 +47,7 @@ Atom PqrLineParser::parse(std::string_view line, std::size_t record_begin,
       const std::size_t slot = needed - 1;
       double value = 0.0;
       switch (parse_double(pieces_[p].text, value)) {
-        case NumberStatus::kOk:
-          break;
+        case NumberStatus::kOk: break;
         case NumberStatus::kNotFinite:
           fail(std::string(kTailNames[slot]) + " " + quote(pieces_[p].text) +
                " is not a finite number");
@@ -153,8 +152,8 @@ void PqrLineParser::parse_id_fields(std::string_view line, std::string_view reco
   const std::size_t count = id_fields_.size();
   if (count < 4) fail_too_few(record);  // the tail took 5 numbers, so fewer than 9 in all
   if (count > 5) {
-    fail("too many fields before the coordinates: found " + std::to_string(count) +
-         " after " + upper(record) + ", expected " + kIdFields + " (first extra field " +
+    fail("too many fields before the coordinates: found " + std::to_string(count) + " after " +
+         upper(record) + ", expected " + kIdFields + " (first extra field " +
          quote(id_fields_[5].text) + ")");
   }
   if (!parse_integer(id_fields_[0].text, atom.serial)) {
@@ -172,8 +171,8 @@ void PqrLineParser::parse_id_fields(std::string_view line, std::string_view reco
     res_seq.remove_prefix(1);
   }
   if (!parse_residue_number(res_seq, atom.res_seq)) {
-    fail("residue number " + quote(id_fields_[count - 1].text) +
-         " is not an integer (expected " + kPqrFields + ")");
+    fail("residue number " + quote(id_fields_[count - 1].text) + " is not an integer (expected " +
+         kPqrFields + ")");
   }
 }
 

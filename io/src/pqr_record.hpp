@@ -31,8 +31,8 @@ class PqrLineParser {
   [[noreturn]] void fail_too_few(std::string_view record);
   static std::string format_value(double value);
   std::size_t count_fields();
-  static bool parse_columns(std::string_view line, std::size_t record_begin,
-                            std::size_t record_end, std::size_t id_end, Atom& atom);
+  static bool parse_columns(std::string_view line, std::size_t record_begin, std::size_t record_end,
+                            std::size_t id_end, Atom& atom);
   void parse_id_fields(std::string_view line, std::string_view record, std::size_t record_end,
                        std::size_t id_end, Atom& atom);
 

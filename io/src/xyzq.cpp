@@ -28,19 +28,17 @@ System parse_xyzq_lines(LineSource& source, const std::string& name) {
     if (fields.empty()) continue;
     if (fields.size() != 4) {
       throw InputError(name, source.line_number(),
-                       std::string(fields.size() < 4 ? "too few" : "too many") +
-                           " fields: found " + std::to_string(fields.size()) +
-                           ", expected 4 (x y z q)");
+                       std::string(fields.size() < 4 ? "too few" : "too many") + " fields: found " +
+                           std::to_string(fields.size()) + ", expected 4 (x y z q)");
     }
     std::array<double, 4> values{};
     for (std::size_t i = 0; i < 4; ++i) {
       switch (parse_double(fields[i].text, values[i])) {
-        case NumberStatus::kOk:
-          break;
+        case NumberStatus::kOk: break;
         case NumberStatus::kNotFinite:
-          throw InputError(name, source.line_number(),
-                           std::string(kNames[i]) + " " + quote(fields[i].text) +
-                               " is not a finite number");
+          throw InputError(
+              name, source.line_number(),
+              std::string(kNames[i]) + " " + quote(fields[i].text) + " is not a finite number");
         case NumberStatus::kNotNumber:
           throw InputError(name, source.line_number(),
                            std::string(kNames[i]) + " " + quote(fields[i].text) +

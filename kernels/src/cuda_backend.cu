@@ -14,9 +14,9 @@
 
 #include "cuda_check.hpp"
 #include "dcs/atoms.hpp"
-#include "dcs/timer.hpp"
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/error.hpp"
+#include "dcs/timer.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
 #include "potential/registry.hpp"
@@ -37,8 +37,8 @@ class PinnedHostBuffer final : public HostBuffer {
  public:
   explicit PinnedHostBuffer(std::size_t floats) {
     if (floats == 0) return;
-    const cudaError_t status =
-        cudaHostAlloc(reinterpret_cast<void**>(&data_), floats * sizeof(float), cudaHostAllocPortable);
+    const cudaError_t status = cudaHostAlloc(reinterpret_cast<void**>(&data_),
+                                             floats * sizeof(float), cudaHostAllocPortable);
     if (status != cudaSuccess) {
       cudaGetLastError();
       throw CudaError("cudaHostAlloc of " + std::to_string(floats * sizeof(float)) +
@@ -190,7 +190,8 @@ class CudaBackend final : public PotentialBackend {
       throw UsageError("CUDA backend: empty grid " + grid.describe());
     if (grid.plane_points() > static_cast<std::size_t>(INT_MAX / 2))
       throw UsageError("CUDA backend: a z-plane of " + std::to_string(grid.plane_points()) +
-                       " points is more than the kernels index (" + std::to_string(INT_MAX / 2) + ")");
+                       " points is more than the kernels index (" + std::to_string(INT_MAX / 2) +
+                       ")");
     if (grid.nz() > kMaxPlanes)
       throw UsageError("CUDA backend: " + std::to_string(grid.nz()) + " z-planes exceed " +
                        std::to_string(kMaxPlanes));

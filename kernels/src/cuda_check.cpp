@@ -16,7 +16,9 @@ std::atomic<bool> g_debug_sync{false};
 }  // namespace
 
 bool debug_sync_enabled() noexcept { return g_debug_sync.load(std::memory_order_relaxed); }
-void set_debug_sync(bool enabled) noexcept { g_debug_sync.store(enabled, std::memory_order_relaxed); }
+void set_debug_sync(bool enabled) noexcept {
+  g_debug_sync.store(enabled, std::memory_order_relaxed);
+}
 
 void log_cuda_error(const char* what, const char* file, int line, cudaError_t status) noexcept {
   try {

@@ -25,9 +25,8 @@ class DeviceBuffer {
     const cudaError_t status = cudaMalloc(reinterpret_cast<void**>(&data_), size_ * sizeof(T));
     if (status != cudaSuccess) {
       cudaGetLastError();
-      throw CudaError("cudaMalloc of " + std::to_string(size_ * sizeof(T)) +
-                      " bytes failed: " + cudaGetErrorName(status) + ": " +
-                      cudaGetErrorString(status));
+      throw CudaError("cudaMalloc of " + std::to_string(size_ * sizeof(T)) + " bytes failed: " +
+                      cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
     }
   }
   ~DeviceBuffer() { release(); }
@@ -91,7 +90,8 @@ class PinnedBuffer {
  public:
   PinnedBuffer() = default;
   explicit PinnedBuffer(std::size_t size) : size_(size) {
-    if (size_ != 0) DCS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), size_ * sizeof(T)));
+    if (size_ != 0)
+      DCS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), size_ * sizeof(T)));
   }
   ~PinnedBuffer() {
     if (data_ != nullptr) DCS_CUDA_CHECK_NOTHROW(cudaFreeHost(data_));

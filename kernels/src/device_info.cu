@@ -35,8 +35,9 @@ DeviceCount count_devices() noexcept {
         (status == cudaErrorInsufficientDriver && !nvidia_driver_present()))
       result.reason = "no NVIDIA GPU found";
     else if (status == cudaErrorInsufficientDriver)
-      result.reason = "the NVIDIA driver is older than this CUDA runtime "
-                      "(cudaErrorInsufficientDriver); update the driver";
+      result.reason =
+          "the NVIDIA driver is older than this CUDA runtime "
+          "(cudaErrorInsufficientDriver); update the driver";
     else
       result.reason = std::string("CUDA cannot list devices: ") + cudaGetErrorName(status) + ": " +
                       cudaGetErrorString(status);
@@ -92,11 +93,12 @@ std::string describe_device(const DeviceInfo& device) {
 
 void check_device_ordinal(int ordinal) {
   const DeviceCount count = count_devices();
-  if (count.count == 0) throw CudaError("cannot use cuda:" + std::to_string(ordinal) + ": " + count.reason);
+  if (count.count == 0)
+    throw CudaError("cannot use cuda:" + std::to_string(ordinal) + ": " + count.reason);
   if (ordinal < 0 || ordinal >= count.count)
     throw UsageError("CUDA device " + std::to_string(ordinal) + " does not exist (" +
-                     std::to_string(count.count) + " visible: cuda:0..cuda:" +
-                     std::to_string(count.count - 1) + ")");
+                     std::to_string(count.count) +
+                     " visible: cuda:0..cuda:" + std::to_string(count.count - 1) + ")");
 }
 
 }  // namespace detail

@@ -43,7 +43,8 @@ InterruptedError batch_interrupted(const RunConfig& config, const std::vector<Jo
                                : std::string();
   return InterruptedError(fmt::format(
       "interrupted at map {} of {}, {}{}; the outputs of the {} map(s) before it are complete; run "
-      "the same command with --resume to do the rest", index + 1, jobs.size(), label, kept, index));
+      "the same command with --resume to do the rest",
+      index + 1, jobs.size(), label, kept, index));
 }
 
 }  // namespace

@@ -23,8 +23,7 @@ DeviceChoice resolve_device(const DeviceRequest& request, const BackendOptions& 
     return ordinals;
   };
   switch (request.kind) {
-    case DeviceRequest::Kind::kCpu:
-      return {BackendKind::CpuFast, {0}};
+    case DeviceRequest::Kind::kCpu: return {BackendKind::CpuFast, {0}};
     case DeviceRequest::Kind::kAuto:
       // A CPU kernel name selects the CPU, so --kernel simd-avx2 works without --device cpu.
       for (const VariantInfo& variant : cpu_variants())
@@ -33,8 +32,7 @@ DeviceChoice resolve_device(const DeviceRequest& request, const BackendOptions& 
       if (cuda::cuda_available()) return {BackendKind::Cuda, all_gpus()};
       log().info("no usable GPU ({}); using the CPU", cuda::cuda_unavailable_reason());
       return {BackendKind::CpuFast, {0}};
-    case DeviceRequest::Kind::kCuda:
-      break;
+    case DeviceRequest::Kind::kCuda: break;
   }
   const std::string text = to_string(request);
   if (!cuda::cuda_available())
@@ -49,13 +47,11 @@ DeviceChoice resolve_device(const DeviceRequest& request, const BackendOptions& 
 
 std::unique_ptr<PotentialBackend> make_backend(BackendKind kind, const BackendOptions& options) {
   switch (kind) {
-    case BackendKind::CpuReference:
-      return make_cpu_reference_backend(options);
+    case BackendKind::CpuReference: return make_cpu_reference_backend(options);
     case BackendKind::CpuFast:
       if (options.kernel == "reference") return make_cpu_reference_backend(options);
       return make_cpu_fast_backend(options);
-    case BackendKind::Cuda:
-      return cuda::make_cuda_backend(options);
+    case BackendKind::Cuda: return cuda::make_cuda_backend(options);
   }
   throw InternalError("make_backend: unknown backend kind");
 }
@@ -66,7 +62,8 @@ namespace dcs::pipeline {
 
 std::string Workers::device_names(const char* separator) const {
   std::string names;
-  for (std::size_t w = 0; w < list.size(); ++w) names += (w ? separator : "") + list[w]->device_name();
+  for (std::size_t w = 0; w < list.size(); ++w)
+    names += (w ? separator : "") + list[w]->device_name();
   return names;
 }
 
@@ -86,7 +83,8 @@ Workers make_workers(const RunConfig& config) {
     for (unsigned w = 0; w < config.cpu_workers; ++w) {
       BackendOptions options = config.backend;
       // Split the threads between the workers (each gets at least one).
-      options.threads = std::max(1u, threads / config.cpu_workers + (w < threads % config.cpu_workers ? 1u : 0u));
+      options.threads =
+          std::max(1u, threads / config.cpu_workers + (w < threads % config.cpu_workers ? 1u : 0u));
       workers.owned.push_back(make_backend(choice.kind, options));
     }
   }
@@ -97,7 +95,8 @@ Workers make_workers(const RunConfig& config) {
 SlabHint combined_hint(const Workers& workers) {
   SlabHint hint;
   for (const PotentialBackend* w : workers.list) {
-    hint.plane_multiple = std::lcm(hint.plane_multiple, std::max<std::int64_t>(1, w->slab_hint().plane_multiple));
+    hint.plane_multiple =
+        std::lcm(hint.plane_multiple, std::max<std::int64_t>(1, w->slab_hint().plane_multiple));
     hint.min_points = std::max(hint.min_points, w->slab_hint().min_points);
   }
   return hint;
@@ -113,27 +112,33 @@ RunConfig rank_local_config(const RunConfig& config) {
   CPU_ZERO(&allowed_set);
   const unsigned hardware = resolve_threads(0);
   const unsigned allowed = sched_getaffinity(0, sizeof allowed_set, &allowed_set) == 0
-                               ? static_cast<unsigned>(CPU_COUNT(&allowed_set)) : hardware;
+                               ? static_cast<unsigned>(CPU_COUNT(&allowed_set))
+                               : hardware;
   if (allowed < hardware && allowed * static_cast<unsigned>(mpi.local_size) < hardware &&
       mpi.local_rank == 0)
-    log().warn("the launcher bound each rank to {} of this node's {} CPUs, so {} rank(s) leave {} "
-               "idle; start with `mpirun --bind-to none` (or --map-by ppr:<ranks>:node:PE=<cpus>) "
-               "to use them", allowed, hardware, mpi.local_size,
-               hardware - allowed * static_cast<unsigned>(mpi.local_size));
+    log().warn(
+        "the launcher bound each rank to {} of this node's {} CPUs, so {} rank(s) leave {} "
+        "idle; start with `mpirun --bind-to none` (or --map-by ppr:<ranks>:node:PE=<cpus>) "
+        "to use them",
+        allowed, hardware, mpi.local_size,
+        hardware - allowed * static_cast<unsigned>(mpi.local_size));
   if (mine.backend.threads == 0)
     mine.backend.threads = allowed < hardware
                                ? std::max(1u, allowed)
                                : std::max(1u, hardware / static_cast<unsigned>(mpi.local_size));
-  const bool any_gpu = config.device.kind == DeviceRequest::Kind::kAuto ||
-                       (config.device.kind == DeviceRequest::Kind::kCuda && config.device.ordinals.empty());
+  const bool any_gpu =
+      config.device.kind == DeviceRequest::Kind::kAuto ||
+      (config.device.kind == DeviceRequest::Kind::kCuda && config.device.ordinals.empty());
   if (any_gpu && cuda::cuda_available()) {
     const DeviceChoice choice = resolve_device(config.device, config.backend);
     if (choice.kind == BackendKind::Cuda) {
       const int gpus = static_cast<int>(choice.ordinals.size());
       const int ordinal = choice.ordinals[static_cast<std::size_t>(mpi.local_rank % gpus)];
       if (mpi.local_size > gpus && mpi.local_rank == gpus)
-        log().warn("{} ranks on this node share {} GPU(s); give each rank its own GPU (one rank "
-                   "per GPU) for full speed", mpi.local_size, gpus);
+        log().warn(
+            "{} ranks on this node share {} GPU(s); give each rank its own GPU (one rank "
+            "per GPU) for full speed",
+            mpi.local_size, gpus);
       mine.device = {DeviceRequest::Kind::kCuda, {ordinal}};
     }
   }

@@ -210,19 +210,27 @@ class EngineRun {
   EngineRun(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
             const MapPlan& plan, io::SlabStore* store, const std::vector<MapSink*>& sinks,
             ProgressSink* progress, std::size_t atoms, SlabSource* source)
-      : grid_(grid), workers_(workers), plan_(plan), store_(store), sinks_(sinks),
-        progress_(progress), source_(source),
+      : grid_(grid),
+        workers_(workers),
+        plan_(plan),
+        store_(store),
+        sinks_(sinks),
+        progress_(progress),
+        source_(source),
         per_plane_(static_cast<double>(grid.plane_points()) * static_cast<double>(atoms)) {
     const std::int64_t nz = grid.nz();
-    for (std::int64_t z = 0; z < nz; z += plan.step) slabs_.push_back({z, std::min(plan.step, nz - z)});
+    for (std::int64_t z = 0; z < nz; z += plan.step)
+      slabs_.push_back({z, std::min(plan.step, nz - z)});
     report_.plane_stats.assign(static_cast<std::size_t>(nz), StatsAccum{});
     report_.worker_busy_seconds.assign(workers.size(), 0.0);
     find_done_slabs();
     for (MapSink* sink : sinks) feed_done_slabs_ = feed_done_slabs_ || sink->wants_done_slabs();
     // The pool: only as many buffers as can be in use at once.
     const std::size_t buffers = std::min(plan.buffers, std::max<std::size_t>(1, slabs_.size()));
-    const std::size_t slab_floats = static_cast<std::size_t>(std::min(plan.step, nz)) * grid.plane_points();
-    for (std::size_t b = 0; b < buffers; ++b) pool_.push_back(workers.front()->allocate_host(slab_floats));
+    const std::size_t slab_floats =
+        static_cast<std::size_t>(std::min(plan.step, nz)) * grid.plane_points();
+    for (std::size_t b = 0; b < buffers; ++b)
+      pool_.push_back(workers.front()->allocate_host(slab_floats));
     shared_.emplace(buffers, todo_, source, read_back_order());
   }
 
@@ -258,7 +266,8 @@ class EngineRun {
     done_.assign(slabs_.size(), false);
     for (std::size_t s = 0; s < slabs_.size(); ++s) {
       bool all = store_ != nullptr;
-      for (std::int64_t z = slabs_[s].z_begin; all && z < slabs_[s].z_begin + slabs_[s].z_count; ++z)
+      for (std::int64_t z = slabs_[s].z_begin; all && z < slabs_[s].z_begin + slabs_[s].z_count;
+           ++z)
         all = store_->plane_done()[static_cast<std::size_t>(z)] != 0;
       done_[s] = all;
       if (!all) todo_.push_back(s);
@@ -271,8 +280,8 @@ class EngineRun {
     if (feed_done_slabs_ && source_ == nullptr && todo_.size() < slabs_.size()) {
       last_read_back_before.assign(slabs_.size(), -1);
       for (std::size_t s = 1; s < slabs_.size(); ++s)
-        last_read_back_before[s] = done_[s - 1] ? static_cast<std::ptrdiff_t>(s - 1)
-                                                : last_read_back_before[s - 1];
+        last_read_back_before[s] =
+            done_[s - 1] ? static_cast<std::ptrdiff_t>(s - 1) : last_read_back_before[s - 1];
     }
     return last_read_back_before;
   }
@@ -280,7 +289,8 @@ class EngineRun {
   void start_workers() {
     threads_.reserve(workers_.size());
     try {
-      for (std::size_t w = 0; w < workers_.size(); ++w) threads_.push_back(start_thread([this, w] { work(w); }));
+      for (std::size_t w = 0; w < workers_.size(); ++w)
+        threads_.push_back(start_thread([this, w] { work(w); }));
     } catch (...) {
       shared_->stop();
       for (std::thread& t : threads_) t.join();
@@ -380,7 +390,8 @@ class EngineRun {
       const auto write_start = SteadyClock::now();
       const bool have_values = !done_[s] || feed_done_slabs_;
       const float* values = have_values ? pool_[result.buffer]->data() : nullptr;
-      if (!done_[s] && store_ != nullptr) store_->write_slab(slab, values, result.plane_stats.data());
+      if (!done_[s] && store_ != nullptr)
+        store_->write_slab(slab, values, result.plane_stats.data());
       if (have_values)
         for (MapSink* sink : sinks_)
           if (sink->wants_slabs()) sink->write_slab(slab, values, result.plane_stats.data());
@@ -422,7 +433,8 @@ EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend
   if (workers.empty()) throw InternalError("the map engine needs a worker");
   if (source != nullptr && !sinks.empty())
     throw InternalError("a map shared between processes has no sinks");
-  if (plan.step < 1 || plan.buffers < 1) throw InternalError("the map plan needs a step and a buffer");
+  if (plan.step < 1 || plan.buffers < 1)
+    throw InternalError("the map plan needs a step and a buffer");
   return EngineRun(grid, workers, plan, store, sinks, progress, atoms, source).run(label);
 }
 

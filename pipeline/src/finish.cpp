@@ -44,16 +44,19 @@ double validate_values(const RunConfig& config, const MapJob& job, PotentialBack
                        io::MapStore& store, const EngineReport& report, MapMetadata& meta) {
   stop_if_interrupted();
   const auto validate_start = SteadyClock::now();
-  meta.validation = validate_map(config, lead, job.in.system, job.in.grid, store, report.plane_stats, meta.stats);
+  meta.validation =
+      validate_map(config, lead, job.in.system, job.in.grid, store, report.plane_stats, meta.stats);
   const Validation& v = meta.validation;
-  log().info("validation: {} {} points, max |error| {:.3e} ({:.3e} of max|V|), RMS error "
-             "{:.3e}, tolerance {:.1e}: {}", v.all_points ? "all" : "sampled", v.points,
-             v.max_abs_error, v.max_rel_error, v.rms_error, v.tolerance,
-             v.passed ? "passed" : "FAILED");
+  log().info(
+      "validation: {} {} points, max |error| {:.3e} ({:.3e} of max|V|), RMS error "
+      "{:.3e}, tolerance {:.1e}: {}",
+      v.all_points ? "all" : "sampled", v.points, v.max_abs_error, v.max_rel_error, v.rms_error,
+      v.tolerance, v.passed ? "passed" : "FAILED");
   if (!v.passed)
-    throw ValidationError(fmt::format("{}: validation failed: max relative error {:.3e} "
-                                      "exceeds the tolerance {:.1e}; nothing was written",
-                                      job.in.input, v.max_rel_error, v.tolerance));
+    throw ValidationError(
+        fmt::format("{}: validation failed: max relative error {:.3e} "
+                    "exceeds the tolerance {:.1e}; nothing was written",
+                    job.in.input, v.max_rel_error, v.tolerance));
   return seconds_since(validate_start);
 }
 
@@ -102,24 +105,27 @@ void check_box_faces(const RunConfig& config, std::vector<std::unique_ptr<MapSin
   for (auto& sink : sinks)
     if (auto* faces = dynamic_cast<io::BoxFacesSink*>(sink.get())) {
       faces->complete(reader);
-      const io::BoxFacesCheck c = faces->check(meta.colour_range.high_percentile, io::kBoxFacesFraction);
+      const io::BoxFacesCheck c =
+          faces->check(meta.colour_range.high_percentile, io::kBoxFacesFraction);
       const std::string_view unit = unit_name(meta.physics.unit);
-      log().debug("box faces: max |V| {:.3g} {} on the {} face, {:.0f} % of {:.3g} {} near the molecule",
-                  c.face_max_abs, unit, io::face_name(c.face), 100.0 * c.fraction, c.reference, unit);
+      log().debug(
+          "box faces: max |V| {:.3g} {} on the {} face, {:.0f} % of {:.3g} {} near the molecule",
+          c.face_max_abs, unit, io::face_name(c.face), 100.0 * c.fraction, c.reference, unit);
       if (!c.too_close) continue;
       // Whole Å, rounded up; a box of fixed counts and spacing ignores --padding.
       const double extra = std::ceil(c.extra_padding);
       const bool fixed = config.grid.counts && config.grid.spacing;
       const std::string fix = fixed ? fmt::format("a box {:g} Å larger on every side", extra)
                                     : fmt::format("--padding {:g}", config.grid.padding + extra);
-      log().warn("the box is small for this map: |V| reaches {:.3g} {} on its {} face, {:.0f} % "
-                 "of the {:g}th percentile of |V| near the molecule ({:.3g} {}; warning above "
-                 "{:.0f} %), so isosurfaces and colours at that level are cut off by the box; {} "
-                 "would bring every face under {:.0f} % (estimated from a 1/r{} decay with the "
-                 "distance from the molecule's centre, net charge {:+.3g} e)", c.face_max_abs,
-                 unit, io::face_name(c.face), 100.0 * c.fraction, meta.colour_range.high_percentile,
-                 c.reference, unit, 100.0 * io::kBoxFacesFraction, fix, 100.0 * io::kBoxFacesFraction,
-                 c.decay_power == 1 ? "" : "^2", c.net_charge);
+      log().warn(
+          "the box is small for this map: |V| reaches {:.3g} {} on its {} face, {:.0f} % "
+          "of the {:g}th percentile of |V| near the molecule ({:.3g} {}; warning above "
+          "{:.0f} %), so isosurfaces and colours at that level are cut off by the box; {} "
+          "would bring every face under {:.0f} % (estimated from a 1/r{} decay with the "
+          "distance from the molecule's centre, net charge {:+.3g} e)",
+          c.face_max_abs, unit, io::face_name(c.face), 100.0 * c.fraction,
+          meta.colour_range.high_percentile, c.reference, unit, 100.0 * io::kBoxFacesFraction, fix,
+          100.0 * io::kBoxFacesFraction, c.decay_power == 1 ? "" : "^2", c.net_charge);
     }
 }
 
@@ -152,7 +158,8 @@ void commit_outputs(const RunConfig& config, const MapJob& job, io::MapStore& st
   }
   if (job.paths.h5.empty()) store.discard();  // a scratch store (--no-hdf5)
   log().info("{} committed: synced in {:.3f} s, renamed together in {:.3f} s",
-             fmt::join(result.outputs, ", "), seconds_since(commit_start) - seconds_since(rename_start),
+             fmt::join(result.outputs, ", "),
+             seconds_since(commit_start) - seconds_since(rename_start),
              seconds_since(rename_start));
 }
 
@@ -180,11 +187,13 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   MapMetadata& meta = result.metadata;
   meta.stats = finalize(combined_stats(report.plane_stats));
   if (meta.stats.nonfinite > 0)
-    throw InternalError(fmt::format("{} of {} map values are not finite (the distance clamp "
-                                    "should prevent this); nothing was written",
-                                    meta.stats.nonfinite, meta.stats.count));
+    throw InternalError(
+        fmt::format("{} of {} map values are not finite (the distance clamp "
+                    "should prevent this); nothing was written",
+                    meta.stats.nonfinite, meta.stats.count));
   const double validate_seconds =
-      config.validate ? validate_values(config, job, *workers.list.front(), store, report, meta) : 0.0;
+      config.validate ? validate_values(config, job, *workers.list.front(), store, report, meta)
+                      : 0.0;
   meta.provenance.timings = stage_timings(job, workers, result, report, validate_seconds);
 
   const auto finish_start = SteadyClock::now();
@@ -217,10 +226,12 @@ void abandon_map(const MapJob& job, io::MapStore& store,
       throw;
     }
     store.close_keeping();
-    log().warn("interrupted: the partial map is kept in {} ({} of {} planes done); run the same "
-               "command with --resume to continue it", job.paths.store, store.planes_done(), job.in.grid.nz());
-    throw InterruptedError(fmt::format("interrupted; no output was written (partial map kept in {})",
-                                       job.paths.store));
+    log().warn(
+        "interrupted: the partial map is kept in {} ({} of {} planes done); run the same "
+        "command with --resume to continue it",
+        job.paths.store, store.planes_done(), job.in.grid.nz());
+    throw InterruptedError(fmt::format(
+        "interrupted; no output was written (partial map kept in {})", job.paths.store));
   } catch (const IoError&) {
     // A write error (a full disk, EIO) must not cost earlier work: a resumed store, or one with
     // checkpointed planes, is kept with its last good checkpoint.
@@ -229,9 +240,10 @@ void abandon_map(const MapJob& job, io::MapStore& store,
       throw;
     }
     store.close_keeping();
-    log().warn("the partial map is kept in {} ({} of {} planes done at its last checkpoint); run "
-               "the same command with --resume once the cause is fixed", job.paths.store,
-               store.planes_done(), job.in.grid.nz());
+    log().warn(
+        "the partial map is kept in {} ({} of {} planes done at its last checkpoint); run "
+        "the same command with --resume once the cause is fixed",
+        job.paths.store, store.planes_done(), job.in.grid.nz());
     throw;
   } catch (...) {
     store.discard();

@@ -9,8 +9,8 @@
 
 #include "dcs/error.hpp"
 #include "dcs/io/pqr.hpp"
-#include "dcs/physics.hpp"
 #include "dcs/log.hpp"
+#include "dcs/physics.hpp"
 #include "dcs/timer.hpp"
 
 namespace dcs {
@@ -21,8 +21,10 @@ long long slurm_variable(const char* name, bool required) {
   const char* value = std::getenv(name);
   if (value == nullptr || *value == '\0') {
     if (!required) return -1;
-    throw UsageError(fmt::format("--shard slurm: {} is not set (run it as a task of a Slurm job "
-                                 "array: sbatch --array=...)", name));
+    throw UsageError(
+        fmt::format("--shard slurm: {} is not set (run it as a task of a Slurm job "
+                    "array: sbatch --array=...)",
+                    name));
   }
   char* end = nullptr;
   const long long number = std::strtoll(value, &end, 10);
@@ -57,15 +59,17 @@ std::vector<std::string> shard_inputs(const std::vector<std::string>& inputs, co
     sizes[i] = error ? 0 : size;
     order[i] = i;
   }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
   std::vector<bool> mine(inputs.size(), false);
-  for (std::size_t k = static_cast<std::size_t>(shard.index); k < order.size(); k += static_cast<std::size_t>(shard.count))
+  for (std::size_t k = static_cast<std::size_t>(shard.index); k < order.size();
+       k += static_cast<std::size_t>(shard.count))
     mine[order[k]] = true;
   std::vector<std::string> selected;
   for (std::size_t i = 0; i < inputs.size(); ++i)
     if (mine[i]) selected.push_back(inputs[i]);
-  log().info("--shard {}: share {} of {}: {} of {} inputs", to_string(given), shard.index, shard.count,
-             selected.size(), inputs.size());
+  log().info("--shard {}: share {} of {}: {} of {} inputs", to_string(given), shard.index,
+             shard.count, selected.size(), inputs.size());
   return selected;
 }
 
@@ -110,16 +114,20 @@ System read_model(const RunConfig& config, const Job& job, ModelCache* cache,
   ModelCache local;
   ModelCache& file = cache != nullptr ? *cache : local;
   if (file.input != job.input || file.models.empty())
-    file = ModelCache{job.input, io::read_models(job.input, io::ModelCheck::kStructure, read_options(config)),
+    file = ModelCache{job.input,
+                      io::read_models(job.input, io::ModelCheck::kStructure, read_options(config)),
                       std::nullopt};
   if (job.model < 0)
-    throw InternalError(fmt::format("--models each: the models of {} were not listed as jobs", job.input));
+    throw InternalError(
+        fmt::format("--models each: the models of {} were not listed as jobs", job.input));
   const auto found = std::find_if(file.models.begin(), file.models.end(),
                                   [&](const System& m) { return m.model == job.model; });
   if (found == file.models.end())
-    throw InputError(job.input, 0, fmt::format("model {} is gone: the file changed while dcs ran", job.model));
+    throw InputError(job.input, 0,
+                     fmt::format("model {} is gone: the file changed while dcs ran", job.model));
   if (config.common_model_grid && file.models.size() > 1) {
-    if (!file.common_grid) file.common_grid = make_grid(io::average_models(file.models), config.grid);
+    if (!file.common_grid)
+      file.common_grid = make_grid(io::average_models(file.models), config.grid);
     common_grid = file.common_grid;
   }
   return *found;
@@ -141,23 +149,22 @@ MapInput read_map_input(const RunConfig& config, const Job& job, ModelCache* cac
       map.system = io::average_models(models);
       break;
     }
-    case ModelsMode::kEach:
-      map.system = read_model(config, job, cache, common_grid);
-      break;
-    case ModelsMode::kFirst:
-      map.system = io::read_atoms(job.input, read_options(config));
-      break;
+    case ModelsMode::kEach: map.system = read_model(config, job, cache, common_grid); break;
+    case ModelsMode::kFirst: map.system = io::read_atoms(job.input, read_options(config)); break;
   }
   map.read_seconds = seconds_since(read_start);
   const std::string which = config.models == ModelsMode::kAverage
                                 ? fmt::format(" (mean of {} models)", map.system.model_count)
-                            : config.models == ModelsMode::kEach ? fmt::format(" model {}", job.model)
-                                                                 : std::string();
+                            : config.models == ModelsMode::kEach
+                                ? fmt::format(" model {}", job.model)
+                                : std::string();
   log().info("{}{}: {} atoms, total charge {:+.4f} e", job.input, which, map.system.size(),
              map.system.total_charge());
-  check_potential_bound(map.system, config.physics);  // |V| stays far inside float32 (dcs/limits.hpp)
+  check_potential_bound(map.system,
+                        config.physics);  // |V| stays far inside float32 (dcs/limits.hpp)
   map.grid = common_grid ? *common_grid : make_grid(map.system, config.grid);
-  log().info("grid: {}{}", map.grid.describe(), common_grid ? " (common to every model of the file)" : "");
+  log().info("grid: {}{}", map.grid.describe(),
+             common_grid ? " (common to every model of the file)" : "");
   return map;
 }
 

@@ -21,7 +21,7 @@ struct SharedReport {
   double busy_fraction = 0.0;    ///< mean over the ranks
   std::size_t workers = 0;       ///< of every rank
   std::size_t slabs_computed = 0;
-  std::string devices;           ///< every rank's devices
+  std::string devices;  ///< every rank's devices
   std::string hosts;
 };
 

@@ -15,9 +15,9 @@
 #include "dcs/io/box_faces.hpp"
 #include "dcs/io/colour_range.hpp"
 #include "dcs/io/mrc.hpp"
-#include "dcs/log.hpp"
 #include "dcs/io/null_sink.hpp"
 #include "dcs/io/opendx_sink.hpp"
+#include "dcs/log.hpp"
 #include "dcs/sysinfo.hpp"
 #include "dcs/timer.hpp"
 #include "dcs/version.hpp"
@@ -44,10 +44,11 @@ std::string key_differences(const io::ResumeKey& done, const io::ResumeKey& key)
   for (const auto& [name, value] : key.settings) {
     const auto found = std::find_if(done.settings.begin(), done.settings.end(),
                                     [&key_name = name](const auto& entry) {  // clang < 16:
-                                      return entry.first == key_name;  // no binding captures
+                                      return entry.first == key_name;        // no binding captures
                                     });
     const std::string was = found == done.settings.end() ? "unrecorded" : found->second;
-    if (was != value) text += fmt::format("{}{} was {}, now {}", text.empty() ? "" : "; ", name, was, value);
+    if (was != value)
+      text += fmt::format("{}{} was {}, now {}", text.empty() ? "" : "; ", name, was, value);
   }
   return text.empty() ? "with other settings" : "with other settings (" + text + ")";
 }
@@ -64,8 +65,10 @@ bool outputs_complete(const RunConfig& config, MapJob& job) {
                               key_differences(done, job.key)));
   for (const std::string* other : {&paths.dx, &paths.mrc})
     if (!other->empty() && !std::filesystem::exists(*other)) {
-      log().warn("{} is complete but {} is missing (a run stopped between its renames): writing "
-                 "every output of the map again, together", paths.h5, *other);
+      log().warn(
+          "{} is complete but {} is missing (a run stopped between its renames): writing "
+          "every output of the map again, together",
+          paths.h5, *other);
       job.replaces_outputs = true;
       return false;
     }
@@ -84,11 +87,13 @@ void check_disk(const RunConfig& config, const MapJob& job) {
     check_free_space(job.paths.store, disk, fmt::format("the {}-point map", grid.points()));
   }
   if (!job.paths.dx.empty())
-    check_free_space(job.paths.dx, config.dx_gzip || job.paths.dx.ends_with(".gz") ? grid.points() * 4
-                                                                                  : grid.points() * 14,
-                     "the OpenDX file");
+    check_free_space(
+        job.paths.dx,
+        config.dx_gzip || job.paths.dx.ends_with(".gz") ? grid.points() * 4 : grid.points() * 14,
+        "the OpenDX file");
   if (!job.paths.mrc.empty())
-    check_free_space(job.paths.mrc, grid.points() * sizeof(float) + io::kMrcHeaderBytes, "the MRC file");
+    check_free_space(job.paths.mrc, grid.points() * sizeof(float) + io::kMrcHeaderBytes,
+                     "the MRC file");
 }
 
 /// Decides the outputs (complete ones under --resume are skipped), checks them, the memory plan
@@ -117,13 +122,16 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
   if (!paths.dx.empty()) reserved += io::OpenDxSink::memory_for(grid, job.budget / 4);
   job.plan = make_plan(grid, workers.list.size(), hint.plane_multiple, hint.min_points, job.budget,
                        reserved, config.checkpoint_seconds, all_workers);
-  // Compressed chunks are written whole, so slabs must end on chunk rows: a depth dividing the step.
+  // Compressed chunks are written whole, so slabs must end on chunk rows: a depth dividing the
+  // step.
   job.chunk_depth = config.compression > 0 ? std::gcd(job.plan.step, std::int64_t{16})
                                            : std::min<std::int64_t>({16, job.plan.step, grid.nz()});
-  log().info("plan: {} worker(s), slabs of {} plane(s) ({}), {} buffers, {} of host memory for "
-             "slabs (budget {})", workers.list.size(), job.plan.step,
-             format_bytes(static_cast<std::size_t>(job.plan.step) * grid.plane_points() * sizeof(float)),
-             job.plan.buffers, format_bytes(plan_bytes(grid, job.plan)), format_bytes(job.budget));
+  log().info(
+      "plan: {} worker(s), slabs of {} plane(s) ({}), {} buffers, {} of host memory for "
+      "slabs (budget {})",
+      workers.list.size(), job.plan.step,
+      format_bytes(static_cast<std::size_t>(job.plan.step) * grid.plane_points() * sizeof(float)),
+      job.plan.buffers, format_bytes(plan_bytes(grid, job.plan)), format_bytes(job.budget));
   check_disk(config, job);
 }
 
@@ -173,15 +181,18 @@ io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata&
   if (job.resuming) {
     try {
       io::MapStore store = io::MapStore::open_partial(std::move(lock), meta, job.key);
-      log().info("resuming {}: {} of {} planes are done", job.paths.store, store.planes_done(), job.in.grid.nz());
+      log().info("resuming {}: {} of {} planes are done", job.paths.store, store.planes_done(),
+                 job.in.grid.nz());
       if (store.gzip_level() > 0 && job.plan.step % store.chunk_depth() != 0)
-        job.plan.step = std::max(store.chunk_depth(), job.plan.step / store.chunk_depth() * store.chunk_depth());
+        job.plan.step = std::max(store.chunk_depth(),
+                                 job.plan.step / store.chunk_depth() * store.chunk_depth());
       return store;
     } catch (const io::UnusablePartial& unusable) {  // dcs's, with nothing to resume
       log().warn("{}; starting afresh", unusable.what());
       job.resuming = false;
     }
-  } else if (!lock.created() && (config.force || lock.inspect().first != io::PartialKind::kForeign)) {
+  } else if (!lock.created() &&
+             (config.force || lock.inspect().first != io::PartialKind::kForeign)) {
     log().warn("replacing {} left by an earlier run (use --resume to continue such a file)",
                job.paths.store);
   }
@@ -197,7 +208,8 @@ Vec3 atom_box(const System& system, bool upper) {
   Vec3 corner = system.atoms.front().position;
   for (const Atom& atom : system.atoms)
     for (std::size_t a = 0; a < 3; ++a)
-      corner[a] = upper ? std::max(corner[a], atom.position[a]) : std::min(corner[a], atom.position[a]);
+      corner[a] =
+          upper ? std::max(corner[a], atom.position[a]) : std::min(corner[a], atom.position[a]);
   return corner;
 }
 
@@ -206,18 +218,20 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   std::vector<std::unique_ptr<MapSink>> sinks;
   if (!job.paths.dx.empty())
     sinks.push_back(std::make_unique<io::OpenDxSink>(
-        job.paths.dx, io::OpenDxOptions{.force = config.force || job.replaces_outputs, .gzip = config.dx_gzip}, job.budget / 4));
+        job.paths.dx,
+        io::OpenDxOptions{.force = config.force || job.replaces_outputs, .gzip = config.dx_gzip},
+        job.budget / 4));
   if (!job.paths.mrc.empty())  // streamed: takes every slab in z order, holds none
-    sinks.push_back(std::make_unique<io::MrcSink>(job.paths.mrc, config.force || job.replaces_outputs));
+    sinks.push_back(
+        std::make_unique<io::MrcSink>(job.paths.mrc, config.force || job.replaces_outputs));
   // Watches the slabs for the viewers' colour range; finish_map() reads the sampled planes it
   // did not see. Its fixed 1 MiB of counts is not charged to --memory-limit (which sizes the
   // slab buffers; tests use limits of a few hundred KiB).
   sinks.push_back(std::make_unique<io::ColourRangeSink>());
   // Watches the box faces (finish_map() warns when they are too close to the molecule); its
   // 1 MiB histogram is not charged either.
-  sinks.push_back(std::make_unique<io::BoxFacesSink>(atom_box(job.in.system, false),
-                                                     atom_box(job.in.system, true),
-                                                     job.in.system.total_charge()));
+  sinks.push_back(std::make_unique<io::BoxFacesSink>(
+      atom_box(job.in.system, false), atom_box(job.in.system, true), job.in.system.total_charge()));
   return sinks;
 }
 
@@ -229,13 +243,15 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   result.input = in.input;
   result.atoms = in.system.size();
   const SlabHint hint = combined_hint(workers);
-  const MapPlan plan = make_plan(in.grid, workers.list.size(), hint.plane_multiple, hint.min_points,
-                                 memory_budget(config), in.system.size() * 64, config.checkpoint_seconds);
+  const MapPlan plan =
+      make_plan(in.grid, workers.list.size(), hint.plane_multiple, hint.min_points,
+                memory_budget(config), in.system.size() * 64, config.checkpoint_seconds);
   for (PotentialBackend* w : workers.list) w->prepare(in.system, in.grid, config.physics);
   io::NullSink sink;
-  result.evaluations = static_cast<double>(in.grid.points()) * static_cast<double>(in.system.size());
-  const EngineReport report =
-      run_engine(in.grid, workers.list, plan, nullptr, {&sink}, progress, in.input, in.system.size());
+  result.evaluations =
+      static_cast<double>(in.grid.points()) * static_cast<double>(in.system.size());
+  const EngineReport report = run_engine(in.grid, workers.list, plan, nullptr, {&sink}, progress,
+                                         in.input, in.system.size());
   MapMetadata& meta = result.metadata;
   meta.grid = in.grid;
   meta.physics = config.physics;
@@ -264,14 +280,15 @@ void finish_on_leader(const RunConfig& config, MapJob& job, Workers& workers,
   }
   io::MapStore store = open_store(config, job, result.metadata);
   if (!shared)
-    log().info("store {} ready after {:.3f} s", job.paths.store, seconds_since(job.start) - job.in.read_seconds);
+    log().info("store {} ready after {:.3f} s", job.paths.store,
+               seconds_since(job.start) - job.in.read_seconds);
   std::vector<std::unique_ptr<MapSink>> sinks;
   bool store_finished = false;
   try {
     sinks = make_sinks(config, job);
-    EngineReport report = run_engine(job.in.grid, workers.list, job.plan, &store,
-                                     begin_sinks(sinks, result.metadata), shared ? nullptr : progress,
-                                     job.label, job.in.system.size());
+    EngineReport report =
+        run_engine(job.in.grid, workers.list, job.plan, &store, begin_sinks(sinks, result.metadata),
+                   shared ? nullptr : progress, job.label, job.in.system.size());
     if (shared) {
       report.write_seconds = shared->write_seconds;
     } else {
@@ -293,10 +310,14 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
                          const PotentialBackend& backend) {
   io::ResumeKey key;
   key.input_sha256 = system.source_sha256;
-  auto add = [&](const char* name, std::string value) { key.settings.emplace_back(name, std::move(value)); };
+  auto add = [&](const char* name, std::string value) {
+    key.settings.emplace_back(name, std::move(value));
+  };
   add("grid.counts", fmt::format("{} {} {}", grid.nx(), grid.ny(), grid.nz()));
-  add("grid.origin", fmt::format("{:.17g} {:.17g} {:.17g}", grid.origin[0], grid.origin[1], grid.origin[2]));
-  add("grid.spacing", fmt::format("{:.17g} {:.17g} {:.17g}", grid.spacing[0], grid.spacing[1], grid.spacing[2]));
+  add("grid.origin",
+      fmt::format("{:.17g} {:.17g} {:.17g}", grid.origin[0], grid.origin[1], grid.origin[2]));
+  add("grid.spacing",
+      fmt::format("{:.17g} {:.17g} {:.17g}", grid.spacing[0], grid.spacing[1], grid.spacing[2]));
   add("units", std::string(unit_name(config.physics.unit)));
   add("temperature", fmt::format("{:.17g}", config.physics.temperature));
   add("dielectric", fmt::format("{:.17g}", config.physics.dielectric));
@@ -313,8 +334,8 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
   return key;
 }
 
-RunResult run_map(const RunConfig& config, const Job& task, Workers& workers,
-                  MapExecutor& executor, ProgressSink* progress, ModelCache* cache) {
+RunResult run_map(const RunConfig& config, const Job& task, Workers& workers, MapExecutor& executor,
+                  ProgressSink* progress, ModelCache* cache) {
   MapJob job;
   const auto start = job.start;
   executor.together([&] { job.in = read_map_input(config, task, cache); });
@@ -325,7 +346,8 @@ RunResult run_map(const RunConfig& config, const Job& task, Workers& workers,
   executor.decide(job, [&] {
     plan_outputs(config, workers, job, executor.all_workers(workers.list.size()));
     if (!executor.shares_the_map() || job.complete) return;
-    job.lock = open_store(config, job, initial_metadata(config, job, workers)).close_keeping_locked();
+    job.lock =
+        open_store(config, job, initial_metadata(config, job, workers)).close_keeping_locked();
   });
   if (!executor.leads()) {  // the leader's decisions, and what follows from them here
     job.paths = output_paths(config, job.in.input, job.in.model);
@@ -339,11 +361,13 @@ RunResult run_map(const RunConfig& config, const Job& task, Workers& workers,
   result.input = task.input;
   result.model = task.model;
   result.atoms = job.in.system.size();
-  result.evaluations = static_cast<double>(job.in.grid.points()) * static_cast<double>(job.in.system.size());
+  result.evaluations =
+      static_cast<double>(job.in.grid.points()) * static_cast<double>(job.in.system.size());
   executor.together([&] {
     for (PotentialBackend* w : workers.list) w->prepare(job.in.system, job.in.grid, config.physics);
   });
-  const std::optional<SharedReport> shared = executor.compute_shared(config, job, workers, progress);
+  const std::optional<SharedReport> shared =
+      executor.compute_shared(config, job, workers, progress);
   if (shared) {
     result.compute_seconds = shared->compute_seconds;
     result.busy_fraction = shared->busy_fraction;

@@ -16,7 +16,7 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
                          const PotentialBackend& backend);
 
 /// One map with `executor`; `cache` holds the models of a file read for --models each.
-RunResult run_map(const RunConfig& config, const Job& job, Workers& workers,
-                  MapExecutor& executor, ProgressSink* progress, ModelCache* cache);
+RunResult run_map(const RunConfig& config, const Job& job, Workers& workers, MapExecutor& executor,
+                  ProgressSink* progress, ModelCache* cache);
 
 }  // namespace dcs::pipeline

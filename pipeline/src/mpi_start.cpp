@@ -53,8 +53,9 @@ const MpiInfo& mpi_start() {
     throw Error("MPI_Init_thread failed");
   g_started = true;
   if (provided < MPI_THREAD_MULTIPLE)
-    throw Error("this MPI library does not support MPI_THREAD_MULTIPLE, which dcs needs (its "
-                "workers ask for slabs while the writer takes part in collective writes)");
+    throw Error(
+        "this MPI library does not support MPI_THREAD_MULTIPLE, which dcs needs (its "
+        "workers ask for slabs while the writer takes part in collective writes)");
   g_info.active = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &g_info.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_info.size);

@@ -63,13 +63,14 @@ std::string named_output(const RunConfig& config, const std::string& input, cons
     else name += text[at];
   }
   const std::filesystem::path dir(config.output_dir);
-  return ((config.output_dir.empty() ? std::filesystem::path(name) : dir / name).string()) + extension;
+  return ((config.output_dir.empty() ? std::filesystem::path(name) : dir / name).string()) +
+         extension;
 }
 
 /// A second output named after the HDF5 one: beside it with `extension`.
 std::string beside_output(const RunConfig& config, const char* extension) {
-  return default_output_path(config.output, std::filesystem::path(config.output).parent_path().string(),
-                             extension);
+  return default_output_path(
+      config.output, std::filesystem::path(config.output).parent_path().string(), extension);
 }
 
 }  // namespace
@@ -78,24 +79,23 @@ OutputPaths output_paths(const RunConfig& config, const std::string& input, long
   const bool single = config.inputs.size() == 1;
   const bool named = single && !config.output.empty();
   OutputPaths paths;
-  if (config.write_hdf5)
-    paths.h5 = named ? config.output : named_output(config, input, ".h5");
+  if (config.write_hdf5) paths.h5 = named ? config.output : named_output(config, input, ".h5");
   // DX and MRC: the path given, else beside the HDF5 output named after it, else <stem> in
   // --output-dir.
   if (config.write_dx) {
     const char* extension = config.dx_gzip ? ".dx.gz" : ".dx";
     paths.dx = single && !config.dx_path.empty() ? config.dx_path
-               : named ? beside_output(config, extension)
-                       : named_output(config, input, extension);
+               : named                           ? beside_output(config, extension)
+                                                 : named_output(config, input, extension);
   }
   if (config.write_mrc)
     paths.mrc = single && !config.mrc_path.empty() ? config.mrc_path
-                : named ? beside_output(config, ".mrc")
-                        : named_output(config, input, ".mrc");
+                : named                            ? beside_output(config, ".mrc")
+                                                   : named_output(config, input, ".mrc");
   if (model >= 0)
     for (std::string* path : {&paths.h5, &paths.dx, &paths.mrc})
       if (!path->empty()) *path = with_model_suffix(*path, model);
-  paths.store = io::partial_path_for(!paths.h5.empty() ? paths.h5
+  paths.store = io::partial_path_for(!paths.h5.empty()   ? paths.h5
                                      : !paths.dx.empty() ? paths.dx
                                                          : paths.mrc);
   return paths;
@@ -107,7 +107,8 @@ void prepare_output_dir(const RunConfig& config) {
   if (!std::filesystem::exists(config.output_dir, error)) {
     std::filesystem::create_directories(config.output_dir, error);
     if (error)
-      throw IoError(fmt::format("cannot create --output-dir {}: {}", config.output_dir, error.message()));
+      throw IoError(
+          fmt::format("cannot create --output-dir {}: {}", config.output_dir, error.message()));
     log().info("created the output directory {}", config.output_dir);
   } else if (!std::filesystem::is_directory(config.output_dir, error)) {
     throw IoError("--output-dir " + config.output_dir + " is not a directory");
@@ -131,7 +132,8 @@ class FileRegistry {
     if (!fresh) clash = at->second;
     struct stat info {};
     if (::stat(file.path.c_str(), &info) == 0) {
-      const auto [same, new_inode] = by_inode_.emplace(std::make_pair(info.st_dev, info.st_ino), file);
+      const auto [same, new_inode] =
+          by_inode_.emplace(std::make_pair(info.st_dev, info.st_ino), file);
       if (!new_inode && !clash) clash = same->second;
     }
     return clash;
@@ -140,7 +142,8 @@ class FileRegistry {
  private:
   static std::string resolved(const std::string& path) {
     std::error_code ec;
-    std::filesystem::path full = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+    std::filesystem::path full =
+        std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
     return ec ? std::filesystem::absolute(path).lexically_normal().string() : full.string();
   }
   std::map<std::string, Named> by_path_;
@@ -156,7 +159,8 @@ void check_distinct_stems(const RunConfig& config, const std::vector<std::string
     const auto [where, inserted] = claimed.emplace(path, input);
     if (!inserted)
       throw UsageError("inputs " + where->second + " and " + input + " would write the same " +
-                       "output " + path + ".*; rename one, run them separately or name the "
+                       "output " + path +
+                       ".*; rename one, run them separately or name the "
                        "outputs after their folders too (--name-template {parent}_{stem})");
   }
 }
@@ -173,38 +177,47 @@ void check_distinct_paths(const RunConfig& config, const std::vector<std::string
   for (const std::string& input : config.inputs) {
     const OutputPaths paths = output_paths(config, input);
     const std::pair<const char*, const std::string*> outputs[] = {
-        {"the HDF5 output", &paths.h5}, {"the OpenDX output", &paths.dx},
-        {"the MRC output", &paths.mrc}, {"the partial file", &paths.store}};
+        {"the HDF5 output", &paths.h5},
+        {"the OpenDX output", &paths.dx},
+        {"the MRC output", &paths.mrc},
+        {"the partial file", &paths.store}};
     for (const auto& [what, path] : outputs) {
       if (path->empty()) continue;
       const std::optional<Named> clash = files.claim({what, *path});
       if (!clash) continue;
       if (clash->what == "the input")
-        throw UsageError(fmt::format("{} {} is the input file {}: dcs never overwrites an input, "
-                                     "not even with --force; write the map elsewhere", what,
-                                     *path, clash->path));
-      throw UsageError(fmt::format("{} {} and {} {} are the same file{}; give each output its own "
-                                   "name", what, *path, clash->what, clash->path,
-                                   config.inputs.size() > 1 ? fmt::format(" (input {})", input)
-                                                            : std::string()));
+        throw UsageError(
+            fmt::format("{} {} is the input file {}: dcs never overwrites an input, "
+                        "not even with --force; write the map elsewhere",
+                        what, *path, clash->path));
+      throw UsageError(fmt::format(
+          "{} {} and {} {} are the same file{}; give each output its own "
+          "name",
+          what, *path, clash->what, clash->path,
+          config.inputs.size() > 1 ? fmt::format(" (input {})", input) : std::string()));
     }
   }
 }
 
 void check_free_space(const std::string& path, std::size_t bytes, const std::string& what) {
   rlimit limit{};
-  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && bytes > limit.rlim_cur)
-    throw IoError(fmt::format("{} needs {} but the file size limit (ulimit -f) is {}; raise the "
-                              "limit or make the map smaller", what, format_bytes(bytes),
-                              format_bytes(static_cast<std::size_t>(limit.rlim_cur))));
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      bytes > limit.rlim_cur)
+    throw IoError(fmt::format(
+        "{} needs {} but the file size limit (ulimit -f) is {}; raise the "
+        "limit or make the map smaller",
+        what, format_bytes(bytes), format_bytes(static_cast<std::size_t>(limit.rlim_cur))));
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   struct statvfs info {};
-  if (::statvfs(dir.empty() ? "." : dir.c_str(), &info) != 0) return;  // unknown: the write will tell
+  if (::statvfs(dir.empty() ? "." : dir.c_str(), &info) != 0)
+    return;  // unknown: the write will tell
   const std::size_t free_bytes = static_cast<std::size_t>(info.f_bavail) * info.f_frsize;
   if (bytes > free_bytes)
-    throw IoError(fmt::format("{} needs {} but {} has only {} free; free some space or write "
-                              "elsewhere (--output-dir)", what, format_bytes(bytes),
-                              dir.empty() ? std::string(".") : dir.string(), format_bytes(free_bytes)));
+    throw IoError(
+        fmt::format("{} needs {} but {} has only {} free; free some space or write "
+                    "elsewhere (--output-dir)",
+                    what, format_bytes(bytes), dir.empty() ? std::string(".") : dir.string(),
+                    format_bytes(free_bytes)));
 }
 
 }  // namespace dcs::pipeline

@@ -17,17 +17,17 @@ namespace dcs::pipeline {
 struct MapJob {
   SteadyClock::time_point start = SteadyClock::now();
   MapInput in;
-  std::string label;             ///< for progress: the input, and the model with --models each
+  std::string label;  ///< for progress: the input, and the model with --models each
   OutputPaths paths;
   io::ResumeKey key;
   bool complete = false;
   /// --resume found the HDF5 output complete but another output missing (a run stopped between
   /// its renames): every output of the map is written again and replaces what is there.
-  bool replaces_outputs = false;         ///< --resume: the outputs exist and match; nothing to do
-  bool resuming = false;         ///< --resume continues paths.store
-  bool store_made = false;       ///< the store exists already (made by the leader for ranks)
-  io::PartialLock lock;          ///< the leader's hold on paths.store while ranks write it
-  std::size_t budget = 0;        ///< host memory the run may hold
+  bool replaces_outputs = false;  ///< --resume: the outputs exist and match; nothing to do
+  bool resuming = false;          ///< --resume continues paths.store
+  bool store_made = false;        ///< the store exists already (made by the leader for ranks)
+  io::PartialLock lock;           ///< the leader's hold on paths.store while ranks write it
+  std::size_t budget = 0;         ///< host memory the run may hold
   MapPlan plan;
   std::int64_t chunk_depth = 0;  ///< of a new store
 };

@@ -64,7 +64,8 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
     log_workers(workers);
     const std::vector<pipeline::Job> jobs = pipeline::make_jobs(config, cache);
     if (jobs.size() > 1) return pipeline::run_batch_on_ranks(rank_config, jobs, workers, cache);
-    RunResult result = pipeline::run_map_on_ranks(rank_config, jobs.front(), workers, progress, &cache);
+    RunResult result =
+        pipeline::run_map_on_ranks(rank_config, jobs.front(), workers, progress, &cache);
     if (pipeline::mpi_info().rank != 0) return {};
     return {std::move(result)};
   }

@@ -25,7 +25,8 @@ void check_not_maps(const std::vector<std::string>& inputs) {
       if (name.ends_with(map))
         throw UsageError(fmt::format(
             "{} is a map ({}), not an atom file: --atoms takes atoms with charges (.pqr, "
-            ".pqr.gz, .xyzq); to look at a map use dcs preview or a viewer", input, map));
+            ".pqr.gz, .xyzq); to look at a map use dcs preview or a viewer",
+            input, map));
   }
 }
 
@@ -35,15 +36,20 @@ void check_name_template(const std::string& text) {
   bool field = false;
   for (std::size_t at = text.find('{'); at != std::string::npos; at = text.find('{', at + 1)) {
     const std::size_t close = text.find('}', at);
-    const std::string name = text.substr(at + 1, close == std::string::npos ? close : close - at - 1);
+    const std::string name =
+        text.substr(at + 1, close == std::string::npos ? close : close - at - 1);
     if (close == std::string::npos || (name != "stem" && name != "parent"))
-      throw UsageError(fmt::format("--name-template {}: the fields are {{stem}} and {{parent}}, "
-                                   "e.g. {{parent}}_{{stem}}", text));
+      throw UsageError(
+          fmt::format("--name-template {}: the fields are {{stem}} and {{parent}}, "
+                      "e.g. {{parent}}_{{stem}}",
+                      text));
     field = true;
   }
   if (!field || text.find('/') != std::string::npos)
-    throw UsageError(fmt::format("--name-template {}: give a file name (no '/') with {{stem}} or "
-                                 "{{parent}}, e.g. {{parent}}_{{stem}}", text));
+    throw UsageError(
+        fmt::format("--name-template {}: give a file name (no '/') with {{stem}} or "
+                    "{{parent}}, e.g. {{parent}}_{{stem}}",
+                    text));
 }
 
 void check_config(const RunConfig& config) {
@@ -52,11 +58,13 @@ void check_config(const RunConfig& config) {
   if (!config.name_template.empty()) check_name_template(config.name_template);
   const bool named = !config.output.empty() || !config.dx_path.empty() || !config.mrc_path.empty();
   if (config.shard && named)
-    throw UsageError("--shard splits a batch whose outputs are named after each input: use "
-                     "--output-dir instead of --output / a --dx or --mrc path");
+    throw UsageError(
+        "--shard splits a batch whose outputs are named after each input: use "
+        "--output-dir instead of --output / a --dx or --mrc path");
   if (config.inputs.size() > 1 && named)
-    throw UsageError("with several inputs, outputs are named after each input: use --output-dir "
-                     "instead of --output / a --dx or --mrc path");
+    throw UsageError(
+        "with several inputs, outputs are named after each input: use --output-dir "
+        "instead of --output / a --dx or --mrc path");
   if (!config.write_hdf5 && !config.write_dx && !config.write_mrc)
     throw UsageError("nothing to write: --no-hdf5 without --dx or --mrc");
   if (config.compression < 0 || config.compression > 9)
@@ -70,9 +78,13 @@ void check_config(const RunConfig& config) {
 
 std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig& config) {
   std::vector<std::pair<std::string, std::string>> settings;
-  auto add = [&](const char* name, std::string value) { settings.emplace_back(name, std::move(value)); };
+  auto add = [&](const char* name, std::string value) {
+    settings.emplace_back(name, std::move(value));
+  };
   auto flag = [](bool on) { return std::string(on ? "on" : "off"); };
-  auto optional = [](const auto& value) { return value ? fmt::format("{}", *value) : std::string("-"); };
+  auto optional = [](const auto& value) {
+    return value ? fmt::format("{}", *value) : std::string("-");
+  };
   auto vec = [](const Vec3& v) { return fmt::format("{:.17g} {:.17g} {:.17g}", v[0], v[1], v[2]); };
   add("--atoms", fmt::format("{}", fmt::join(config.inputs, " ")));
   add("--models", std::string(to_string(config.models)));
@@ -113,7 +125,8 @@ DeviceRequest parse_device(const std::string& text) {
   if (text == "auto") return {};
   if (text == "cpu") return {DeviceRequest::Kind::kCpu, {}};
   if (text != "cuda" && text.rfind("cuda:", 0) != 0)
-    throw UsageError("--device must be auto, cpu, cuda, cuda:N or cuda:N,M,..., got '" + text + "'");
+    throw UsageError("--device must be auto, cpu, cuda, cuda:N or cuda:N,M,..., got '" + text +
+                     "'");
   DeviceRequest request{DeviceRequest::Kind::kCuda, {}};
   if (text == "cuda") return request;
   const std::string rest = text.substr(5);  // "N[,M...]"; a bare "cuda:" is refused below
@@ -124,10 +137,12 @@ DeviceRequest parse_device(const std::string& text) {
         rest.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
     if (digits.empty() || digits.size() > 4 ||
         !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      throw UsageError("--device: '" + text + "' is not cuda:N or cuda:N,M,... with N a "
+      throw UsageError("--device: '" + text +
+                       "' is not cuda:N or cuda:N,M,... with N a "
                        "device number");
     const int ordinal = std::stoi(digits);
-    if (std::find(request.ordinals.begin(), request.ordinals.end(), ordinal) != request.ordinals.end())
+    if (std::find(request.ordinals.begin(), request.ordinals.end(), ordinal) !=
+        request.ordinals.end())
       throw UsageError(fmt::format("--device {}: device {} is named twice", text, ordinal));
     request.ordinals.push_back(ordinal);
     begin = comma == std::string::npos ? rest.size() + 1 : comma + 1;
@@ -137,12 +152,9 @@ DeviceRequest parse_device(const std::string& text) {
 
 std::string to_string(const DeviceRequest& request) {
   switch (request.kind) {
-    case DeviceRequest::Kind::kAuto:
-      return "auto";
-    case DeviceRequest::Kind::kCpu:
-      return "cpu";
-    case DeviceRequest::Kind::kCuda:
-      break;
+    case DeviceRequest::Kind::kAuto: return "auto";
+    case DeviceRequest::Kind::kCpu: return "cpu";
+    case DeviceRequest::Kind::kCuda: break;
   }
   if (request.ordinals.empty()) return "cuda";
   return fmt::format("cuda:{}", fmt::join(request.ordinals, ","));
@@ -171,12 +183,9 @@ ModelsMode parse_models(const std::string& text) {
 
 std::string_view to_string(ModelsMode mode) {
   switch (mode) {
-    case ModelsMode::kEach:
-      return "each";
-    case ModelsMode::kAverage:
-      return "average";
-    case ModelsMode::kFirst:
-      break;
+    case ModelsMode::kEach: return "each";
+    case ModelsMode::kAverage: return "average";
+    case ModelsMode::kFirst: break;
   }
   return "first";
 }

@@ -34,11 +34,12 @@ MapPlan make_plan(const GridSpec& grid, std::size_t workers, std::int64_t multip
   std::int64_t step = round_up(static_cast<std::int64_t>(
       std::max<std::size_t>(1, kTargetSlabBytes / std::max<std::size_t>(plane_bytes, 1))));
   // Enough slabs for every worker to take several (and for progress and interrupts).
-  const auto wanted_slabs = static_cast<std::int64_t>(
-      std::max<std::size_t>(8, 4 * std::max(workers, all_workers)));
+  const auto wanted_slabs =
+      static_cast<std::int64_t>(std::max<std::size_t>(8, 4 * std::max(workers, all_workers)));
   step = std::min(step, round_up((nz + wanted_slabs - 1) / wanted_slabs));
-  step = std::max(step, round_up(static_cast<std::int64_t>(
-                            (min_points + grid.plane_points() - 1) / std::max<std::size_t>(grid.plane_points(), 1))));
+  step = std::max(
+      step, round_up(static_cast<std::int64_t>((min_points + grid.plane_points() - 1) /
+                                               std::max<std::size_t>(grid.plane_points(), 1))));
   step = std::min(step, round_up(nz));
 
   MapPlan plan;
@@ -57,8 +58,9 @@ MapPlan make_plan(const GridSpec& grid, std::size_t workers, std::int64_t multip
     if (step <= multiple) break;
     step = std::max<std::int64_t>(multiple, round_up(step / 2));
   }
-  const std::size_t need = static_cast<std::size_t>(std::min<std::int64_t>(multiple, nz)) *
-                               plane_bytes * minimum + reserved;
+  const std::size_t need =
+      static_cast<std::size_t>(std::min<std::int64_t>(multiple, nz)) * plane_bytes * minimum +
+      reserved;
   throw UsageError(fmt::format(
       "--memory-limit {}: too small for this grid: {} worker(s) need at least {} slab buffers of "
       "{} plane(s) of {} each, plus {} for the outputs ({} in all)",

@@ -60,7 +60,8 @@ Validation validate_map(const RunConfig& config, PotentialBackend& backend, cons
   validation.points = diff.count;
   validation.all_points = indices.size() == grid.points();
   validation.max_abs_error = diff.nonfinite > 0 ? INFINITY : diff.max_abs_diff;
-  validation.rms_error = diff.count > 0 ? std::sqrt(diff.sum_sq_diff / static_cast<double>(diff.count)) : 0.0;
+  validation.rms_error =
+      diff.count > 0 ? std::sqrt(diff.sum_sq_diff / static_cast<double>(diff.count)) : 0.0;
   validation.max_abs_reference = diff.max_abs_ref;
   const double scale = stats.max_abs() > 0.0 ? stats.max_abs() : 1.0;
   validation.max_rel_error = validation.max_abs_error / scale;
@@ -88,7 +89,8 @@ std::vector<std::size_t> validation_points(const GridSpec& grid, std::size_t ato
   }
   for (std::int64_t k : {std::int64_t{0}, grid.nz() - 1})
     for (std::int64_t j : {std::int64_t{0}, grid.ny() - 1})
-      for (std::int64_t i : {std::int64_t{0}, grid.nx() - 1}) indices.push_back(grid.index(i, j, k));
+      for (std::int64_t i : {std::int64_t{0}, grid.nx() - 1})
+        indices.push_back(grid.index(i, j, k));
   indices.push_back(index_of_min);
   indices.push_back(index_of_max);
   std::mt19937_64 generator(20261121);  // fixed: the same map is always checked at the same points

@@ -4,27 +4,27 @@
 // refused with the setting named.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <future>
-#include <thread>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <tuple>
-#include <unistd.h>
 #include <vector>
 
 #include "dcs/backend.hpp"
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/io/map_store.hpp"
-#include "dcs/pipeline/engine.hpp"
 #include "dcs/io/null_sink.hpp"
+#include "dcs/pipeline/engine.hpp"
 
 namespace dcs {
 namespace {
@@ -62,7 +62,8 @@ class CollectingSink final : public MapSink {
     EXPECT_EQ(slab.z_begin, next_z_) << "slabs must arrive in z order";
     next_z_ = slab.z_begin + slab.z_count;
     std::memcpy(values_.data() + static_cast<std::size_t>(slab.z_begin) * grid_.plane_points(),
-                values, static_cast<std::size_t>(slab.z_count) * grid_.plane_points() * sizeof(float));
+                values,
+                static_cast<std::size_t>(slab.z_count) * grid_.plane_points() * sizeof(float));
     ++slabs_;
     if (fail_after_ >= 0 && slabs_ > fail_after_) throw IoError("sink failure (test)");
     if (delay_ms_ > 0) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
@@ -91,7 +92,7 @@ struct MapRun {
 };
 
 MapRun compute(const System& system, const GridSpec& grid, unsigned workers, std::int64_t step,
-            std::size_t buffers) {
+               std::size_t buffers) {
   std::vector<std::unique_ptr<PotentialBackend>> owned;
   std::vector<PotentialBackend*> list;
   for (unsigned w = 0; w < workers; ++w) {
@@ -124,9 +125,11 @@ TEST(Engine, SameMapAndStatisticsForAnyWorkerCountAndSlabSize) {
   const GridSpec grid = test_grid();
   const MapRun one = compute(system, grid, 1, 41, 2);
   for (const auto& [workers, step, buffers] :
-       std::vector<std::tuple<unsigned, std::int64_t, std::size_t>>{{1, 1, 2}, {2, 3, 3}, {3, 5, 4}, {4, 7, 9}}) {
+       std::vector<std::tuple<unsigned, std::int64_t, std::size_t>>{
+           {1, 1, 2}, {2, 3, 3}, {3, 5, 4}, {4, 7, 9}}) {
     const MapRun other = compute(system, grid, workers, step, buffers);
-    EXPECT_EQ(0, std::memcmp(one.values.data(), other.values.data(), one.values.size() * sizeof(float)))
+    EXPECT_EQ(
+        0, std::memcmp(one.values.data(), other.values.data(), one.values.size() * sizeof(float)))
         << workers << " workers, slabs of " << step;
     EXPECT_TRUE(same_stats(one.plane_stats, other.plane_stats)) << workers << " workers";
   }
@@ -147,7 +150,8 @@ class FailingBackend final : public PotentialBackend {
       throw CudaError("device lost (test)");
     const std::size_t n = grid_.plane_points();
     for (std::int64_t p = 0; p < slab.z_count; ++p) {
-      std::fill(out + static_cast<std::size_t>(p) * n, out + static_cast<std::size_t>(p + 1) * n, 1.0f);
+      std::fill(out + static_cast<std::size_t>(p) * n, out + static_cast<std::size_t>(p + 1) * n,
+                1.0f);
       plane_stats[p] = cpu_statistics(out + static_cast<std::size_t>(p) * n, n);
     }
   }
@@ -177,7 +181,7 @@ TEST(Engine, AWorkerErrorStopsEveryWorkerAndIsRethrown) {
   plan.buffers = 3;
   EXPECT_THROW(pipeline::run_engine(grid, {&good, &bad}, plan, nullptr, {&sink}, nullptr, "t", 1),
                CudaError);
-  EXPECT_LE(sink.next_z(), 20);  // nothing past the failed slab reached the sink
+  EXPECT_LE(sink.next_z(), 20);           // nothing past the failed slab reached the sink
   EXPECT_EQ(good.allocations.load(), 3);  // the pool is the plan's buffers, whatever the grid
 }
 
@@ -190,7 +194,8 @@ TEST(Engine, ASinkErrorStopsTheWorkers) {
   pipeline::MapPlan plan;
   plan.step = 1;
   plan.buffers = 2;
-  EXPECT_THROW(pipeline::run_engine(grid, {&backend}, plan, nullptr, {&sink}, nullptr, "t", 1), IoError);
+  EXPECT_THROW(pipeline::run_engine(grid, {&backend}, plan, nullptr, {&sink}, nullptr, "t", 1),
+               IoError);
 }
 
 /// A store in memory whose done planes the test chooses; done planes hold 2.0, so a sink can
@@ -254,7 +259,8 @@ TEST(Engine, DoneSlabsBetweenComputedOnesAreReadBackWithoutDeadlock) {
     EXPECT_EQ(sink.next_z(), grid.nz());
     for (std::int64_t z = 0; z < grid.nz(); ++z)
       EXPECT_EQ(sink.values()[static_cast<std::size_t>(z) * grid.plane_points()],
-                done[static_cast<std::size_t>(z)] != 0 ? 2.0f : 1.0f) << "plane " << z;
+                done[static_cast<std::size_t>(z)] != 0 ? 2.0f : 1.0f)
+          << "plane " << z;
   }
 }
 
@@ -309,7 +315,8 @@ TEST_P(StoreTest, AnInterruptedStoreResumesToTheSameBytes) {
   try {
     (void)io::MapStore::open_partial(partial, meta, key("4"));
   } catch (const io::ResumeMismatch& error) {
-    EXPECT_NE(std::string(error.what()).find("dielectric was 1, now 4"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("dielectric was 1, now 4"), std::string::npos)
+        << error.what();
   }
   io::MapStore store = io::MapStore::open_partial(partial, meta, key("1"));
   EXPECT_GE(store.planes_done(), 16);

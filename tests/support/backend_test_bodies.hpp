@@ -17,8 +17,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <random>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -104,7 +104,8 @@ class BackendTest : public ::testing::TestWithParam<BackendCase> {
   void expect_matches_reference(const System& system, const GridSpec& grid, const std::string& key,
                                 std::int64_t slab_planes = 0, const Physics& physics = Physics{}) {
     StatsAccum stats;
-    const std::vector<float> map = compute_grid(*backend_, system, grid, physics, slab_planes, &stats);
+    const std::vector<float> map =
+        compute_grid(*backend_, system, grid, physics, slab_planes, &stats);
     const std::vector<double>& reference = cached_reference(key, system, grid, physics);
     const Comparison c = compare(map, reference);
     EXPECT_EQ(c.nonfinite, 0u) << key << ": points not written (still NaN) or not finite";
@@ -131,7 +132,8 @@ class BackendTest : public ::testing::TestWithParam<BackendCase> {
   /// Double sums of the same values in another order differ by a few ulp per addition.
   static double sum_tolerance(const StatsAccum& accum) {
     return 1e-12 * static_cast<double>(accum.count) *
-               std::max(std::fabs(accum.min), std::fabs(accum.max)) + 1e-12;
+               std::max(std::fabs(accum.min), std::fabs(accum.max)) +
+           1e-12;
   }
 
   /// Two maps of the same inputs: the same bits for a deterministic backend, else within
@@ -155,7 +157,8 @@ class BackendTest : public ::testing::TestWithParam<BackendCase> {
                                                      const GridSpec& grid, const Physics& physics) {
     static std::map<std::string, std::vector<double>> cache;
     auto found = cache.find(key);
-    if (found == cache.end()) found = cache.emplace(key, reference_grid(system, grid, physics)).first;
+    if (found == cache.end())
+      found = cache.emplace(key, reference_grid(system, grid, physics)).first;
     return found->second;
   }
 
@@ -217,8 +220,8 @@ TEST_P(BackendTest, NearAtomPrecisionFarFromTheOrigin) {
   // A point 0.104 Å from an atom 140 Å from the grid origin: float coordinates relative to
   // the origin would carry ~1e-5 Å of rounding, a 1e-4 relative error here.
   const GridSpec grid = make_spec({301, 5, 5}, 0.5, {-20.0, -1.0, -1.0});
-  const System system = make_system({make_atom(120.06, 0.06, 0.06, 0.8),
-                                      make_atom(119.44, -0.44, 0.56, -0.5)});
+  const System system =
+      make_system({make_atom(120.06, 0.06, 0.06, 0.8), make_atom(119.44, -0.44, 0.56, -0.5)});
   expect_analytic(system, grid, Physics{});
 }
 
@@ -235,7 +238,8 @@ TEST_P(BackendTest, SmallestAcceptedMinDistanceStaysFinite) {
   EXPECT_NEAR(map[13], peak, 1e-5 * peak);
 }
 
-// --- Structure: superposition, symmetry, invariance, units ----------------------------------------
+// --- Structure: superposition, symmetry, invariance, units
+// ----------------------------------------
 
 TEST_P(BackendTest, SuperpositionOfTwoSystems) {
   const System a = protein_like_system(300, 11);
@@ -252,7 +256,8 @@ TEST_P(BackendTest, SuperpositionOfTwoSystems) {
   double max_abs = 0.0, worst = 0.0;
   for (std::size_t n = 0; n < vab.size(); ++n) {
     max_abs = std::max(max_abs, std::fabs(static_cast<double>(vab[n])));
-    worst = std::max(worst, std::fabs(static_cast<double>(vab[n]) - (static_cast<double>(va[n]) + vb[n])));
+    worst = std::max(worst,
+                     std::fabs(static_cast<double>(vab[n]) - (static_cast<double>(va[n]) + vb[n])));
   }
   EXPECT_LE(worst, 3.0 * GetParam().map_tolerance * max_abs);
 }
@@ -330,7 +335,8 @@ TEST_P(BackendTest, OddGridSizesMatchReference) {
   // Row lengths around the SIMD widths (8, 16), the CPU blocks (32, 64) and a GPU block (256),
   // with tails of every length; 129 = the default grid, 2^k + 1.
   const System system = protein_like_system(250, 51);
-  for (std::int64_t nx : {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 47, 63, 64, 65, 100, 129, 136, 257, 261}) {
+  for (std::int64_t nx :
+       {1, 2, 7, 8, 9, 15, 16, 17, 31, 33, 47, 63, 64, 65, 100, 129, 136, 257, 261}) {
     SCOPED_TRACE("nx = " + std::to_string(nx));
     GridRequest request;
     request.counts = std::array<std::int64_t, 3>{nx, 3, 2};
@@ -423,12 +429,16 @@ TEST_P(BackendTest, SlabsAnywhereMatchReference) {
   const std::vector<double>& reference = cached_reference(key, system, grid, physics);
   backend_->prepare(system, grid, Physics{});
   const std::size_t plane = grid.plane_points();
-  for (const Slab slab : {Slab{0, 1}, Slab{1, 3}, Slab{4, 8}, Slab{12, 9}, Slab{21, 6}, Slab{0, 27}}) {
+  for (const Slab slab :
+       {Slab{0, 1}, Slab{1, 3}, Slab{4, 8}, Slab{12, 9}, Slab{21, 6}, Slab{0, 27}}) {
     SCOPED_TRACE("slab z " + std::to_string(slab.z_begin) + " + " + std::to_string(slab.z_count));
     std::vector<float> out(plane * static_cast<std::size_t>(slab.z_count), NAN);
     const StatsAccum stats = backend_->compute(slab, out.data());
-    const std::vector<double> part(reference.begin() + static_cast<std::ptrdiff_t>(plane * static_cast<std::size_t>(slab.z_begin)),
-                                   reference.begin() + static_cast<std::ptrdiff_t>(plane * static_cast<std::size_t>(slab.z_begin + slab.z_count)));
+    const std::vector<double> part(
+        reference.begin() +
+            static_cast<std::ptrdiff_t>(plane * static_cast<std::size_t>(slab.z_begin)),
+        reference.begin() + static_cast<std::ptrdiff_t>(
+                                plane * static_cast<std::size_t>(slab.z_begin + slab.z_count)));
     const Comparison c = compare(out, part);
     EXPECT_EQ(c.nonfinite, 0u);
     EXPECT_LE(c.max_abs_error, GetParam().map_tolerance * c.max_abs_reference) << c.relative();
@@ -442,8 +452,8 @@ TEST_P(BackendTest, PointValuesDoNotDependOnTheSlab) {
   // inside a kernel's group of planes. Atoms on and next to grid points exercise exact paths.
   const std::int64_t m = std::max<std::int64_t>(1, backend_->slab_hint().plane_multiple);
   const std::int64_t nz = 3 * m + 5;
-  const GridSpec grid = make_spec(29, 23, nz, {-7.0, -5.5, -0.2 * static_cast<double>(nz)},
-                                  {0.5, 0.5, 0.4});
+  const GridSpec grid =
+      make_spec(29, 23, nz, {-7.0, -5.5, -0.2 * static_cast<double>(nz)}, {0.5, 0.5, 0.4});
   System system = protein_like_system(1500, 77);
   for (std::int64_t k = 0; k < nz; k += 3) {
     const Vec3 p = grid.point(k % 29, (2 * k) % 23, k);
@@ -453,15 +463,17 @@ TEST_P(BackendTest, PointValuesDoNotDependOnTheSlab) {
   const std::size_t plane = grid.plane_points();
   std::vector<float> whole(plane * static_cast<std::size_t>(nz));
   const StatsAccum whole_stats = backend_->compute(Slab{0, nz}, whole.data());
-  for (const Slab slab : {Slab{0, m}, Slab{m, m}, Slab{2 * m, m}, Slab{3 * m, 5}, Slab{0, m + 3},
-                          Slab{m, 3}, Slab{m, nz - m}, Slab{2 * m, 1}, Slab{3 * m, 2}, Slab{0, 1},
-                          Slab{2 * m, m + 4}}) {
+  for (const Slab slab :
+       {Slab{0, m}, Slab{m, m}, Slab{2 * m, m}, Slab{3 * m, 5}, Slab{0, m + 3}, Slab{m, 3},
+        Slab{m, nz - m}, Slab{2 * m, 1}, Slab{3 * m, 2}, Slab{0, 1}, Slab{2 * m, m + 4}}) {
     SCOPED_TRACE("slab [" + std::to_string(slab.z_begin) + ", " +
                  std::to_string(slab.z_begin + slab.z_count) + ")");
     std::vector<float> part(plane * static_cast<std::size_t>(slab.z_count));
     backend_->compute(slab, part.data());
-    const auto first = whole.begin() + static_cast<std::ptrdiff_t>(plane * static_cast<std::size_t>(slab.z_begin));
-    expect_same_map(part, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(part.size())), "slab");
+    const auto first =
+        whole.begin() + static_cast<std::ptrdiff_t>(plane * static_cast<std::size_t>(slab.z_begin));
+    expect_same_map(
+        part, std::vector<float>(first, first + static_cast<std::ptrdiff_t>(part.size())), "slab");
   }
   // In whole slabs of m planes, the combined statistics equal the single slab's.
   StatsAccum slab_stats;
@@ -475,7 +487,8 @@ TEST_P(BackendTest, PointValuesDoNotDependOnTheSlab) {
     EXPECT_EQ(slab_stats.min, whole_stats.min);
     EXPECT_EQ(slab_stats.max, whole_stats.max);
   }
-  EXPECT_NEAR(slab_stats.sum, whole_stats.sum, sum_tolerance(whole_stats) + 1e-6 * std::fabs(whole_stats.sum));
+  EXPECT_NEAR(slab_stats.sum, whole_stats.sum,
+              sum_tolerance(whole_stats) + 1e-6 * std::fabs(whole_stats.sum));
 }
 
 TEST_P(BackendTest, ThreadCountDoesNotChangeTheMap) {

@@ -45,7 +45,8 @@ inline System make_system(std::vector<Atom> atoms) {
 /// inside a sphere of protein density, charges uniform in [-0.8, 0.8], fixed seed.
 inline System protein_like_system(std::size_t atoms, std::uint32_t seed, Vec3 offset = {}) {
   std::mt19937 rng(seed);
-  const double radius = std::cbrt(3.0 * 11.0 * static_cast<double>(atoms) / (4.0 * 3.14159265358979));
+  const double radius =
+      std::cbrt(3.0 * 11.0 * static_cast<double>(atoms) / (4.0 * 3.14159265358979));
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
   std::uniform_real_distribution<double> charge(-0.8, 0.8);
   std::vector<Atom> list;
@@ -53,7 +54,8 @@ inline System protein_like_system(std::size_t atoms, std::uint32_t seed, Vec3 of
   while (list.size() < atoms) {
     if (list.size() % 10 == 0) {
       do centre = {radius * unit(rng), radius * unit(rng), radius * unit(rng)};
-      while (centre[0] * centre[0] + centre[1] * centre[1] + centre[2] * centre[2] > radius * radius);
+      while (centre[0] * centre[0] + centre[1] * centre[1] + centre[2] * centre[2] >
+             radius * radius);
     }
     // One draw per statement: the order of function arguments is unspecified in C++, and the
     // molecule must be the same whatever the compiler.
@@ -115,7 +117,9 @@ inline std::vector<float> compute_grid(PotentialBackend& backend, const System& 
   StatsAccum total;
   for (std::int64_t z = 0; z < grid.nz(); z += slab_planes) {
     const Slab slab{z, std::min(slab_planes, grid.nz() - z)};
-    total = StatsAccum::combine(total, backend.compute(slab, map.data() + static_cast<std::size_t>(z) * grid.plane_points()));
+    total = StatsAccum::combine(
+        total,
+        backend.compute(slab, map.data() + static_cast<std::size_t>(z) * grid.plane_points()));
   }
   if (stats != nullptr) *stats = total;
   return map;
@@ -144,8 +148,8 @@ inline std::vector<double> reference_grid(const System& system, const GridSpec& 
 /// How computed values compare with the float64 reference.
 struct Comparison {
   std::size_t points = 0;
-  std::size_t nonfinite = 0;  ///< points left unwritten (NaN poison) or broken
-  double max_abs_error = 0.0; ///< over the finite points
+  std::size_t nonfinite = 0;   ///< points left unwritten (NaN poison) or broken
+  double max_abs_error = 0.0;  ///< over the finite points
   double max_abs_reference = 0.0;
   std::size_t worst_index = 0;
   /// max|error| / max|V_ref|; infinite when any point is not finite.
@@ -155,7 +159,8 @@ struct Comparison {
   }
 };
 
-inline Comparison compare(const std::vector<float>& computed, const std::vector<double>& reference) {
+inline Comparison compare(const std::vector<float>& computed,
+                          const std::vector<double>& reference) {
   Comparison result;
   result.points = computed.size();
   for (std::size_t p = 0; p < computed.size(); ++p) {
@@ -179,7 +184,8 @@ inline constexpr double kRelativeTolerance = 1e-5;
 
 /// Where the apbs-data molecules are: $DCS_APBS_DATA_DIR, else the build-time path.
 inline std::string apbs_data_dir() {
-  if (const char* env = std::getenv("DCS_APBS_DATA_DIR"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("DCS_APBS_DATA_DIR"); env != nullptr && *env != '\0')
+    return env;
 #if defined(DCS_APBS_DATA_DIR)
   return DCS_APBS_DATA_DIR;
 #else

@@ -45,7 +45,8 @@ std::vector<BackendCase> cpu_backend_cases() {
 INSTANTIATE_TEST_SUITE_P(Cpu, BackendTest, ::testing::ValuesIn(cpu_backend_cases()),
                          backend_case_name);
 
-// --- What only the CPU backends do ----------------------------------------------------------------
+// --- What only the CPU backends do
+// ----------------------------------------------------------------
 
 TEST(FastBackend, RejectsUnknownKernelAndReductionNamingTheValidOnes) {
   BackendOptions options;
@@ -67,7 +68,8 @@ TEST(FastBackend, DefaultKernelIsSimdAndNamesTheIsa) {
   const auto backend = make_cpu_fast_backend(BackendOptions{});
   EXPECT_EQ(backend->kernel_name(), "simd");
   const std::string device = backend->device_name();
-  EXPECT_TRUE(device.find("AVX-512") != std::string::npos || device.find("AVX2") != std::string::npos ||
+  EXPECT_TRUE(device.find("AVX-512") != std::string::npos ||
+              device.find("AVX2") != std::string::npos ||
               device.find("portable") != std::string::npos)
       << device;
 }
@@ -76,8 +78,9 @@ TEST(FastBackend, MinDistanceBelowTheLimitsIsRefusedBeforeComputing) {
   Physics physics;
   physics.min_distance = 1e-30;  // once accepted; now refused before computing
   EXPECT_THROW(validate(physics), UsageError);
-  EXPECT_THROW(make_cpu_fast_backend(BackendOptions{})->prepare(
-                   make_system({make_atom(0, 0, 0, 1)}), make_spec({3, 3, 3}, 1.0, {0, 0, 0}), physics),
+  EXPECT_THROW(make_cpu_fast_backend(BackendOptions{})
+                   ->prepare(make_system({make_atom(0, 0, 0, 1)}),
+                             make_spec({3, 3, 3}, 1.0, {0, 0, 0}), physics),
                UsageError);
 }
 

@@ -30,7 +30,8 @@ void add_coulomb_terms(const float* energy, const float* charge, const float* r2
     }
     Vec ve = Vec::load(e), vq = Vec::load(q), vx = Vec::load(x), vm = Vec::load(m);
     Vec::store(result, add_coulomb_term(ve, vq, vx, vm, Rsqrt{}));
-    for (std::size_t lane = 0; lane < kLanes && begin + lane < n; ++lane) out[begin + lane] = result[lane];
+    for (std::size_t lane = 0; lane < kLanes && begin + lane < n; ++lane)
+      out[begin + lane] = result[lane];
   }
 }
 

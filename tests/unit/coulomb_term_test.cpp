@@ -49,7 +49,8 @@ struct ScalarVecEvaluator {
     std::vector<double> out;
     for (std::size_t n = 0; n < cases.size(); ++n)
       out.push_back(add_coulomb_term(Vec{f.energy[n]}, Vec{f.charge[n]}, Vec{f.r2[n]},
-                                     Vec{f.min_r2[n]}, HardwareRsqrt{}).v);
+                                     Vec{f.min_r2[n]}, HardwareRsqrt{})
+                        .v);
     return out;
   }
 };
@@ -66,7 +67,8 @@ struct SimdEvaluator {
   static std::vector<double> evaluate(const std::vector<CoulombTermCase>& cases) {
     const FloatCases f(cases, NewtonRsqrt::kChargeScale);
     std::vector<float> out(cases.size());
-    auto* terms = kIsa == cpu_fast::Isa::Avx512 ? &add_coulomb_terms_avx512 : &add_coulomb_terms_avx2;
+    auto* terms =
+        kIsa == cpu_fast::Isa::Avx512 ? &add_coulomb_terms_avx512 : &add_coulomb_terms_avx2;
     terms(f.energy.data(), f.charge.data(), f.r2.data(), f.min_r2.data(), out.data(), out.size());
     return {out.begin(), out.end()};
   }

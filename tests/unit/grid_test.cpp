@@ -21,7 +21,8 @@ using Counts = std::array<std::int64_t, 3>;
 System two_atoms() { return make_system({make_atom(0, 0, 0, 1.0), make_atom(10, 4, 2, -1.0)}); }
 
 void expect_vec(const Vec3& got, const Vec3& expected, double tolerance = 1e-12) {
-  for (int axis = 0; axis < 3; ++axis) EXPECT_NEAR(got[axis], expected[axis], tolerance) << "axis " << axis;
+  for (int axis = 0; axis < 3; ++axis)
+    EXPECT_NEAR(got[axis], expected[axis], tolerance) << "axis " << axis;
 }
 
 TEST(MakeGrid, CubicCountsGiveCubicVoxelsCentredOnTheMolecule) {

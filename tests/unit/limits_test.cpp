@@ -68,10 +68,14 @@ TEST(Limits, GridOptionsOutsideTheirRangesAreRefusedByName) {
   expect_usage_error([&] { validate(request_with([](GridRequest& r) { r.padding = 1e300; })); },
                      "--padding");
   expect_usage_error(
-      [&] { validate(request_with([](GridRequest& r) { r.origin = Vec3{1e20, 0, 0}; })); },
+      [&] {
+        validate(request_with([](GridRequest& r) { r.origin = Vec3{1e20, 0, 0}; }));
+      },
       "--origin");
   expect_usage_error(
-      [&] { validate(request_with([](GridRequest& r) { r.center = Vec3{0, -2e6, 0}; })); },
+      [&] {
+        validate(request_with([](GridRequest& r) { r.center = Vec3{0, -2e6, 0}; }));
+      },
       "--center");
   EXPECT_NO_THROW(validate(request_with([](GridRequest& r) {
     r.spacing = limits::kMinSpacing;

@@ -4,8 +4,8 @@
 #include <atomic>
 #include <mutex>
 #include <stdexcept>
-#include <thread>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -70,8 +70,9 @@ TEST(ParallelFor, ExceptionsPropagateWithTheirType) {
       EXPECT_STREQ(error.what(), "boom at 500");
     }
   }
-  EXPECT_THROW(parallel_for(10, 3, [](std::size_t, std::size_t) { throw std::runtime_error("all"); }),
-               std::runtime_error);
+  EXPECT_THROW(
+      parallel_for(10, 3, [](std::size_t, std::size_t) { throw std::runtime_error("all"); }),
+      std::runtime_error);
 }
 
 TEST(ThreadPool, CoversTheRangeExactlyOnceInGrainAlignedRangesLoopAfterLoop) {
@@ -91,14 +92,16 @@ TEST(ThreadPool, KeepsItsWorkersAndTheCallerTakesTheFirstRange) {
   std::vector<std::thread::id> first_run;
   for (int loop = 0; loop < 2000; ++loop) {
     std::vector<std::thread::id> ids(4);
-    pool.parallel_for(4, [&](std::size_t begin, std::size_t) { ids[begin] = std::this_thread::get_id(); });
+    pool.parallel_for(
+        4, [&](std::size_t begin, std::size_t) { ids[begin] = std::this_thread::get_id(); });
     ASSERT_EQ(ids[0], std::this_thread::get_id());
     if (loop == 0) {
       first_run = ids;
       continue;
     }
     // The same three workers every time: none is started or stopped per loop.
-    std::vector<std::thread::id> sorted(ids.begin() + 1, ids.end()), expected(first_run.begin() + 1, first_run.end());
+    std::vector<std::thread::id> sorted(ids.begin() + 1, ids.end()),
+        expected(first_run.begin() + 1, first_run.end());
     std::sort(sorted.begin(), sorted.end());
     std::sort(expected.begin(), expected.end());
     ASSERT_EQ(sorted, expected) << "loop " << loop;
@@ -121,8 +124,9 @@ TEST(ThreadPool, ExceptionsPropagateAndThePoolStaysUsable) {
     pool.parallel_for(1000, [&](std::size_t begin, std::size_t end) { total += end - begin; });
     EXPECT_EQ(total.load(), 1000u);
   }
-  EXPECT_THROW(pool.parallel_for(10, [](std::size_t, std::size_t) { throw std::runtime_error("all"); }),
-               std::runtime_error);
+  EXPECT_THROW(
+      pool.parallel_for(10, [](std::size_t, std::size_t) { throw std::runtime_error("all"); }),
+      std::runtime_error);
 }
 
 }  // namespace

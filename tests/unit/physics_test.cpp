@@ -13,10 +13,10 @@ namespace dcs {
 namespace {
 
 // CODATA 2022 (e, k_B, N_A exact since 2019), written out independently of physics.hpp.
-constexpr double kE = 1.602176634e-19;       // C
-constexpr double kKB = 1.380649e-23;         // J/K
-constexpr double kNA = 6.02214076e23;        // 1/mol
-constexpr double kEps0 = 8.8541878188e-12;   // F/m
+constexpr double kE = 1.602176634e-19;      // C
+constexpr double kKB = 1.380649e-23;        // J/K
+constexpr double kNA = 6.02214076e23;       // 1/mol
+constexpr double kEps0 = 8.8541878188e-12;  // F/m
 constexpr double kPiHere = 3.141592653589793;
 
 /// e/(4 pi eps0 * 1 Å) in volts: 14.3996 V.
@@ -56,7 +56,8 @@ TEST(CoulombFactor, TemperatureScalesOnlyKTPerE) {
   Physics hot;
   hot.temperature = 2.0 * 298.15;
   EXPECT_NEAR(coulomb_factor(hot), 0.5 * coulomb_factor(Physics{}), 1e-12);
-  for (Unit unit : {Unit::KcalPerMolPerE, Unit::KJPerMolPerE, Unit::Volt, Unit::ElementaryChargePerAngstrom}) {
+  for (Unit unit :
+       {Unit::KcalPerMolPerE, Unit::KJPerMolPerE, Unit::Volt, Unit::ElementaryChargePerAngstrom}) {
     Physics physics = with_unit(unit);
     const double base = coulomb_factor(physics);
     physics.temperature = 310.0;

@@ -23,8 +23,8 @@ using cpu_fast::Isa;
 using cpu_fast::IsaKernels;
 
 struct Case {
-  std::vector<double> ay, az;         // atoms' y, z (grid units)
-  std::vector<float> ia, neg_fx, q;   // split x and staged charge
+  std::vector<double> ay, az;        // atoms' y, z (grid units)
+  std::vector<float> ia, neg_fx, q;  // split x and staged charge
 };
 
 Case atoms_around_the_row(double y, double z, float min_r2) {
@@ -43,11 +43,11 @@ Case atoms_around_the_row(double y, double z, float min_r2) {
   for (int i = 0; i < 300; ++i) {
     const float q = static_cast<float>(unit(rng));
     switch (i % 6) {
-      case 0: add(static_cast<double>(i % 37), 0.0, 0.0, q); break;          // on a point
-      case 1: add(0.5 + static_cast<double>(i % 41), 0.0, 0.0, q); break;    // on the row
-      case 2: add(3.0 + 20.0 * (unit(rng) + 1.0), r_min, 0.0, q); break;     // at r_min
-      case 3: add(20.0 * (unit(rng) + 1.0), 0.0, 0.999 * r_min, q); break;   // just inside
-      case 4: add(20.0 * (unit(rng) + 1.0), 1.001 * r_min, 0.0, q); break;   // just outside
+      case 0: add(static_cast<double>(i % 37), 0.0, 0.0, q); break;         // on a point
+      case 1: add(0.5 + static_cast<double>(i % 41), 0.0, 0.0, q); break;   // on the row
+      case 2: add(3.0 + 20.0 * (unit(rng) + 1.0), r_min, 0.0, q); break;    // at r_min
+      case 3: add(20.0 * (unit(rng) + 1.0), 0.0, 0.999 * r_min, q); break;  // just inside
+      case 4: add(20.0 * (unit(rng) + 1.0), 1.001 * r_min, 0.0, q); break;  // just outside
       default: add(30.0 * (unit(rng) + 1.0), 12.0 * unit(rng), 12.0 * unit(rng), q); break;
     }
   }
@@ -98,8 +98,10 @@ void expect_split_is_exact(Isa isa, const IsaKernels& k) {
 
 TEST(RowKernel, SkippingTheClampForFarAtomsGivesTheClampedSumToTheBit) {
   expect_split_is_exact(Isa::Portable, cpu_fast::portable_kernels());
-  if (cpu_fast::isa_supported(Isa::Avx2)) expect_split_is_exact(Isa::Avx2, cpu_fast::avx2_kernels());
-  if (cpu_fast::isa_supported(Isa::Avx512)) expect_split_is_exact(Isa::Avx512, cpu_fast::avx512_kernels());
+  if (cpu_fast::isa_supported(Isa::Avx2))
+    expect_split_is_exact(Isa::Avx2, cpu_fast::avx2_kernels());
+  if (cpu_fast::isa_supported(Isa::Avx512))
+    expect_split_is_exact(Isa::Avx512, cpu_fast::avx512_kernels());
   if (!cpu_fast::isa_supported(Isa::Avx512)) GTEST_LOG_(INFO) << "AVX-512 not on this CPU: not run";
 }
 

@@ -106,7 +106,8 @@ TEST(DiffAccum, NonFiniteValuesAreCounted) {
   const DiffAccum diff = cpu_difference(values.data(), reference.data(), values.size());
   EXPECT_EQ(diff.count, 3u);
   EXPECT_EQ(diff.nonfinite, 2u);
-  const DiffAccum both = DiffAccum::combine(diff, cpu_difference(values.data() + 1, reference.data() + 1, 1));
+  const DiffAccum both =
+      DiffAccum::combine(diff, cpu_difference(values.data() + 1, reference.data() + 1, 1));
   EXPECT_EQ(both.count, 4u);
   EXPECT_EQ(both.nonfinite, 2u);
 }

@@ -113,8 +113,8 @@ TEST(MemoryInfo, CgroupV2AncestorWithTheTighterLimitWins) {
   root.cgroup_v2_memory("batch/", std::to_string(16 * kGiB),
                         std::to_string(15 * kGiB + 512 * kMiB));
   const MemoryInfo info = read_memory_info(root.path());
-  EXPECT_EQ(info.cgroup_limit, 8 * kGiB);                // the job's limit
-  EXPECT_EQ(info.cgroup_available, 512 * kMiB);          // but the parent has less left
+  EXPECT_EQ(info.cgroup_limit, 8 * kGiB);        // the job's limit
+  EXPECT_EQ(info.cgroup_available, 512 * kMiB);  // but the parent has less left
   // The real machine's: two reads moments apart, so the free memory may have moved a little
   // between them (other processes run); the same reading, not the same bytes.
   const double live = static_cast<double>(available_memory_bytes());

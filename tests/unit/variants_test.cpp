@@ -23,7 +23,8 @@ TEST(CpuVariants, EveryListedPotentialVariantIsAcceptedByItsBackend) {
     EXPECT_FALSE(v.summary.empty());
     EXPECT_TRUE(v.backend == "cpu-fast" || v.backend == "cpu-reference");
     if (v.is_default) {
-      const std::string key = v.backend + (v.kind == VariantKind::Potential ? "/potential" : "/reduction");
+      const std::string key =
+          v.backend + (v.kind == VariantKind::Potential ? "/potential" : "/reduction");
       EXPECT_TRUE(defaults.insert(key).second) << "two defaults for " << key;
     }
     BackendOptions options;
@@ -97,13 +98,15 @@ TEST(VariantTable, FindVariantGivesTheDefaultOrNamesTheValidOnes) {
       EXPECT_NE(message.find(info.name), std::string::npos) << message;
   }
   // A name of another backend or kind is not this one's.
-  EXPECT_THROW(find_variant(BackendKind::CpuFast, VariantKind::Potential, "production"), UsageError);
+  EXPECT_THROW(find_variant(BackendKind::CpuFast, VariantKind::Potential, "production"),
+               UsageError);
   EXPECT_THROW(find_variant(BackendKind::Cuda, VariantKind::Potential, "warp-shuffle"), UsageError);
 }
 
 TEST(AtomChunks, SplitIntoConsecutiveChunksOfAtMost4000) {
   EXPECT_TRUE(atom_chunks(0).empty());
-  for (std::size_t n : {std::size_t{1}, std::size_t{3999}, std::size_t{4000}, std::size_t{4001}, std::size_t{9000}}) {
+  for (std::size_t n : {std::size_t{1}, std::size_t{3999}, std::size_t{4000}, std::size_t{4001},
+                        std::size_t{9000}}) {
     const std::vector<AtomChunk> chunks = atom_chunks(n);
     EXPECT_EQ(chunks.size(), (n + kAtomsPerChunk - 1) / kAtomsPerChunk) << n;
     std::size_t next = 0;

@@ -68,7 +68,8 @@ TEST(BoxFaces, FacesAndReferenceTheSameStreamedOrReadBack) {
   BoxFacesSink streamed({0.3, -0.2, 0.1}, {0.3, -0.2, 0.1}, 1.0);
   streamed.begin(metadata(f.grid));
   for (std::int64_t z = 0; z < 21; z += 4)
-    streamed.write_slab(Slab{z, std::min<std::int64_t>(4, 21 - z)}, f.values.data() + z * plane, nullptr);
+    streamed.write_slab(Slab{z, std::min<std::int64_t>(4, 21 - z)}, f.values.data() + z * plane,
+                        nullptr);
   Planes none(f);
   streamed.complete(none);
   EXPECT_EQ(none.read, 0);

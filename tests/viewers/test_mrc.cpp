@@ -29,9 +29,9 @@ bool exists(const std::string& path) { return std::ifstream(path).good(); }
 
 // Word w (1-based, as in the MRC2014 table), read without the writer's code.
 std::int32_t word_int(const unsigned char* h, int w) {
-  return static_cast<std::int32_t>(std::uint32_t{h[4 * (w - 1)]} | std::uint32_t{h[4 * (w - 1) + 1]} << 8 |
-                                   std::uint32_t{h[4 * (w - 1) + 2]} << 16 |
-                                   std::uint32_t{h[4 * (w - 1) + 3]} << 24);
+  return static_cast<std::int32_t>(
+      std::uint32_t{h[4 * (w - 1)]} | std::uint32_t{h[4 * (w - 1) + 1]} << 8 |
+      std::uint32_t{h[4 * (w - 1) + 2]} << 16 | std::uint32_t{h[4 * (w - 1) + 3]} << 24);
 }
 float word_float(const unsigned char* h, int w) {
   const std::int32_t bits = word_int(h, w);
@@ -144,7 +144,7 @@ TEST(MrcWriter, OutOfOrderSlabOrMissingPlanesAreRefusedAndLeaveNothing) {
     EXPECT_THROW(writer.finish(meta.stats), UsageError);  // planes 1-4 missing
     EXPECT_THROW(writer.commit(), UsageError);
   }
-    EXPECT_EQ(dir.entries().size(), 0u) << "temporary left behind";
+  EXPECT_EQ(dir.entries().size(), 0u) << "temporary left behind";
 }
 
 TEST(MrcWriter, RefusesToOverwriteWithoutForce) {
@@ -226,7 +226,7 @@ TEST(ColourRange, PercentilesWithinATenthOfAPercentOverManyDecades) {
   }
   AbsValueHistogram whole, parts, other;
   whole.add(values.data(), values.size());
-  parts.add(values.data(), 30'000);         // two "slabs", merged
+  parts.add(values.data(), 30'000);  // two "slabs", merged
   other.add(values.data() + 30'000, 70'000);
   parts.merge(other);
   for (double p : {0.0, 1.0, 5.0, 50.0, 95.0, 99.0, 99.9, 100.0}) {
@@ -247,7 +247,7 @@ TEST(ColourRange, SkipsNonFiniteAndHandlesZerosAndEmpty) {
   h.add(values, 6);
   EXPECT_EQ(h.count(), 4u);
   EXPECT_EQ(h.nonfinite(), 2u);
-  EXPECT_LT(h.percentile(50.0), 1e-30);                  // 3 of 4 values are zero
+  EXPECT_LT(h.percentile(50.0), 1e-30);  // 3 of 4 values are zero
   EXPECT_NEAR(h.percentile(100.0), 2.0, 2e-3);
   EXPECT_THROW(h.percentile(101.0), UsageError);
   EXPECT_THROW(robust_colour_range(h, 99.0, 1.0), UsageError);
@@ -277,14 +277,18 @@ TEST(ColourRange, SinkCountsEverySlab) {
 // A map held in memory that records which planes were read back.
 class PlaneReader final : public MapReader {
  public:
-  PlaneReader(const GridSpec& grid, const std::vector<float>& values) : grid_(grid), values_(values) {}
+  PlaneReader(const GridSpec& grid, const std::vector<float>& values)
+      : grid_(grid), values_(values) {}
   void read_planes(const Slab& slab, float* out) override {
     const std::size_t plane = grid_.plane_points();
     for (std::int64_t k = 0; k < slab.z_count; ++k) read.push_back(slab.z_begin + k);
-    std::copy_n(values_.begin() + static_cast<std::ptrdiff_t>(slab.z_begin) * static_cast<std::ptrdiff_t>(plane),
+    std::copy_n(values_.begin() +
+                    static_cast<std::ptrdiff_t>(slab.z_begin) * static_cast<std::ptrdiff_t>(plane),
                 static_cast<std::size_t>(slab.z_count) * plane, out);
   }
-  void read_x_columns(std::int64_t, std::int64_t, float*) override { ADD_FAILURE() << "columns read"; }
+  void read_x_columns(std::int64_t, std::int64_t, float*) override {
+    ADD_FAILURE() << "columns read";
+  }
   std::int64_t x_chunk() const override { return 1; }
   std::vector<std::int64_t> read;
 
@@ -320,7 +324,8 @@ TEST(ColourRange, SampledPlanesDependOnlyOnTheGrid) {
   EXPECT_EQ(streamed.histogram().count(), 4 * plane);
 
   AbsValueHistogram expected;
-  for (std::int64_t z : {0, 10, 20, 30}) expected.add(values.data() + static_cast<std::size_t>(z) * plane, plane);
+  for (std::int64_t z : {0, 10, 20, 30})
+    expected.add(values.data() + static_cast<std::size_t>(z) * plane, plane);
   const ColourRange range = streamed.range();
   EXPECT_EQ(range.high, expected.percentile(99.0));
   EXPECT_EQ(range.low, expected.percentile(1.0));

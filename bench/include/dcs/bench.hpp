@@ -10,11 +10,11 @@
 namespace dcs {
 
 struct BenchTable {
-  std::string name;                          ///< file stem, e.g. "potential_kernels"
-  std::string title;                         ///< one line, includes the ceiling used
+  std::string name;   ///< file stem, e.g. "potential_kernels"
+  std::string title;  ///< one line, includes the ceiling used
   std::vector<std::string> columns;
-  std::vector<std::vector<std::string>> rows;///< each row has columns.size() cells
-  std::vector<std::string> notes;            ///< lines printed under the table
+  std::vector<std::vector<std::string>> rows;  ///< each row has columns.size() cells
+  std::vector<std::string> notes;              ///< lines printed under the table
 };
 
 /// Options shared by the benchmarks.
@@ -25,7 +25,7 @@ struct BenchOptions {
   int repetitions = 5;                   ///< timed repetitions after one warm-up; median taken
   int device = 0;
   unsigned threads = 0;
-  bool peers = true;                     ///< CPU benchmark: also measure PyMOL in the same run
+  bool peers = true;  ///< CPU benchmark: also measure PyMOL in the same run
 };
 
 /// Markdown of a table: a "### title" heading, the table, then each note as a paragraph.

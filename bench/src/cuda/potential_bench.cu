@@ -40,13 +40,14 @@ using detail::StreamView;
 
 // --- The ceiling ---------------------------------------------------------------------------------
 
-constexpr int kChains = 8;         // independent rsqrt chains per thread (latency hiding)
+constexpr int kChains = 8;  // independent rsqrt chains per thread (latency hiding)
 constexpr int kCeilingThreads = 256;
 
 /// Only MUFU.RSQ in the loop (checked in the SASS: with -ftz=true rsqrtf is one MUFU.RSQ):
 /// x <- rsqrt(x) converges towards 1 without under- or overflow, and kChains chains per
 /// thread keep the unit busy while each chain waits for its previous result.
-__global__ void __launch_bounds__(kCeilingThreads) rsqrt_ceiling_kernel(float* gm_out, int iterations) {
+__global__ void __launch_bounds__(kCeilingThreads)
+    rsqrt_ceiling_kernel(float* gm_out, int iterations) {
   float value[kChains];
 #pragma unroll
   for (int c = 0; c < kChains; ++c)
@@ -96,21 +97,25 @@ Ceiling measure_ceiling(const DeviceInfo& device, int repetitions, StreamView st
   ceiling.blocks = static_cast<long long>(device.multiprocessors) * 16;  // several waves' worth
   ceiling.iterations = 1 << 15;
   DeviceBuffer<float> d_out(static_cast<std::size_t>(ceiling.blocks) * kCeilingThreads);
-  const detail::LaunchConfig config{dim3(static_cast<unsigned>(ceiling.blocks)), dim3(kCeilingThreads), 0};
+  const detail::LaunchConfig config{dim3(static_cast<unsigned>(ceiling.blocks)),
+                                    dim3(kCeilingThreads), 0};
   detail::log_launch("rsqrt ceiling", config);
   const auto ms = time_repeated(repetitions, stream, [&] {
-    rsqrt_ceiling_kernel<<<config.grid, config.block, 0, stream.get()>>>(d_out.data(), ceiling.iterations);
+    rsqrt_ceiling_kernel<<<config.grid, config.block, 0, stream.get()>>>(d_out.data(),
+                                                                         ceiling.iterations);
     DCS_CUDA_CHECK_LAUNCH("rsqrt ceiling", stream.get());
   });
   ceiling.median_ms = median(ms);
-  const double count = static_cast<double>(ceiling.blocks) * kCeilingThreads * kChains * ceiling.iterations;
+  const double count =
+      static_cast<double>(ceiling.blocks) * kCeilingThreads * kChains * ceiling.iterations;
   ceiling.rsqrt_per_second = count / (1e-3 * ceiling.median_ms);
   ceiling.per_sm_per_clock = ceiling.rsqrt_per_second /
                              (static_cast<double>(device.multiprocessors) * device.clock_khz * 1e3);
   return ceiling;
 }
 
-// --- The kernels ------------------------------------------------------------------------------------
+// --- The kernels
+// ------------------------------------------------------------------------------------
 
 /// Atoms spread uniformly over the grid box, charges uniform in [-1, 1] e (fixed seed).
 System random_system(std::size_t atoms, const GridSpec& grid, std::uint64_t seed) {
@@ -122,7 +127,8 @@ System random_system(std::size_t atoms, const GridSpec& grid, std::uint64_t seed
   for (Atom& atom : system.atoms) {
     for (int axis = 0; axis < 3; ++axis) {
       std::uniform_real_distribution<double> position(
-          grid.origin[axis], grid.origin[axis] + static_cast<double>(grid.counts[axis] - 1) * grid.spacing[axis]);
+          grid.origin[axis],
+          grid.origin[axis] + static_cast<double>(grid.counts[axis] - 1) * grid.spacing[axis]);
       atom.position[axis] = position(rng);
     }
     atom.charge = charge(rng);
@@ -141,8 +147,11 @@ struct Problem {
 void evaluate(const PotentialKernel& kernel, const Problem& problem, std::size_t atom_count,
               int planes, float* d_slab, StreamView stream) {
   if (kernel.requirements.zeroed_output)
-    DCS_CUDA_CHECK(cudaMemsetAsync(d_slab, 0, problem.grid.plane_points() * static_cast<std::size_t>(planes) * sizeof(float), stream.get()));
-  const float min_r2 = static_cast<float>(problem.physics.min_distance * problem.physics.min_distance);
+    DCS_CUDA_CHECK(cudaMemsetAsync(
+        d_slab, 0, problem.grid.plane_points() * static_cast<std::size_t>(planes) * sizeof(float),
+        stream.get()));
+  const float min_r2 =
+      static_cast<float>(problem.physics.min_distance * problem.physics.min_distance);
   detail::enqueue_potential(kernel, problem.grid, Slab{0, planes}, min_r2, problem.d_atoms.data(),
                             atom_count, d_slab, stream);
 }
@@ -163,8 +172,10 @@ double sampled_error(const Problem& problem, std::size_t atom_count,
     const auto plane_points = static_cast<std::size_t>(problem.grid.plane_points());
     const auto k = static_cast<std::int64_t>(index / plane_points);
     const std::size_t in_plane = index % plane_points;
-    const auto j = static_cast<std::int64_t>(in_plane / static_cast<std::size_t>(problem.grid.nx()));
-    const auto i = static_cast<std::int64_t>(in_plane % static_cast<std::size_t>(problem.grid.nx()));
+    const auto j =
+        static_cast<std::int64_t>(in_plane / static_cast<std::size_t>(problem.grid.nx()));
+    const auto i =
+        static_cast<std::int64_t>(in_plane % static_cast<std::size_t>(problem.grid.nx()));
     points.push_back(problem.grid.point(i, j, k));
   }
   std::vector<double> reference(points.size());
@@ -193,7 +204,8 @@ std::vector<const PotentialKernel*> selected_kernels(const BenchOptions& options
   if (options.kernels.empty()) {
     for (const PotentialKernel& kernel : detail::potential_kernels()) kernels.push_back(&kernel);
   } else {
-    for (const std::string& name : options.kernels) kernels.push_back(&detail::find_potential_kernel(name));
+    for (const std::string& name : options.kernels)
+      kernels.push_back(&detail::find_potential_kernel(name));
   }
   return kernels;
 }
@@ -201,8 +213,8 @@ std::vector<const PotentialKernel*> selected_kernels(const BenchOptions& options
 BenchTable ceiling_table(const DeviceInfo& device, const Ceiling& ceiling) {
   BenchTable ceiling_table;
   ceiling_table.name = "rsqrt_ceiling";
-  ceiling_table.title = "rsqrt ceiling on " + detail::describe_device(device) +
-                        " (MUFU.RSQ microbenchmark)";
+  ceiling_table.title =
+      "rsqrt ceiling on " + detail::describe_device(device) + " (MUFU.RSQ microbenchmark)";
   ceiling_table.columns = {"quantity", "value"};
   ceiling_table.rows = {
       {"rsqrt per second", scientific(ceiling.rsqrt_per_second)},
@@ -223,13 +235,14 @@ BenchTable ceiling_table(const DeviceInfo& device, const Ceiling& ceiling) {
 BenchTable kernels_table(const DeviceInfo& device, const Ceiling& ceiling, int repetitions) {
   BenchTable table;
   table.name = "potential_kernels";
-  table.title = "Potential kernels on " + detail::describe_device(device) + ", % of the measured ceiling " +
-                scientific(ceiling.rsqrt_per_second) + " rsqrt/s";
-  table.columns = {"kernel", "grid", "atoms", "measured on", "median ms", "atom-evals/s",
-                   "% of ceiling", "max err / max abs V"};
+  table.title = "Potential kernels on " + detail::describe_device(device) +
+                ", % of the measured ceiling " + scientific(ceiling.rsqrt_per_second) + " rsqrt/s";
+  table.columns = {"kernel",    "grid",         "atoms",        "measured on",
+                   "median ms", "atom-evals/s", "% of ceiling", "max err / max abs V"};
   table.notes = {
       "atom-evals/s = atoms x points / median time of one evaluation (all chunks, all launches), "
-      "after one warm-up, median of " + std::to_string(repetitions) + " repetitions (CUDA events).",
+      "after one warm-up, median of " +
+          std::to_string(repetitions) + " repetitions (CUDA events).",
       "Per-plane kernels are timed on the first planes only (and scatter on fewer atoms when one "
       "plane would take over 0.3 s): the per-pair rate does not depend on the plane count.",
       "max err / max abs V: 256 sampled points against the float64 CPU reference, relative to the "
@@ -266,19 +279,19 @@ RunShape run_shape(const PotentialKernel& kernel, const Problem& problem, std::s
   RunShape shape{static_cast<int>(n), atoms};
   if (!kernel.requirements.per_plane) return shape;
   const std::size_t probe_atoms = std::min(atoms, kernel.requirements.chunk_atoms);
-  const auto probe = time_repeated(1, stream, [&] {
-    evaluate(kernel, problem, probe_atoms, 1, d_slab, stream);
-  });
+  const auto probe =
+      time_repeated(1, stream, [&] { evaluate(kernel, problem, probe_atoms, 1, d_slab, stream); });
   const double per_plane_per_atom = 1e-3 * probe.front() / static_cast<double>(probe_atoms);
   const double one_plane = per_plane_per_atom * static_cast<double>(atoms);
   if (one_plane > 2.0 * kTargetSeconds) {
-    const auto chunks = static_cast<std::size_t>(
-        std::max(1.0, std::floor(kTargetSeconds / (per_plane_per_atom * static_cast<double>(kernel.requirements.chunk_atoms)))));
+    const auto chunks = static_cast<std::size_t>(std::max(
+        1.0, std::floor(kTargetSeconds / (per_plane_per_atom *
+                                          static_cast<double>(kernel.requirements.chunk_atoms)))));
     shape.atoms = std::min(atoms, chunks * kernel.requirements.chunk_atoms);
     shape.planes = 1;
   } else {
-    shape.planes = static_cast<int>(std::clamp<double>(std::floor(kTargetSeconds / one_plane), 1.0,
-                                                       static_cast<double>(n)));
+    shape.planes = static_cast<int>(
+        std::clamp<double>(std::floor(kTargetSeconds / one_plane), 1.0, static_cast<double>(n)));
   }
   return shape;
 }
@@ -301,9 +314,13 @@ std::vector<std::string> kernel_row(const PotentialKernel& kernel, const Problem
   stream.synchronize();
   const double error = sampled_error(problem, shape.atoms, slab);
   const std::int64_t n = problem.grid.nz();
-  return {std::string(kernel.name), std::to_string(n) + "^3", std::to_string(atoms),
+  return {std::string(kernel.name),
+          std::to_string(n) + "^3",
+          std::to_string(atoms),
           std::to_string(shape.planes) + " planes x " + std::to_string(shape.atoms) + " atoms",
-          fixed(median_ms, 3), scientific(rate), fixed(100.0 * rate / ceiling.rsqrt_per_second, 1),
+          fixed(median_ms, 3),
+          scientific(rate),
+          fixed(100.0 * rate / ceiling.rsqrt_per_second, 1),
           scientific(error)};
 }
 
@@ -317,8 +334,9 @@ std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options)
   const std::vector<const PotentialKernel*> kernels = selected_kernels(options);
   const std::vector<std::int64_t> sizes =
       options.grid_sizes.empty() ? std::vector<std::int64_t>{256} : options.grid_sizes;
-  const std::vector<std::size_t> atom_counts =
-      options.atom_counts.empty() ? std::vector<std::size_t>{2000, 16000, 100000} : options.atom_counts;
+  const std::vector<std::size_t> atom_counts = options.atom_counts.empty()
+                                                   ? std::vector<std::size_t>{2000, 16000, 100000}
+                                                   : options.atom_counts;
 
   const Ceiling ceiling = measure_ceiling(device, repetitions, stream.view());
   BenchTable table = kernels_table(device, ceiling, repetitions);

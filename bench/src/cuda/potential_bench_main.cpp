@@ -31,14 +31,18 @@ int main(int argc, char** argv) {
       if (i + 1 >= argc) throw dcs::UsageError(flag + " needs a value");
       const char* value = argv[++i];
       if (flag == "--grid") options.grid_sizes.push_back(parse_number("--grid", value));
-      else if (flag == "--atoms") options.atom_counts.push_back(static_cast<std::size_t>(parse_number("--atoms", value)));
+      else if (flag == "--atoms")
+        options.atom_counts.push_back(static_cast<std::size_t>(parse_number("--atoms", value)));
       else if (flag == "--kernel") options.kernels.emplace_back(value);
-      else if (flag == "--reps") options.repetitions = static_cast<int>(parse_number("--reps", value));
-      else if (flag == "--device") options.device = static_cast<int>(parse_number("--device", value));
+      else if (flag == "--reps")
+        options.repetitions = static_cast<int>(parse_number("--reps", value));
+      else if (flag == "--device")
+        options.device = static_cast<int>(parse_number("--device", value));
       else throw dcs::UsageError("unknown option " + flag);
     }
     if (!dcs::cuda::cuda_available()) {
-      std::fprintf(stderr, "dcs_potential_bench: %s\n", dcs::cuda::cuda_unavailable_reason().c_str());
+      std::fprintf(stderr, "dcs_potential_bench: %s\n",
+                   dcs::cuda::cuda_unavailable_reason().c_str());
       return 1;
     }
     for (const dcs::BenchTable& table : dcs::cuda::benchmark_potential_kernels(options))

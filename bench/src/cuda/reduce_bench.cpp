@@ -12,8 +12,8 @@
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/cuda_bench.hpp"
 #include "dcs/error.hpp"
-#include "device_info.hpp"
 #include "dcs/variants.hpp"
+#include "device_info.hpp"
 #include "reduce_bench.hpp"
 #include "reduction_registry.hpp"
 
@@ -51,7 +51,8 @@ std::string check_stats(const StatsAccum& ours, const StatsAccum& cub, double su
 std::vector<std::string_view> reduction_names() {
   std::vector<std::string_view> names;
   for (const Variant& row : kVariantTable)
-    if (row.backend == BackendKind::Cuda && row.kind == VariantKind::Reduction) names.push_back(row.name);
+    if (row.backend == BackendKind::Cuda && row.kind == VariantKind::Reduction)
+      names.push_back(row.name);
   return names;
 }
 
@@ -61,13 +62,13 @@ std::vector<std::string_view> reduction_names() {
 std::vector<std::string> selected_variants(const BenchOptions& options) {
   std::vector<std::string> names;
   for (const std::string& name : options.kernels) {
-    if (reduction_index(name) < kReductionCount)
-      names.push_back(name);
+    if (reduction_index(name) < kReductionCount) names.push_back(name);
     else if (variant_index(BackendKind::Cuda, VariantKind::Potential, name) ==
              variant_count(BackendKind::Cuda, VariantKind::Potential))
-      throw UsageError(fmt::format("unknown variant '{}': neither a CUDA reduction ({}) nor a CUDA "
-                                   "potential kernel",
-                                   name, fmt::join(reduction_names(), ", ")));
+      throw UsageError(
+          fmt::format("unknown variant '{}': neither a CUDA reduction ({}) nor a CUDA "
+                      "potential kernel",
+                      name, fmt::join(reduction_names(), ", ")));
   }
   if (names.empty())
     for (const std::string_view name : reduction_names()) names.emplace_back(name);
@@ -97,8 +98,8 @@ BenchTable seed003_ladder(int device, int repetitions) {
   table.title = fmt::format(
       "PCC ch. 3 reduction ladder on {} (2^24 floats, blocks of 512; the book: Tesla M2070, ints)",
       info.name);
-  table.columns = {"variant",   "book's kernel", "ms",        "GB/s",           "step",
-                   "cumulative", "book ms",      "book step", "book cumulative", "sum"};
+  table.columns = {"variant",   "book's kernel",   "ms", "GB/s", "step", "cumulative", "book ms",
+                   "book step", "book cumulative", "sum"};
   const double bytes = static_cast<double>(std::size_t{1} << 24) * sizeof(float);
   for (std::size_t index = 0; index < rows.size() && index < std::size(book); ++index) {
     const LadderTime& row = rows[index];
@@ -107,10 +108,12 @@ BenchTable seed003_ladder(int device, int repetitions) {
     table.rows.push_back(
         {row.variant, book[index].label, fmt::format("{:.4f}", row.ms),
          fmt::format("{:.0f}", gb_per_s(bytes, row.ms)), fmt::format("{:.2f}", previous / row.ms),
-         fmt::format("{:.2f}", rows[0].ms / row.ms), fmt::format("{:.3f}", book[index].seconds * 1e3),
+         fmt::format("{:.2f}", rows[0].ms / row.ms),
+         fmt::format("{:.3f}", book[index].seconds * 1e3),
          fmt::format("{:.2f}", book_previous / book[index].seconds),
          fmt::format("{:.2f}", book[0].seconds / book[index].seconds),
-         row.total == row.expected ? "exact" : fmt::format("FAIL {} vs {}", row.total, row.expected)});
+         row.total == row.expected ? "exact"
+                                   : fmt::format("FAIL {} vs {}", row.total, row.expected)});
   }
   table.notes.push_back(fmt::format(
       "Kernel time by CUDA events (median of {} after 2 warm-ups); the in-place input is restored "
@@ -134,17 +137,29 @@ std::vector<BenchTable> benchmark_reductions(const BenchOptions& options) {
 
   BenchTable reference, stats, textbook;
   reference.name = "reduce_reference";
-  reference.title = fmt::format(
-      "Reduction ceilings on {} ({} SMs, {} MB L2): device copy and cub::DeviceReduce", device.name,
-      device.multiprocessors, device.l2_bytes >> 20);
-  reference.columns = {"n", "input buffers", "copy GB/s (read+write)", "CUB Sum GB/s",
-                       "CUB min/max/sum GB/s", "CUB StatsAccum GB/s"};
+  reference.title =
+      fmt::format("Reduction ceilings on {} ({} SMs, {} MB L2): device copy and cub::DeviceReduce",
+                  device.name, device.multiprocessors, device.l2_bytes >> 20);
+  reference.columns = {"n",
+                       "input buffers",
+                       "copy GB/s (read+write)",
+                       "CUB Sum GB/s",
+                       "CUB min/max/sum GB/s",
+                       "CUB StatsAccum GB/s"};
   stats.name = "reduce_statistics";
   stats.title = fmt::format("Statistics (StatsAccum, one pass) by variant on {}", device.name);
-  stats.columns = {"n",        "variant",  "µs",       "GB/s", "% of copy", "× CUB StatsAccum",
-                   "× CUB min/max/sum", "× CUB Sum", "check vs CUB"};
+  stats.columns = {"n",
+                   "variant",
+                   "µs",
+                   "GB/s",
+                   "% of copy",
+                   "× CUB StatsAccum",
+                   "× CUB min/max/sum",
+                   "× CUB Sum",
+                   "check vs CUB"};
   textbook.name = "reduce_textbook";
-  textbook.title = fmt::format("The books' float-sum kernels on {} (sizes they accept)", device.name);
+  textbook.title =
+      fmt::format("The books' float-sum kernels on {} (sizes they accept)", device.name);
   textbook.columns = {"n", "variant", "µs", "GB/s", "% of copy", "× CUB Sum", "|error| / sum|x|"};
 
   for (const std::size_t n : sizes) {
@@ -168,16 +183,17 @@ std::vector<BenchTable> benchmark_reductions(const BenchOptions& options) {
       stats_row(row, check_stats(row.result, m.oracle, m.sum_abs, n));
     StatsTime ablation = m.ablation;
     ablation.variant = "(ablation) " + ablation.variant;
-    stats_row(ablation, fmt::format("sum err {:.1e}·sum|x|, sum_sq err {:.1e} rel.",
-                                    std::fabs(m.ablation.result.sum - m.oracle.sum) / m.sum_abs,
-                                    std::fabs(m.ablation.result.sum_sq - m.oracle.sum_sq) /
-                                        m.oracle.sum_sq));
+    stats_row(ablation,
+              fmt::format("sum err {:.1e}·sum|x|, sum_sq err {:.1e} rel.",
+                          std::fabs(m.ablation.result.sum - m.oracle.sum) / m.sum_abs,
+                          std::fabs(m.ablation.result.sum_sq - m.oracle.sum_sq) / m.oracle.sum_sq));
     for (const TextbookTime& row : m.textbook)
-      textbook.rows.push_back({label, row.variant, fmt::format("{:.1f}", row.ms * 1e3),
-                               fmt::format("{:.0f}", gb_per_s(bytes, row.ms)),
-                               fmt::format("{:.1f}%", 100.0 * gb_per_s(bytes, row.ms) / copy_gbps),
-                               fmt::format("{:.3f}", m.cub_sum_ms / row.ms),
-                               fmt::format("{:.1e}", std::fabs(row.total - m.oracle.sum) / m.sum_abs)});
+      textbook.rows.push_back(
+          {label, row.variant, fmt::format("{:.1f}", row.ms * 1e3),
+           fmt::format("{:.0f}", gb_per_s(bytes, row.ms)),
+           fmt::format("{:.1f}%", 100.0 * gb_per_s(bytes, row.ms) / copy_gbps),
+           fmt::format("{:.3f}", m.cub_sum_ms / row.ms),
+           fmt::format("{:.1e}", std::fabs(row.total - m.oracle.sum) / m.sum_abs)});
   }
   reference.notes.push_back(fmt::format(
       "GB/s = bytes read / time (copy: read + written). Median of {} samples after 2 warm-ups, "

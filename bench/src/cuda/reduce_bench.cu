@@ -114,7 +114,9 @@ struct CombineMinMaxSum {
   }
 };
 struct AbsToDouble {
-  __host__ __device__ double operator()(float value) const { return fabs(static_cast<double>(value)); }
+  __host__ __device__ double operator()(float value) const {
+    return fabs(static_cast<double>(value));
+  }
 };
 struct PlusDouble {
   __host__ __device__ double operator()(double a, double b) const { return a + b; }
@@ -201,23 +203,29 @@ void measure_ceilings(std::size_t n, RotatingInputs& input, int repetitions,
   if (n > 0x7fffffffu) throw UsageError("benchmark sizes must stay below 2^31 values");
   const auto items = static_cast<int>(n);
   const auto run_cub_sum = [&](const float* in) {
-    cub_sum([&](void* t, std::size_t& b, cudaStream_t st) {
-      return cub::DeviceReduce::Sum(t, b, in, d_cub_sum.data(), items, st);
-    }, s);
+    cub_sum(
+        [&](void* t, std::size_t& b, cudaStream_t st) {
+          return cub::DeviceReduce::Sum(t, b, in, d_cub_sum.data(), items, st);
+        },
+        s);
   };
   const auto run_cub_stats = [&](const float* in) {
-    cub_stats([&](void* t, std::size_t& b, cudaStream_t st) {
-      return cub::DeviceReduce::TransformReduce(t, b, in, d_cub_stats.data(), items, CombineStats{},
-                                                ToStats{}, StatsAccum{}, st);
-    }, s);
+    cub_stats(
+        [&](void* t, std::size_t& b, cudaStream_t st) {
+          return cub::DeviceReduce::TransformReduce(t, b, in, d_cub_stats.data(), items,
+                                                    CombineStats{}, ToStats{}, StatsAccum{}, st);
+        },
+        s);
   };
   const auto run_cub_mms = [&](const float* in) {
     const float inf = std::numeric_limits<float>::infinity();
-    cub_mms([&](void* t, std::size_t& b, cudaStream_t st) {
-      return cub::DeviceReduce::TransformReduce(t, b, in, d_cub_mms.data(), items,
-                                                CombineMinMaxSum{}, ToMinMaxSum{},
-                                                MinMaxSum{inf, -inf, 0.0}, st);
-    }, s);
+    cub_mms(
+        [&](void* t, std::size_t& b, cudaStream_t st) {
+          return cub::DeviceReduce::TransformReduce(t, b, in, d_cub_mms.data(), items,
+                                                    CombineMinMaxSum{}, ToMinMaxSum{},
+                                                    MinMaxSum{inf, -inf, 0.0}, st);
+        },
+        s);
   };
   m.cub_sum_ms = median_ms(s, repetitions, no_setup, [&](int rep) { run_cub_sum(input(rep)); });
   m.cub_stats_ms = median_ms(s, repetitions, no_setup, [&](int rep) { run_cub_stats(input(rep)); });
@@ -227,10 +235,12 @@ void measure_ceilings(std::size_t n, RotatingInputs& input, int repetitions,
   // The oracle on buffer 0.
   run_cub_stats(input(0));
   m.oracle = download_one(d_cub_stats.data(), s);
-  cub_abs([&](void* t, std::size_t& b, cudaStream_t st) {
-    return cub::DeviceReduce::TransformReduce(t, b, input(0), d_sum_abs.data(), items,
-                                              PlusDouble{}, AbsToDouble{}, 0.0, st);
-  }, s);
+  cub_abs(
+      [&](void* t, std::size_t& b, cudaStream_t st) {
+        return cub::DeviceReduce::TransformReduce(t, b, input(0), d_sum_abs.data(), items,
+                                                  PlusDouble{}, AbsToDouble{}, 0.0, st);
+      },
+      s);
   m.sum_abs = download_one(d_sum_abs.data(), s);
 }
 
@@ -302,8 +312,8 @@ SizeMeasurement measure_reductions(std::size_t n, const std::vector<std::string>
   const std::size_t l2_bytes = query_device(device).l2_bytes;
   SizeMeasurement m;
   m.n = n;
-  m.buffers = std::clamp<std::size_t>((4 * l2_bytes + n * sizeof(float) - 1) / (n * sizeof(float)),
-                                      1, 64);
+  m.buffers =
+      std::clamp<std::size_t>((4 * l2_bytes + n * sizeof(float) - 1) / (n * sizeof(float)), 1, 64);
   RotatingInputs input;
   for (std::size_t b = 0; b < m.buffers; ++b) {
     input.buffers.emplace_back(n);
@@ -333,8 +343,8 @@ std::vector<LadderTime> measure_ladder(int device, int repetitions) {
   for (float v : h_input) expected += static_cast<double>(v);
 
   constexpr std::array<const char*, 9> kLadder{
-      "neighbored",   "neighbored-less", "interleaved",      "unroll2",         "unroll4",
-      "unroll8",      "unroll8-warp",    "unroll8-complete", "unroll8-template"};
+      "neighbored", "neighbored-less", "interleaved",      "unroll2",         "unroll4",
+      "unroll8",    "unroll8-warp",    "unroll8-complete", "unroll8-template"};
   std::vector<LadderTime> rows;
   for (const char* name : kLadder) {
     const std::string variant = name;

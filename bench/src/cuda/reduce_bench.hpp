@@ -30,11 +30,11 @@ struct SizeMeasurement {
   std::size_t buffers = 0;  ///< input buffers rotated over (>= 4x L2 in total)
   double copy_ms = 0.0;     ///< cudaMemcpyAsync device to device of n floats
   double cub_sum_ms = 0.0, cub_min_max_sum_ms = 0.0, cub_stats_ms = 0.0;
-  StatsAccum oracle;        ///< CUB's StatsAccum reduction of input buffer 0
-  double sum_abs = 0.0;     ///< sum |x| of input buffer 0 (CUB, double)
-  std::vector<StatsTime> statistics;  ///< every selected registry variant
-  StatsTime ablation;                 ///< warp-shuffle with a float sum per float4
-  std::vector<TextbookTime> textbook; ///< the books' kernels that accept n
+  StatsAccum oracle;                   ///< CUB's StatsAccum reduction of input buffer 0
+  double sum_abs = 0.0;                ///< sum |x| of input buffer 0 (CUB, double)
+  std::vector<StatsTime> statistics;   ///< every selected registry variant
+  StatsTime ablation;                  ///< warp-shuffle with a float sum per float4
+  std::vector<TextbookTime> textbook;  ///< the books' kernels that accept n
 };
 
 /// Measures everything at one size on pseudo-random floats in [-1000, 1000). Blocks.

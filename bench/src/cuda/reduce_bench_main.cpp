@@ -67,10 +67,15 @@ int main(int argc, char** argv) try {
       return argv[++i];
     };
     if (arg == "--bench" || arg == "--ladder") mode = arg.substr(2);
-    else if (arg == "--textbook" || arg == "--stats") { mode = arg.substr(2); names = split(value()); }
-    else if (arg == "--n") for (const auto& v : split(value())) sizes.push_back(parse_number<std::size_t>(arg, v));
+    else if (arg == "--textbook" || arg == "--stats") {
+      mode = arg.substr(2);
+      names = split(value());
+    } else if (arg == "--n")
+      for (const auto& v : split(value())) sizes.push_back(parse_number<std::size_t>(arg, v));
     else if (arg == "--reps") options.repetitions = parse_number<int>(arg, value());
-    else if (arg == "--edges") for (const auto& e : split(value())) options.grid_sizes.push_back(parse_number<std::int64_t>(arg, e));
+    else if (arg == "--edges")
+      for (const auto& e : split(value()))
+        options.grid_sizes.push_back(parse_number<std::int64_t>(arg, e));
     else if (arg == "--variants") options.kernels = split(value());
     else if (arg == "--device") options.device = parse_number<int>(arg, value());
     else if (arg == "--out") out_path = value();
@@ -80,9 +85,11 @@ int main(int argc, char** argv) try {
   {
     std::string report;
     if (mode == "bench") {
-      for (const auto& table : dcs::cuda::benchmark_reductions(options)) report += dcs::to_markdown(table);
+      for (const auto& table : dcs::cuda::benchmark_reductions(options))
+        report += dcs::to_markdown(table);
     } else if (mode == "ladder") {
-      report = dcs::to_markdown(dcs::cuda::detail::seed003_ladder(options.device, options.repetitions));
+      report =
+          dcs::to_markdown(dcs::cuda::detail::seed003_ladder(options.device, options.repetitions));
     } else {
       if (names.empty() || sizes.empty()) usage("--" + mode + " needs names and --n sizes");
       for (const std::string& name : names)
@@ -90,8 +97,8 @@ int main(int argc, char** argv) try {
           const double value =
               mode == "textbook" ? dcs::cuda::detail::run_textbook_once(name, n, options.device)
                                  : dcs::cuda::detail::run_statistics_once(name, n, options.device);
-          report += name + " n=" + std::to_string(n) +
-                    (mode == "textbook" ? " sum=" : " mean=") + std::to_string(value) + "\n";
+          report += name + " n=" + std::to_string(n) + (mode == "textbook" ? " sum=" : " mean=") +
+                    std::to_string(value) + "\n";
         }
     }
     std::fputs(report.c_str(), stdout);

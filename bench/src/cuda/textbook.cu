@@ -229,8 +229,7 @@ std::string textbook_requirement(const std::string& name, std::size_t n) {
         return "the book's kernel '" + name + "' needs n a positive multiple of " +
                std::to_string(kernel.per_block) + " below 2^32";
       return {};
-    case Family::Shuffle:
-      return n == 0 ? "n must be positive" : std::string();
+    case Family::Shuffle: return n == 0 ? "n must be positive" : std::string();
   }
   return {};
 }
@@ -253,14 +252,16 @@ void enqueue_textbook_sum(const std::string& name, float* d_data, std::size_t n,
     case Family::PmppSingle: {
       const auto threads = static_cast<unsigned>(n / 2);
       if (name == "simple") SimpleSumReductionKernel<<<1, threads, 0, s>>>(d_data, d_out);
-      else if (name == "convergent") ConvergentSumReductionKernel<<<1, threads, 0, s>>>(d_data, d_out);
+      else if (name == "convergent")
+        ConvergentSumReductionKernel<<<1, threads, 0, s>>>(d_data, d_out);
       else SharedMemorySumReductionKernel<<<1, threads, 0, s>>>(d_data, d_out);
       break;
     }
     case Family::PmppAtomic: {
       const auto blocks = static_cast<unsigned>(n / kernel.per_block);
       DCS_CUDA_CHECK(cudaMemsetAsync(d_out, 0, sizeof(float), s));
-      if (name == "segmented") SegmentedSumReductionKernel<<<blocks, kPmppBlock, 0, s>>>(d_data, d_out);
+      if (name == "segmented")
+        SegmentedSumReductionKernel<<<blocks, kPmppBlock, 0, s>>>(d_data, d_out);
       else CoarsenedSumReductionKernel<<<blocks, kPmppBlock, 0, s>>>(d_data, d_out);
       break;
     }

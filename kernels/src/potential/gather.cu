@@ -30,7 +30,8 @@ __global__ void __launch_bounds__(Policy::kBlockX* Policy::kBlockY)
   const int first_x =
       Policy::kCoalescedStore
           ? static_cast<int>(blockIdx.x) * Policy::kBlockPointsX + static_cast<int>(threadIdx.x)
-          : (static_cast<int>(blockIdx.x) * Policy::kBlockX + static_cast<int>(threadIdx.x)) * kPoints;
+          : (static_cast<int>(blockIdx.x) * Policy::kBlockX + static_cast<int>(threadIdx.x)) *
+                kPoints;
   const int grid_y = static_cast<int>(blockIdx.y) * Policy::kBlockY + static_cast<int>(threadIdx.y);
   if (grid_y >= ny || first_x >= nx) return;  // tails: a thread's later points are guarded below
 
@@ -65,12 +66,12 @@ void launch_gather(const PotentialLaunch& launch, StreamView stream) {
   if (launch.atom_count < 1 || static_cast<std::size_t>(launch.atom_count) > kConstantChunkAtoms)
     throw CudaError("gather: a chunk holds 1.." + std::to_string(kConstantChunkAtoms) +
                     " atoms, got " + std::to_string(launch.atom_count));
-  DCS_CUDA_CHECK(cudaMemcpyToSymbolAsync(c_atoms, launch.d_atoms,
-                                         sizeof(GridAtom) * static_cast<std::size_t>(launch.atom_count),
-                                         0, cudaMemcpyDeviceToDevice, stream.get()));
-  const LaunchConfig config{dim3(blocks_for(launch.nx, Policy::kBlockPointsX),
-                                 blocks_for(launch.ny, Policy::kBlockY)),
-                            dim3(Policy::kBlockX, Policy::kBlockY), 0};
+  DCS_CUDA_CHECK(cudaMemcpyToSymbolAsync(
+      c_atoms, launch.d_atoms, sizeof(GridAtom) * static_cast<std::size_t>(launch.atom_count), 0,
+      cudaMemcpyDeviceToDevice, stream.get()));
+  const LaunchConfig config{
+      dim3(blocks_for(launch.nx, Policy::kBlockPointsX), blocks_for(launch.ny, Policy::kBlockY)),
+      dim3(Policy::kBlockX, Policy::kBlockY), 0};
   if (config.grid.y > 65535u)
     throw CudaError("gather: " + std::to_string(launch.ny) + " rows exceed the launch limit");
   log_launch("gather family (per plane)", config);

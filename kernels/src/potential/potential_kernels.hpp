@@ -13,15 +13,15 @@ namespace dcs::cuda::detail {
 
 /// One chunk on one slab. The slab holds z_count planes of nx*ny floats, x fastest.
 struct PotentialLaunch {
-  float* d_slab = nullptr;              ///< device output of the slab
-  const GridAtom* d_atoms = nullptr;    ///< device atoms of this chunk
-  int atom_count = 0;                   ///< 1..chunk_atoms of the kernel
-  int nx = 0, ny = 0;                   ///< points per row, rows per plane
-  int z_begin = 0;                      ///< grid index of the slab's first plane
-  int z_count = 0;                      ///< planes in the slab
-  float hx = 0, hy = 0, hz = 0;         ///< Å
-  float min_r2 = 0;                     ///< Å^2, the clamp of r^2 (min_distance^2)
-  bool accumulate = false;              ///< add to the slab (a later chunk) or overwrite it
+  float* d_slab = nullptr;            ///< device output of the slab
+  const GridAtom* d_atoms = nullptr;  ///< device atoms of this chunk
+  int atom_count = 0;                 ///< 1..chunk_atoms of the kernel
+  int nx = 0, ny = 0;                 ///< points per row, rows per plane
+  int z_begin = 0;                    ///< grid index of the slab's first plane
+  int z_count = 0;                    ///< planes in the slab
+  float hx = 0, hy = 0, hz = 0;       ///< Å
+  float min_r2 = 0;                   ///< Å^2, the clamp of r^2 (min_distance^2)
+  bool accumulate = false;            ///< add to the slab (a later chunk) or overwrite it
 };
 
 using PotentialLaunchFn = void (*)(const PotentialLaunch& launch, StreamView stream);
@@ -82,11 +82,11 @@ struct ProductionPolicy {
 // Measured on an H200 and an H100 (bench/results/gpu_hybrid_rsqrt_2026-11-23.md): voting per 2
 // atoms keeps each step's run of MUFU instructions short enough for the MIO queue; 3 of 16 in
 // software balances MUFU against issue best.
-using ProductionDefault = ProductionPolicy<16, 3, 4, 2>;  // "production"
-using ProductionMufu = ProductionPolicy<16, 0, 4>;        // "production-mufu"
-using ProductionSoftware4 = ProductionPolicy<16, 4, 4, 2>;// "production-sw4"
-using ProductionSoftware2 = ProductionPolicy<16, 2, 4>;   // "production-sw2"
-using Production8 = ProductionPolicy<8, 2, 5>;            // "production-8"
+using ProductionDefault = ProductionPolicy<16, 3, 4, 2>;    // "production"
+using ProductionMufu = ProductionPolicy<16, 0, 4>;          // "production-mufu"
+using ProductionSoftware4 = ProductionPolicy<16, 4, 4, 2>;  // "production-sw4"
+using ProductionSoftware2 = ProductionPolicy<16, 2, 4>;     // "production-sw2"
+using Production8 = ProductionPolicy<8, 2, 5>;              // "production-8"
 
 /// Overwrites the slab on a chunk with accumulate == false, adds otherwise. Launched with
 /// programmatic dependent launch: the next chunk's blocks start on SMs this launch frees and

@@ -14,8 +14,9 @@
 //    The tile stores dz at the middle plane of the block's group, computed once per block.
 //  - Some of a thread's points (3 of 16 in the default) take their rsqrt from the FMA pipe
 //    (bit seed + cubic: dcs::FmaPipeRsqrt of dcs/physics.hpp, 7 instructions): MUFU does the
-//    other 13 while the issue slots it leaves idle do those 3. SASS per 2 atoms x 16 planes (default): 26 MUFU.RSQ,
-//    ~158 instructions in the fast path + ~20 of loads and A; MUFU-bound would be 208 cycles.
+//    other 13 while the issue slots it leaves idle do those 3. SASS per 2 atoms x 16 planes
+//    (default): 26 MUFU.RSQ, ~158 instructions in the fast path + ~20 of loads and A; MUFU-bound
+//    would be 208 cycles.
 //  - Programmatic dependent launch: a chunk's blocks may start as the previous chunk's last
 //    wave drains and wait only before reading and writing the slab (measured: a chunk in a
 //    stream of launches takes 3% less time than the same launch alone).
@@ -137,8 +138,7 @@ __device__ __forceinline__ void accumulate_fast(float (&energy)[Planes], const f
       const float r2 = fmaf(plane_offset<Planes>(m), twice_hz_d0, shifted[offset_index<Planes>(m)]);
       if (takes_software_rsqrt<Planes, SoftwarePoints>(m))
         energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, FmaPipeRsqrt{});
-      else
-        energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, HardwareRsqrt{});
+      else energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, HardwareRsqrt{});
     }
   }
 }
@@ -163,8 +163,7 @@ __device__ __forceinline__ void accumulate_exact(float (&energy)[Planes], const 
       const float r2 = fmaf(dz, dz, dxy2);
       if (takes_software_rsqrt<Planes, SoftwarePoints>(m))
         energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, FmaPipeRsqrt{});
-      else
-        energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, HardwareRsqrt{});
+      else energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, HardwareRsqrt{});
     }
   }
 }
@@ -190,14 +189,17 @@ __device__ __forceinline__ void tile_pairs(float (&energy)[Planes], int count, f
     // The warp votes once per kUnroll atoms and takes the exact path only when one of them
     // comes near one of its threads' columns (rare), sparing the per-pair dz and clamp.
     if (__any_sync(0xffffffffu, near))
-      accumulate_exact<Planes, Computed, SoftwarePoints, Unroll>(energy, tile, a, px, py, hx, hy, hz, min_r2);
+      accumulate_exact<Planes, Computed, SoftwarePoints, Unroll>(energy, tile, a, px, py, hx, hy,
+                                                                 hz, min_r2);
     else
       accumulate_fast<Planes, Computed, SoftwarePoints, Unroll>(energy, a2, tile.zq + a, offset_sq);
   }
 }
 
 /// Atoms of a partial tile rounded up to kUnroll (the rest are zero charges).
-__device__ __forceinline__ int padded_count(int count) { return (count + kUnroll - 1) / kUnroll * kUnroll; }
+__device__ __forceinline__ int padded_count(int count) {
+  return (count + kUnroll - 1) / kUnroll * kUnroll;
+}
 
 /// The block copies the tile of the chunk that starts at atom `begin` into shared memory, as
 /// seen from the centre of its group of planes, padding a partial tile with zero charges.
@@ -209,14 +211,15 @@ __device__ __forceinline__ int padded_count(int count) { return (count + kUnroll
 /// Barriers on both sides: the previous tile is consumed before it is overwritten, the new one
 /// complete after.
 template <class Policy>
-__device__ __forceinline__ void stage_tile(const ProductionLaunch& launch, int point_blocks, int begin,
-                                           float4* sm_xy, float4* sm_zq, float* sm_d0) {
+__device__ __forceinline__ void stage_tile(const ProductionLaunch& launch, int point_blocks,
+                                           int begin, float4* sm_xy, float4* sm_zq, float* sm_d0) {
   constexpr int kPlanes = Policy::kPointsPerThread;
   const int count = min(Policy::kTileAtoms, launch.base.atom_count - begin);
   const int padded = padded_count(count);
   __syncthreads();
   const float centre_z =
-      static_cast<float>(launch.base.z_begin + locate_points<Policy::kThreads, kPlanes>(point_blocks).first_plane) +
+      static_cast<float>(launch.base.z_begin +
+                         locate_points<Policy::kThreads, kPlanes>(point_blocks).first_plane) +
       0.5f * static_cast<float>(kPlanes - 1);
   const float hz = launch.base.hz;
   for (int a = static_cast<int>(threadIdx.x); a < padded; a += Policy::kThreads) {
@@ -264,11 +267,12 @@ __device__ __forceinline__ void production_body(const ProductionLaunch& launch, 
     // padded count. Both are recomputed from the uniform tile_begin, so that no per-thread
     // register has to survive the pair loop for them.
     if (tile_begin + kTile <= base.atom_count)
-      tile_pairs<kPlanes, Computed, kSoftware, Policy::kUnroll>(energy, kTile, px, py, hx, hy, hz, min_r2, tile,
-                                               launch.offset_sq);
+      tile_pairs<kPlanes, Computed, kSoftware, Policy::kUnroll>(energy, kTile, px, py, hx, hy, hz,
+                                                                min_r2, tile, launch.offset_sq);
     else
-      tile_pairs<kPlanes, Computed, kSoftware, Policy::kUnroll>(energy, padded_count(base.atom_count - tile_begin),
-                                               px, py, hx, hy, hz, min_r2, tile, launch.offset_sq);
+      tile_pairs<kPlanes, Computed, kSoftware, Policy::kUnroll>(
+          energy, padded_count(base.atom_count - tile_begin), px, py, hx, hy, hz, min_r2, tile,
+          launch.offset_sq);
   }
 
   wait_for_previous_grid();
@@ -291,8 +295,7 @@ __device__ __forceinline__ void production_tail(const ProductionLaunch& launch, 
   if constexpr (Computed >= 1) {
     if (planes == Computed)
       production_body<Policy, Computed>(launch, point_blocks, sm_xy, sm_zq, sm_d0);
-    else
-      production_tail<Policy, Computed - 1>(launch, planes, point_blocks, sm_xy, sm_zq, sm_d0);
+    else production_tail<Policy, Computed - 1>(launch, planes, point_blocks, sm_xy, sm_zq, sm_d0);
   }
 }
 
@@ -305,12 +308,12 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSm)
   allow_dependent_launch();
   constexpr int kPlanes = Policy::kPointsPerThread;
   // 1-D grid: plane tiles fastest, then plane groups (no 65535 limit on either).
-  const int first_plane = static_cast<int>(blockIdx.x / static_cast<unsigned>(point_blocks)) * kPlanes;
+  const int first_plane =
+      static_cast<int>(blockIdx.x / static_cast<unsigned>(point_blocks)) * kPlanes;
   const int planes = min(kPlanes, launch.base.z_count - first_plane);
   if (planes == kPlanes)
     production_body<Policy, kPlanes>(launch, point_blocks, sm_xy, sm_zq, sm_d0);
-  else
-    production_tail<Policy, kPlanes - 1>(launch, planes, point_blocks, sm_xy, sm_zq, sm_d0);
+  else production_tail<Policy, kPlanes - 1>(launch, planes, point_blocks, sm_xy, sm_zq, sm_d0);
 }
 
 }  // namespace
@@ -326,7 +329,8 @@ void launch_production(const PotentialLaunch& launch, StreamView stream) {
                     " points exceeds the 32-bit point index");
   const unsigned point_blocks = blocks_for(plane_points, Policy::kThreads);
   const unsigned groups = blocks_for(launch.z_count, Policy::kPointsPerThread);
-  if (static_cast<unsigned long long>(point_blocks) * groups > static_cast<unsigned long long>(INT_MAX))
+  if (static_cast<unsigned long long>(point_blocks) * groups >
+      static_cast<unsigned long long>(INT_MAX))
     throw CudaError("production kernel: slab too large for one launch");
   const LaunchConfig config{dim3(point_blocks * groups), dim3(Policy::kThreads), 0};
   // (j hz)^2 for the plane offsets j = 1/2, 3/2, ... of a group, rounded once from double; the

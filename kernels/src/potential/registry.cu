@@ -50,8 +50,8 @@ const PotentialKernel& find_potential_kernel(const std::string& name) {
 }
 
 void enqueue_potential(const PotentialKernel& kernel, const GridSpec& grid, const Slab& slab,
-                       float min_r2, const GridAtom* d_atoms, std::size_t atom_count,
-                       float* d_slab, StreamView stream) {
+                       float min_r2, const GridAtom* d_atoms, std::size_t atom_count, float* d_slab,
+                       StreamView stream) {
   PotentialLaunch launch;
   launch.d_slab = d_slab;
   launch.nx = static_cast<int>(grid.nx());

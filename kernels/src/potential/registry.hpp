@@ -39,7 +39,7 @@ const PotentialKernel& find_potential_kernel(const std::string& name);
 /// adds from the first chunk on, so the caller zeroes d_slab first. min_r2 in Å^2. Asynchronous
 /// on `stream`.
 void enqueue_potential(const PotentialKernel& kernel, const GridSpec& grid, const Slab& slab,
-                       float min_r2, const GridAtom* d_atoms, std::size_t atom_count,
-                       float* d_slab, StreamView stream);
+                       float min_r2, const GridAtom* d_atoms, std::size_t atom_count, float* d_slab,
+                       StreamView stream);
 
 }  // namespace dcs::cuda::detail

@@ -40,9 +40,9 @@ void launch_scatter(const PotentialLaunch& launch, StreamView stream) {
   if (launch.atom_count < 1 || static_cast<std::size_t>(launch.atom_count) > kConstantChunkAtoms)
     throw CudaError("scatter: a chunk holds 1.." + std::to_string(kConstantChunkAtoms) +
                     " atoms, got " + std::to_string(launch.atom_count));
-  DCS_CUDA_CHECK(cudaMemcpyToSymbolAsync(c_atoms, launch.d_atoms,
-                                         sizeof(GridAtom) * static_cast<std::size_t>(launch.atom_count),
-                                         0, cudaMemcpyDeviceToDevice, stream.get()));
+  DCS_CUDA_CHECK(cudaMemcpyToSymbolAsync(
+      c_atoms, launch.d_atoms, sizeof(GridAtom) * static_cast<std::size_t>(launch.atom_count), 0,
+      cudaMemcpyDeviceToDevice, stream.get()));
   const LaunchConfig config{dim3(blocks_for(launch.atom_count, 128)), dim3(128), 0};
   log_launch("scatter (per plane)", config);
   const long long plane_points = static_cast<long long>(launch.nx) * launch.ny;

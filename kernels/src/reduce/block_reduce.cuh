@@ -180,7 +180,7 @@ struct BlockReduce {
 
   /// Shared memory the value algorithms need (in-place ones need none).
   struct TempStorage {
-    T slots[Algo == BlockReduceAlgo::SharedMemory ? BlockThreads
+    T slots[Algo == BlockReduceAlgo::SharedMemory  ? BlockThreads
             : Algo == BlockReduceAlgo::WarpShuffle ? BlockThreads / kWarpThreads
                                                    : 1];
   };
@@ -193,11 +193,14 @@ struct BlockReduce {
     static_assert(kInPlace, "value algorithms take reduce(value, storage, op)");
     const unsigned block_threads = blockDim.x;  // read at run time, as the books do
     if constexpr (Algo == BlockReduceAlgo::Simple) tree_simple(leaves, block_threads, op);
-    else if constexpr (Algo == BlockReduceAlgo::Convergent) tree_convergent(leaves, block_threads, op);
-    else if constexpr (Algo == BlockReduceAlgo::Neighbored) tree_neighbored(leaves, block_threads, op);
+    else if constexpr (Algo == BlockReduceAlgo::Convergent)
+      tree_convergent(leaves, block_threads, op);
+    else if constexpr (Algo == BlockReduceAlgo::Neighbored)
+      tree_neighbored(leaves, block_threads, op);
     else if constexpr (Algo == BlockReduceAlgo::NeighboredLess)
       tree_neighbored_less(leaves, block_threads, op);
-    else if constexpr (Algo == BlockReduceAlgo::Interleaved) tree_interleaved(leaves, block_threads, op);
+    else if constexpr (Algo == BlockReduceAlgo::Interleaved)
+      tree_interleaved(leaves, block_threads, op);
     else if constexpr (Algo == BlockReduceAlgo::UnrolledWarp)
       tree_unrolled_warp(leaves, block_threads, op);
     else if constexpr (Algo == BlockReduceAlgo::CompleteUnroll)
@@ -215,8 +218,7 @@ struct BlockReduce {
     static_assert(!kInPlace, "in-place algorithms take reduce_in_place(leaves, op)");
     if constexpr (Algo == BlockReduceAlgo::SharedMemory)
       return tree_shared(value, storage.slots, BlockThreads, op);
-    else
-      return tree_warp_shuffle<BlockThreads>(value, storage.slots, op);
+    else return tree_warp_shuffle<BlockThreads>(value, storage.slots, op);
   }
 };
 

@@ -137,8 +137,8 @@ DiffAccum device_difference(const float* d_values, const double* d_reference, st
   DiffAccum* d_result = workspace.result<DiffAccum>();
   DiffAccum* h_result = workspace.host_result<DiffAccum>();
   enqueue_difference(d_values, d_reference, n, variant, workspace, stream, d_result);
-  DCS_CUDA_CHECK(cudaMemcpyAsync(h_result, d_result, sizeof(DiffAccum), cudaMemcpyDeviceToHost,
-                                 stream.get()));
+  DCS_CUDA_CHECK(
+      cudaMemcpyAsync(h_result, d_result, sizeof(DiffAccum), cudaMemcpyDeviceToHost, stream.get()));
   stream.synchronize();
   return *h_result;
 }

@@ -128,10 +128,8 @@ __global__ void __launch_bounds__(BlockThreads)
     __syncthreads();  // the next segment reuses the shared storage
   }
   if (threadIdx.x == 0) {
-    if constexpr (How == Merge::Atomic)
-      R::atomic_merge(gm_out, block_total);
-    else
-      gm_out[blockIdx.x] = block_total;
+    if constexpr (How == Merge::Atomic) R::atomic_merge(gm_out, block_total);
+    else gm_out[blockIdx.x] = block_total;
   }
 }
 
@@ -151,7 +149,8 @@ __global__ void __launch_bounds__(BlockThreads)
   for (; vector + (Unroll - 1) * stride < num_vectors; vector += Unroll * stride) {
     typename R::Vector loaded[Unroll];
 #pragma unroll
-    for (int u = 0; u < Unroll; ++u) loaded[u] = reduction.load_vector(head + 4 * (vector + u * stride));
+    for (int u = 0; u < Unroll; ++u)
+      loaded[u] = reduction.load_vector(head + 4 * (vector + u * stride));
 #pragma unroll
     for (int u = 0; u < Unroll; ++u) R::add_vector(partial, loaded[u]);
   }
@@ -174,8 +173,8 @@ __global__ void __launch_bounds__(BlockThreads)
 template <class Kernel>
 std::size_t resident_blocks(Kernel kernel, int block_threads, ReduceWorkspace& workspace) {
   int per_multiprocessor = 0;
-  DCS_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel,
-                                                               block_threads, 0));
+  DCS_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_multiprocessor, kernel, block_threads, 0));
   return static_cast<std::size_t>(std::max(1, per_multiprocessor * workspace.multiprocessors()));
 }
 
@@ -196,8 +195,7 @@ void launch_in_place(const R& reduction, ReduceWorkspace& workspace, cudaStream_
   const auto kernel = in_place_kernel<R, Algo, BlockThreads, ItemsPerLeaf>;
   const std::size_t num_segments =
       ceil_div(reduction.n, static_cast<std::size_t>(kLeaves) * ItemsPerLeaf);
-  const std::size_t grid =
-      std::min(num_segments, resident_blocks(kernel, BlockThreads, workspace));
+  const std::size_t grid = std::min(num_segments, resident_blocks(kernel, BlockThreads, workspace));
   Accum* d_leaves = workspace.scratch<Accum>(grid * kLeaves);
   Accum* d_partials = workspace.partials<Accum>(grid);
   log_launch(name, LaunchConfig{dim3(static_cast<unsigned>(grid)), dim3(BlockThreads), 0});
@@ -218,7 +216,8 @@ void launch_value(const R& reduction, ReduceWorkspace& workspace, cudaStream_t s
     if (num_segments > 0x7fffffffu)
       throw UsageError(std::string("reduction '") + name + "' needs one block per segment; " +
                        std::to_string(reduction.n) + " values exceed the grid limit");
-    log_launch(name, LaunchConfig{dim3(static_cast<unsigned>(num_segments)), dim3(BlockThreads), 0});
+    log_launch(name,
+               LaunchConfig{dim3(static_cast<unsigned>(num_segments)), dim3(BlockThreads), 0});
     init_result_kernel<R><<<1, 1, 0, stream>>>(d_result);
     DCS_CUDA_CHECK_LAUNCH("init_result", stream);
     kernel<<<static_cast<unsigned>(num_segments), BlockThreads, 0, stream>>>(reduction, d_result,

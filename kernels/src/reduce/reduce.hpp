@@ -35,12 +35,18 @@ class ReduceWorkspace {
 
   /// Device memory for `count` T (256-byte aligned, contents unspecified).
   template <class T>
-  T* scratch(std::size_t count) { return static_cast<T*>(grow(scratch_, count * sizeof(T))); }
+  T* scratch(std::size_t count) {
+    return static_cast<T*>(grow(scratch_, count * sizeof(T)));
+  }
   template <class T>
-  T* partials(std::size_t count) { return static_cast<T*>(grow(partials_, count * sizeof(T))); }
+  T* partials(std::size_t count) {
+    return static_cast<T*>(grow(partials_, count * sizeof(T)));
+  }
   /// One T of device memory for a reduction's final result.
   template <class T>
-  T* result() { return static_cast<T*>(grow(result_, sizeof(T))); }
+  T* result() {
+    return static_cast<T*>(grow(result_, sizeof(T)));
+  }
   /// One T of pinned host memory (the result's download target).
   template <class T>
   T* host_result() {

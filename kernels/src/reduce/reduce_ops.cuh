@@ -91,17 +91,17 @@ __device__ __forceinline__ StatsAccum to_stats_accum(const ThreadStats& t) {
 // pattern orders in reverse. The sign bit (not v >= 0) picks the branch so that -0.0 is handled.
 __device__ __forceinline__ void atomic_min_double(double* address, double value) {
   const long long bits = __double_as_longlong(value);
-  if (bits >= 0)
-    atomicMin(reinterpret_cast<long long*>(address), bits);
+  if (bits >= 0) atomicMin(reinterpret_cast<long long*>(address), bits);
   else
-    atomicMax(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(bits));
+    atomicMax(reinterpret_cast<unsigned long long*>(address),
+              static_cast<unsigned long long>(bits));
 }
 __device__ __forceinline__ void atomic_max_double(double* address, double value) {
   const long long bits = __double_as_longlong(value);
-  if (bits >= 0)
-    atomicMax(reinterpret_cast<long long*>(address), bits);
+  if (bits >= 0) atomicMax(reinterpret_cast<long long*>(address), bits);
   else
-    atomicMin(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(bits));
+    atomicMin(reinterpret_cast<unsigned long long*>(address),
+              static_cast<unsigned long long>(bits));
 }
 
 /// Statistics of n floats (the map). Never writes to `values`.
@@ -126,7 +126,9 @@ struct StatsReduction {
   }
   __device__ static Accum to_accum(const Thread& t) { return to_stats_accum(t); }
   __device__ static Accum identity() { return StatsAccum{}; }
-  __device__ static Accum combine(const Accum& a, const Accum& b) { return StatsAccum::combine(a, b); }
+  __device__ static Accum combine(const Accum& a, const Accum& b) {
+    return StatsAccum::combine(a, b);
+  }
   __device__ static void atomic_merge(Accum* target, const Accum& v) {
     if (v.count == 0) return;
     atomic_min_double(&target->min, v.min);
@@ -216,7 +218,9 @@ struct DiffReduction {
     return accum;
   }
   __device__ static Accum identity() { return DiffAccum{}; }
-  __device__ static Accum combine(const Accum& a, const Accum& b) { return DiffAccum::combine(a, b); }
+  __device__ static Accum combine(const Accum& a, const Accum& b) {
+    return DiffAccum::combine(a, b);
+  }
   __device__ static void atomic_merge(Accum* target, const Accum& v) {
     if (v.count == 0) return;
     // Both maxima are >= 0, whose bit patterns order like signed integers.

@@ -14,7 +14,8 @@ namespace dcs::cuda::detail {
 
 /// The reductions, in the variant table's order (device_reduce.cu's launch table and
 /// textbook.cu's kernels follow it and check it at compile time).
-inline constexpr std::size_t kReductionCount = variant_count(BackendKind::Cuda, VariantKind::Reduction);
+inline constexpr std::size_t kReductionCount =
+    variant_count(BackendKind::Cuda, VariantKind::Reduction);
 
 /// Position of `name` among the table's CUDA reductions, or kReductionCount when unknown.
 constexpr std::size_t reduction_index(std::string_view name) noexcept {

@@ -28,19 +28,19 @@ namespace dcs {
 
 /// Choices that travel to a backend without widening the interface.
 struct BackendOptions {
-  std::string kernel;     ///< potential variant name; empty: the backend's default
-  std::string reduction;  ///< reduction variant name; empty: the backend's default
-  int device = 0;         ///< CUDA device ordinal
-  unsigned threads = 0;   ///< CPU worker threads; 0: all hardware threads
-  bool debug_sync = false;///< synchronise and check after every kernel launch
+  std::string kernel;       ///< potential variant name; empty: the backend's default
+  std::string reduction;    ///< reduction variant name; empty: the backend's default
+  int device = 0;           ///< CUDA device ordinal
+  unsigned threads = 0;     ///< CPU worker threads; 0: all hardware threads
+  bool debug_sync = false;  ///< synchronise and check after every kernel launch
 };
 
 /// Seconds spent inside the backend since the last prepare() (which restarts them), by stage.
 struct BackendTimings {
-  double upload = 0.0;     ///< host to device (atoms)
-  double kernels = 0.0;    ///< potential kernels
-  double download = 0.0;   ///< device to host (map)
-  double statistics = 0.0; ///< reductions
+  double upload = 0.0;      ///< host to device (atoms)
+  double kernels = 0.0;     ///< potential kernels
+  double download = 0.0;    ///< device to host (map)
+  double statistics = 0.0;  ///< reductions
 };
 
 /// How a caller should cut a grid into slabs for one backend: at least `min_points` per
@@ -71,10 +71,10 @@ class PotentialBackend {
  public:
   virtual ~PotentialBackend() = default;
 
-  virtual std::string name() const = 0;           ///< "cpu-reference", "cpu-fast", "cuda"
-  virtual std::string kernel_name() const = 0;    ///< the potential variant in use
-  virtual std::string reduction_name() const = 0; ///< the statistics variant in use
-  virtual std::string device_name() const = 0;    ///< e.g. "NVIDIA H200 (cuda:0, sm_90, 132 SMs)"
+  virtual std::string name() const = 0;            ///< "cpu-reference", "cpu-fast", "cuda"
+  virtual std::string kernel_name() const = 0;     ///< the potential variant in use
+  virtual std::string reduction_name() const = 0;  ///< the statistics variant in use
+  virtual std::string device_name() const = 0;     ///< e.g. "NVIDIA H200 (cuda:0, sm_90, 132 SMs)"
 
   /// Largest relative error (to max|V|) this backend's arithmetic is specified to reach
   /// against the float64 reference: 1e-5 for float32 paths.

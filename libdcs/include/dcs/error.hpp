@@ -12,12 +12,12 @@ namespace dcs {
 /// Exit codes of the `dcs` executable (documented in the README).
 enum class ExitCode : int {
   kOk = 0,
-  kRuntimeError = 1,     ///< a failure while computing or writing (CUDA, I/O, out of memory)
-  kUsageError = 2,       ///< bad command line (CLI11 parse errors, inconsistent options)
-  kInputError = 3,       ///< bad input file: missing, unreadable, malformed
-  kValidationFailed = 4, ///< --validate found an error above its tolerance
-  kInternalError = 70,   ///< a bug in dcs (a broken invariant): please report it
-  kInterrupted = 130,    ///< SIGINT/SIGTERM; nothing is left under the final output name
+  kRuntimeError = 1,      ///< a failure while computing or writing (CUDA, I/O, out of memory)
+  kUsageError = 2,        ///< bad command line (CLI11 parse errors, inconsistent options)
+  kInputError = 3,        ///< bad input file: missing, unreadable, malformed
+  kValidationFailed = 4,  ///< --validate found an error above its tolerance
+  kInternalError = 70,    ///< a bug in dcs (a broken invariant): please report it
+  kInterrupted = 130,     ///< SIGINT/SIGTERM; nothing is left under the final output name
 };
 
 /// Base class of all dcs errors; what() is a complete, user-facing sentence.
@@ -32,7 +32,9 @@ class InputError : public Error {
  public:
   InputError(const std::string& file, std::uint64_t line, const std::string& reason)
       : Error(line > 0 ? file + ":" + std::to_string(line) + ": " + reason : file + ": " + reason),
-        file_(file), line_(line), reason_(reason) {}
+        file_(file),
+        line_(line),
+        reason_(reason) {}
   const std::string& file() const noexcept { return file_; }
   std::uint64_t line() const noexcept { return line_; }  ///< 1-based; 0 when not tied to a line
   const std::string& reason() const noexcept { return reason_; }

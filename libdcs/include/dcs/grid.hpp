@@ -17,8 +17,8 @@ namespace dcs {
 
 struct GridSpec {
   std::array<std::int64_t, 3> counts{};  ///< nx, ny, nz (>= 1)
-  Vec3 origin{};                          ///< Å, position of point (0, 0, 0)
-  Vec3 spacing{};                         ///< Å, hx, hy, hz (> 0)
+  Vec3 origin{};                         ///< Å, position of point (0, 0, 0)
+  Vec3 spacing{};                        ///< Å, hx, hy, hz (> 0)
 
   std::int64_t nx() const noexcept { return counts[0]; }
   std::int64_t ny() const noexcept { return counts[1]; }
@@ -39,7 +39,8 @@ struct GridSpec {
   /// Flat index of (i, j, k), x fastest.
   std::size_t index(std::int64_t i, std::int64_t j, std::int64_t k) const noexcept {
     return (static_cast<std::size_t>(k) * static_cast<std::size_t>(counts[1]) +
-            static_cast<std::size_t>(j)) * static_cast<std::size_t>(counts[0]) +
+            static_cast<std::size_t>(j)) *
+               static_cast<std::size_t>(counts[0]) +
            static_cast<std::size_t>(i);
   }
   /// One-line description: "129 x 129 x 129 points, spacing 0.5 x 0.5 x 0.5 Å, origin (...)".

@@ -19,23 +19,23 @@
 
 namespace dcs::limits {
 
-inline constexpr double kMaxCoordinate = 1e6;       ///< Å: |x|, |y|, |z| of atoms, --origin, --center
-inline constexpr double kMaxCharge = 1e6;           ///< e: |q| of one atom
-inline constexpr double kMaxRadius = 1e6;           ///< Å: PQR radius (>= 0; stored, not used)
-inline constexpr double kMinSpacing = 1e-4;         ///< Å
-inline constexpr double kMaxSpacing = 1e4;          ///< Å
-inline constexpr double kMaxPadding = 1e6;          ///< Å
-inline constexpr double kMaxGridCoordinate = 1e7;   ///< Å: |coordinate| of every grid point
+inline constexpr double kMaxCoordinate = 1e6;  ///< Å: |x|, |y|, |z| of atoms, --origin, --center
+inline constexpr double kMaxCharge = 1e6;      ///< e: |q| of one atom
+inline constexpr double kMaxRadius = 1e6;      ///< Å: PQR radius (>= 0; stored, not used)
+inline constexpr double kMinSpacing = 1e-4;    ///< Å
+inline constexpr double kMaxSpacing = 1e4;     ///< Å
+inline constexpr double kMaxPadding = 1e6;     ///< Å
+inline constexpr double kMaxGridCoordinate = 1e7;  ///< Å: |coordinate| of every grid point
 /// h >= kSpacingResolution * (largest |coordinate| of the grid): 2^-20, about 1e-6, so that
 /// neighbouring points differ in float32 (2^-23 relative) and in OpenDX's %12.6e.
 inline constexpr double kSpacingResolution = 0x1p-20;
 inline constexpr std::int64_t kMaxCountPerAxis = 1'000'000;  ///< --grid, and derived counts
-inline constexpr double kMinTemperature = 1e-3;     ///< K
-inline constexpr double kMaxTemperature = 1e6;      ///< K
+inline constexpr double kMinTemperature = 1e-3;              ///< K
+inline constexpr double kMaxTemperature = 1e6;               ///< K
 inline constexpr double kMinDielectric = 1e-3;
 inline constexpr double kMaxDielectric = 1e6;
-inline constexpr double kMinMinDistance = 1e-6;     ///< Å
-inline constexpr double kMaxMinDistance = 1e3;      ///< Å
-inline constexpr double kMaxPotential = 1e30;       ///< bound on C·Σ|q|/r_min in the output unit
+inline constexpr double kMinMinDistance = 1e-6;  ///< Å
+inline constexpr double kMaxMinDistance = 1e3;   ///< Å
+inline constexpr double kMaxPotential = 1e30;    ///< bound on C·Σ|q|/r_min in the output unit
 
 }  // namespace dcs::limits

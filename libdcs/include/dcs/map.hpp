@@ -14,18 +14,18 @@ namespace dcs {
 
 struct Provenance {
   std::string program = "dcs";
-  std::string version;        ///< program version, e.g. "0.1.0 (git abc1234)"
-  std::string command_line;   ///< as typed, arguments shell-quoted
+  std::string version;       ///< program version, e.g. "0.1.0 (git abc1234)"
+  std::string command_line;  ///< as typed, arguments shell-quoted
   std::string input_path;
   std::string input_sha256;
-  std::string backend;        ///< "cuda", "cpu-fast", "cpu-reference"
-  std::string kernel;         ///< potential variant
-  std::string reduction;      ///< statistics variant
-  std::string device;         ///< device description
+  std::string backend;    ///< "cuda", "cpu-fast", "cpu-reference"
+  std::string kernel;     ///< potential variant
+  std::string reduction;  ///< statistics variant
+  std::string device;     ///< device description
   std::string hostname;
-  std::string created;        ///< ISO 8601 UTC time the run started
-  std::string settings;       ///< "name = value" lines of every setting that changes values
-                              ///< (what --resume compares)
+  std::string created;   ///< ISO 8601 UTC time the run started
+  std::string settings;  ///< "name = value" lines of every setting that changes values
+                         ///< (what --resume compares)
   std::vector<std::pair<std::string, double>> timings;  ///< stage name -> seconds
 };
 
@@ -71,7 +71,7 @@ struct MapMetadata {
   Validation validation;
   Provenance provenance;
   ModelInfo models;
-  ColourRange colour_range;     ///< known once every slab is in (written by the store's finish())
+  ColourRange colour_range;  ///< known once every slab is in (written by the store's finish())
 };
 
 }  // namespace dcs

@@ -20,13 +20,13 @@ namespace dcs {
 
 /// CODATA 2022 values (SI). e, k_B and N_A are exact since the 2019 SI redefinition.
 namespace codata {
-inline constexpr double kElementaryCharge = 1.602176634e-19;    // C
-inline constexpr double kBoltzmann = 1.380649e-23;              // J/K
-inline constexpr double kAvogadro = 6.02214076e23;              // 1/mol
-inline constexpr double kVacuumPermittivity = 8.8541878188e-12; // F/m (CODATA 2022)
+inline constexpr double kElementaryCharge = 1.602176634e-19;     // C
+inline constexpr double kBoltzmann = 1.380649e-23;               // J/K
+inline constexpr double kAvogadro = 6.02214076e23;               // 1/mol
+inline constexpr double kVacuumPermittivity = 8.8541878188e-12;  // F/m (CODATA 2022)
 inline constexpr double kPi = 3.14159265358979323846;
-inline constexpr double kAngstrom = 1e-10;                      // m
-inline constexpr double kThermochemicalCalorie = 4.184;         // J
+inline constexpr double kAngstrom = 1e-10;               // m
+inline constexpr double kThermochemicalCalorie = 4.184;  // J
 }  // namespace codata
 
 /// e / (4 pi eps0 Å) in volts: the potential of one elementary charge at 1 Å in vacuum.
@@ -48,14 +48,14 @@ std::vector<std::string> unit_names();
 
 inline constexpr double kDefaultTemperature = 298.15;  ///< K
 inline constexpr double kDefaultDielectric = 1.0;
-inline constexpr double kDefaultMinDistance = 0.1;     ///< Å; clamp of |p - r| (no infinities)
+inline constexpr double kDefaultMinDistance = 0.1;  ///< Å; clamp of |p - r| (no infinities)
 
 /// Physical parameters of one map.
 struct Physics {
   Unit unit = Unit::kTPerE;
-  double temperature = kDefaultTemperature;  ///< K; used only by kT/e
-  double dielectric = kDefaultDielectric;    ///< relative permittivity, > 0
-  double min_distance = kDefaultMinDistance; ///< Å, > 0
+  double temperature = kDefaultTemperature;   ///< K; used only by kT/e
+  double dielectric = kDefaultDielectric;     ///< relative permittivity, > 0
+  double min_distance = kDefaultMinDistance;  ///< Å, > 0
 };
 
 /// Throws UsageError, naming the option, when temperature, dielectric or min_distance is
@@ -150,8 +150,8 @@ DCS_HD inline RsqrtParts rsqrt_fma_pipe_parts(float x) {
 #else
   const float y0 = std::bit_cast<float>(0x5F375A86 - (std::bit_cast<std::int32_t>(x) >> 1));
   const float e = (x * y0) * y0;
-  const float p = std::fma(std::fma(std::fma(-0.313054074f, e, 1.31544123f), e, -2.19172067f), e,
-                           2.18933276f);
+  const float p =
+      std::fma(std::fma(std::fma(-0.313054074f, e, 1.31544123f), e, -2.19172067f), e, 2.18933276f);
 #endif
   return {y0, p};
 }

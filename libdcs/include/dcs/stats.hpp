@@ -67,7 +67,9 @@ struct GridStats {
   std::uint64_t count = 0;
   std::uint64_t nonfinite = 0;
 
-  double max_abs() const noexcept { return std::fabs(min) > std::fabs(max) ? std::fabs(min) : std::fabs(max); }
+  double max_abs() const noexcept {
+    return std::fabs(min) > std::fabs(max) ? std::fabs(min) : std::fabs(max);
+  }
 };
 
 GridStats finalize(const StatsAccum& accum) noexcept;
@@ -120,13 +122,13 @@ DiffAccum cpu_difference(const float* values, const double* reference, std::size
 /// Result of --validate.
 struct Validation {
   bool performed = false;
-  std::uint64_t points = 0;       ///< points compared
-  bool all_points = false;        ///< every grid point was compared (else a sample)
-  double max_abs_error = 0.0;     ///< in the output unit
-  double rms_error = 0.0;         ///< in the output unit
-  double max_abs_reference = 0.0; ///< max |V_ref| over the compared points
-  double max_rel_error = 0.0;     ///< max_abs_error / max|V| of the map
-  double tolerance = 0.0;         ///< relative to max|V|
+  std::uint64_t points = 0;        ///< points compared
+  bool all_points = false;         ///< every grid point was compared (else a sample)
+  double max_abs_error = 0.0;      ///< in the output unit
+  double rms_error = 0.0;          ///< in the output unit
+  double max_abs_reference = 0.0;  ///< max |V_ref| over the compared points
+  double max_rel_error = 0.0;      ///< max_abs_error / max|V| of the map
+  double tolerance = 0.0;          ///< relative to max|V|
   bool passed = false;
 };
 

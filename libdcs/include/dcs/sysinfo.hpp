@@ -32,11 +32,11 @@ std::size_t memory_limit_bytes() noexcept;
 /// What the two functions above are computed from; read_memory_info() is the seam the tests
 /// use (they point `root` at a directory holding fake proc/ and sys/ files).
 struct MemoryInfo {
-  std::optional<std::size_t> mem_total;        ///< MemTotal (or sysconf) in bytes
-  std::optional<std::size_t> mem_available;    ///< MemAvailable in bytes
-  std::optional<std::size_t> cgroup_limit;     ///< tightest limit on the cgroup path; none: unlimited
-  std::optional<std::size_t> cgroup_available; ///< min over the cgroup path of limit − usage
-  std::string cgroup_dir;                      ///< the directory that set cgroup_limit (messages)
+  std::optional<std::size_t> mem_total;      ///< MemTotal (or sysconf) in bytes
+  std::optional<std::size_t> mem_available;  ///< MemAvailable in bytes
+  std::optional<std::size_t> cgroup_limit;   ///< tightest limit on the cgroup path; none: unlimited
+  std::optional<std::size_t> cgroup_available;  ///< min over the cgroup path of limit − usage
+  std::string cgroup_dir;                       ///< the directory that set cgroup_limit (messages)
 
   /// min(mem_available, cgroup_available) over what is known; 0 when neither is.
   std::size_t available() const noexcept;

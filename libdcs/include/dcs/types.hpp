@@ -13,9 +13,9 @@ using Vec3 = std::array<double, 3>;
 /// One atom as read from the input. Identification fields are kept so that the HDF5 output
 /// can store the atoms that were used; they play no part in the physics.
 struct Atom {
-  Vec3 position{};       ///< Å
-  double charge = 0.0;   ///< e
-  double radius = 0.0;   ///< Å (PQR radius; 0 for formats without one)
+  Vec3 position{};      ///< Å
+  double charge = 0.0;  ///< e
+  double radius = 0.0;  ///< Å (PQR radius; 0 for formats without one)
   long long serial = 0;
   std::string name;      ///< atom name, e.g. "CA"
   std::string res_name;  ///< residue name, e.g. "ALA"

@@ -33,7 +33,7 @@ constexpr std::string_view backend_name(BackendKind backend) {
 
 /// One row of the table.
 struct Variant {
-  std::string_view name;     ///< --kernel / --reduction value, e.g. "coalesced"
+  std::string_view name;  ///< --kernel / --reduction value, e.g. "coalesced"
   BackendKind backend;
   VariantKind kind;
   bool is_default;           ///< the backend's choice when the option is not given
@@ -186,9 +186,9 @@ const Variant& find_variant(BackendKind backend, VariantKind kind, std::string_v
 
 /// A row as `dcs kernels` and the tests list it (strings; backend as backend_name()).
 struct VariantInfo {
-  std::string name;      ///< e.g. "coalesced"
-  std::string summary;   ///< one line: what it is and what should limit it
-  std::string backend;   ///< "cpu-reference", "cpu-fast", "cuda"
+  std::string name;     ///< e.g. "coalesced"
+  std::string summary;  ///< one line: what it is and what should limit it
+  std::string backend;  ///< "cpu-reference", "cpu-fast", "cuda"
   VariantKind kind = VariantKind::Potential;
   bool is_default = false;
 };

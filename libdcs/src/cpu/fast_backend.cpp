@@ -1,12 +1,12 @@
 // The fast CPU backend: float32, SIMD and threads; the default without a GPU.
 //
 // Decomposition: the rows of a slab (fixed j, k; nx points along x) are split over the
-// backend's persistent dcs::ThreadPool (threads started once, woken per slab). A row is computed chunk by chunk (dcs::atom_chunks, as on the GPU)
-// by the kernel of row_kernel.hpp: dy^2 + dz^2 of every atom staged once per row, then blocks of
-// x-points in registers while the chunk's atoms stream past, every pair through
-// dcs::add_coulomb_term. The kernel is one template instantiated per instruction set
-// (fast_kernels_avx512.cpp, fast_kernels_avx2.cpp, fast_kernels_portable.cpp, each compiled with
-// its own flags) and chosen at run time from what cpuid reports.
+// backend's persistent dcs::ThreadPool (threads started once, woken per slab). A row is computed
+// chunk by chunk (dcs::atom_chunks, as on the GPU) by the kernel of row_kernel.hpp: dy^2 + dz^2 of
+// every atom staged once per row, then blocks of x-points in registers while the chunk's atoms
+// stream past, every pair through dcs::add_coulomb_term. The kernel is one template instantiated
+// per instruction set (fast_kernels_avx512.cpp, fast_kernels_avx2.cpp, fast_kernels_portable.cpp,
+// each compiled with its own flags) and chosen at run time from what cpuid reports.
 //
 // Accuracy: float coordinates relative to the grid origin are only good to ~1e-5 Å at 100 Å,
 // and near an atom (r close to min_distance) that is a relative error of ~1e-4 in q/r, above
@@ -65,11 +65,14 @@ Accum reduce_in_order(std::size_t n, ThreadPool& pool, const RangeFn& reduce_ran
   constexpr std::size_t kGrain = std::size_t{1} << 16;  // below this a thread is not worth it
   std::mutex mutex;
   std::vector<std::pair<std::size_t, Accum>> parts;
-  pool.parallel_for(n, [&](std::size_t begin, std::size_t end) {
-    const Accum part = reduce_range(begin, end);
-    const std::lock_guard<std::mutex> lock(mutex);
-    parts.emplace_back(begin, part);
-  }, kGrain);
+  pool.parallel_for(
+      n,
+      [&](std::size_t begin, std::size_t end) {
+        const Accum part = reduce_range(begin, end);
+        const std::lock_guard<std::mutex> lock(mutex);
+        parts.emplace_back(begin, part);
+      },
+      kGrain);
   std::sort(parts.begin(), parts.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   Accum total;
@@ -81,7 +84,8 @@ class FastBackend final : public PotentialBackend {
  public:
   explicit FastBackend(const BackendOptions& options)
       : threads_(resolve_threads(options.threads)), pool_(threads_) {
-    const Variant& kernel = find_variant(BackendKind::CpuFast, VariantKind::Potential, options.kernel);
+    const Variant& kernel =
+        find_variant(BackendKind::CpuFast, VariantKind::Potential, options.kernel);
     const FastKernel& found = find_fast_kernel(kernel.name);
     isa_ = found.automatic ? best_isa() : found.isa;
     if (!isa_supported(isa_))
@@ -101,8 +105,8 @@ class FastBackend final : public PotentialBackend {
   std::string kernel_name() const override { return kernel_name_; }
   std::string reduction_name() const override { return reduction_; }
   std::string device_name() const override {
-    return fmt::format("{}, {} thread{}, {}", dcs::cpu_model_name(), threads_, threads_ == 1 ? "" : "s",
-                       isa_name(isa_));
+    return fmt::format("{}, {} thread{}, {}", dcs::cpu_model_name(), threads_,
+                       threads_ == 1 ? "" : "s", isa_name(isa_));
   }
   double tolerance() const override { return 1e-5; }
 
@@ -110,7 +114,8 @@ class FastBackend final : public PotentialBackend {
     const auto start = std::chrono::steady_clock::now();
     if (system.atoms.empty()) throw UsageError("no atoms to compute");
     for (std::size_t axis = 0; axis < 3; ++axis)
-      if (grid.counts[axis] < 1 || !(grid.spacing[axis] > 0.0) || !std::isfinite(grid.spacing[axis]))
+      if (grid.counts[axis] < 1 || !(grid.spacing[axis] > 0.0) ||
+          !std::isfinite(grid.spacing[axis]))
         throw UsageError("cpu-fast: the grid needs positive counts and spacings");
     const double factor = coulomb_factor(physics);  // validates physics
     grid_ = grid;
@@ -232,9 +237,11 @@ class FastBackend final : public PotentialBackend {
     const auto stats_start = std::chrono::steady_clock::now();
     // Each plane reduced on its own (backend.hpp's determinism), planes over the pool.
     const std::size_t plane = grid_.plane_points();
-    pool_.parallel_for(static_cast<std::size_t>(slab.z_count), [&](std::size_t begin, std::size_t end) {
-      for (std::size_t p = begin; p < end; ++p) plane_stats[p] = cpu_statistics(out + p * plane, plane);
-    });
+    pool_.parallel_for(static_cast<std::size_t>(slab.z_count),
+                       [&](std::size_t begin, std::size_t end) {
+                         for (std::size_t p = begin; p < end; ++p)
+                           plane_stats[p] = cpu_statistics(out + p * plane, plane);
+                       });
     timings_.statistics += seconds_since(stats_start);
   }
 
@@ -255,10 +262,10 @@ class FastBackend final : public PotentialBackend {
     const DiffAccum accum =
         serial_reduction_
             ? cpu_difference(values, reference, n)
-            : reduce_in_order<DiffAccum>(n, pool_, [values, reference](std::size_t begin,
-                                                                          std::size_t end) {
-                return cpu_difference(values + begin, reference + begin, end - begin);
-              });
+            : reduce_in_order<DiffAccum>(
+                  n, pool_, [values, reference](std::size_t begin, std::size_t end) {
+                    return cpu_difference(values + begin, reference + begin, end - begin);
+                  });
     timings_.statistics += seconds_since(start);
     return accum;
   }
@@ -276,8 +283,8 @@ class FastBackend final : public PotentialBackend {
 
   bool prepared_ = false;
   GridSpec grid_;
-  std::vector<float> ia_, neg_fx_, q_;  // per atom, input order
-  std::vector<double> ay_, az_;         // relative to the grid origin, in units of hx
+  std::vector<float> ia_, neg_fx_, q_;            // per atom, input order
+  std::vector<double> ay_, az_;                   // relative to the grid origin, in units of hx
   std::vector<float> iy_, neg_fy_, iz_, neg_fz_;  // split y and z, for the row tails
   float y_scale_ = 1.0f, z_scale_ = 1.0f;         // hy / hx, hz / hx
   std::vector<AtomChunk> chunks_;
@@ -300,9 +307,7 @@ bool isa_supported(Isa isa) noexcept {
     case Isa::Avx2:
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::Avx512:
-      __builtin_cpu_init();
-      return __builtin_cpu_supports("avx512f");
+    case Isa::Avx512: __builtin_cpu_init(); return __builtin_cpu_supports("avx512f");
 #endif
     default: return false;
   }

@@ -17,9 +17,9 @@ namespace dcs::cpu_fast {
 enum class Isa { Portable, Avx2, Avx512 };
 
 struct FastKernel {
-  std::string_view name;     ///< the variant table's name (--kernel)
-  Isa isa;                   ///< Portable for "simd" means: resolved to the best supported ISA
-  bool automatic;            ///< true for "simd": picks the best ISA this CPU supports
+  std::string_view name;  ///< the variant table's name (--kernel)
+  Isa isa;                ///< Portable for "simd" means: resolved to the best supported ISA
+  bool automatic;         ///< true for "simd": picks the best ISA this CPU supports
 };
 
 /// The registry: the table's cpu-fast potential rows in table order, with their ISAs.
@@ -52,7 +52,7 @@ struct RowArgs {
   const std::uint32_t* near = nullptr;
   std::size_t near_count = 0;
   std::int64_t nx = 0;
-  float min_r2 = 0.0f;         ///< min_distance^2 / hx^2
+  float min_r2 = 0.0f;  ///< min_distance^2 / hx^2
   float* out_row = nullptr;
 };
 
@@ -74,8 +74,8 @@ struct TailArgs {
   float x[kMaxLanes] = {};        ///< each lane's point: grid indices i, j, k
   float y[kMaxLanes] = {};
   float z[kMaxLanes] = {};
-  float* out[kMaxLanes] = {};     ///< where each lane's sum goes
-  int lanes = 0;                  ///< lanes in use
+  float* out[kMaxLanes] = {};  ///< where each lane's sum goes
+  int lanes = 0;               ///< lanes in use
 };
 
 /// Stages yz2[a] = (y - ay[a])^2 + (z - az[a])^2 (grid units, float64, rounded once) and

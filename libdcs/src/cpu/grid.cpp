@@ -31,37 +31,40 @@ void check_placed_grid(const GridSpec& grid, const std::string& how) {
     const char axis = "xyz"[a];
     const double h = grid.spacing[a];
     if (!(h >= limits::kMinSpacing && h <= limits::kMaxSpacing))
-      throw UsageError(fmt::format("the grid spacing along {} would be {:.6g} Å ({}), outside the "
-                                   "accepted {:g} to {:g} Å", axis, h, how, limits::kMinSpacing,
-                                   limits::kMaxSpacing));
+      throw UsageError(
+          fmt::format("the grid spacing along {} would be {:.6g} Å ({}), outside the "
+                      "accepted {:g} to {:g} Å",
+                      axis, h, how, limits::kMinSpacing, limits::kMaxSpacing));
     const double first = grid.origin[a];
     const double last = first + static_cast<double>(grid.counts[a] - 1) * h;
     const double reach = std::max(std::fabs(first), std::fabs(last));
     if (!(reach <= limits::kMaxGridCoordinate))
-      throw UsageError(fmt::format("the grid would reach {} = {:.6g} Å (from {:.6g} to {:.6g} Å), "
-                                   "beyond the accepted ±{:g} Å; use fewer points, a smaller "
-                                   "--spacing or --padding, or another --origin/--center", axis,
-                                   std::fabs(first) > std::fabs(last) ? first : last, first, last,
-                                   limits::kMaxGridCoordinate));
+      throw UsageError(
+          fmt::format("the grid would reach {} = {:.6g} Å (from {:.6g} to {:.6g} Å), "
+                      "beyond the accepted ±{:g} Å; use fewer points, a smaller "
+                      "--spacing or --padding, or another --origin/--center",
+                      axis, std::fabs(first) > std::fabs(last) ? first : last, first, last,
+                      limits::kMaxGridCoordinate));
     if (h < reach * limits::kSpacingResolution)
-      throw UsageError(fmt::format("the grid spacing {:.6g} Å ({}) is too fine for a grid {:.6g} Å "
-                                   "from the coordinate origin along {}: neighbouring points "
-                                   "would not differ in float32; the spacing must be at least "
-                                   "2^-20 of the coordinates ({:.3g} Å here)", h, how, reach, axis,
-                                   reach * limits::kSpacingResolution));
+      throw UsageError(
+          fmt::format("the grid spacing {:.6g} Å ({}) is too fine for a grid {:.6g} Å "
+                      "from the coordinate origin along {}: neighbouring points "
+                      "would not differ in float32; the spacing must be at least "
+                      "2^-20 of the coordinates ({:.3g} Å here)",
+                      h, how, reach, axis, reach * limits::kSpacingResolution));
   }
 }
 
 }  // namespace
 
 std::string GridSpec::describe() const {
-  return fmt::format("{} x {} x {} points ({} total), spacing {:.6g} x {:.6g} x {:.6g} Å, "
-                     "origin ({:.4f}, {:.4f}, {:.4f}) Å, extent {:.3f} x {:.3f} x {:.3f} Å",
-                     counts[0], counts[1], counts[2], points(), spacing[0], spacing[1], spacing[2],
-                     origin[0], origin[1], origin[2],
-                     static_cast<double>(counts[0] - 1) * spacing[0],
-                     static_cast<double>(counts[1] - 1) * spacing[1],
-                     static_cast<double>(counts[2] - 1) * spacing[2]);
+  return fmt::format(
+      "{} x {} x {} points ({} total), spacing {:.6g} x {:.6g} x {:.6g} Å, "
+      "origin ({:.4f}, {:.4f}, {:.4f}) Å, extent {:.3f} x {:.3f} x {:.3f} Å",
+      counts[0], counts[1], counts[2], points(), spacing[0], spacing[1], spacing[2], origin[0],
+      origin[1], origin[2], static_cast<double>(counts[0] - 1) * spacing[0],
+      static_cast<double>(counts[1] - 1) * spacing[1],
+      static_cast<double>(counts[2] - 1) * spacing[2]);
 }
 
 void validate(const GridRequest& request) {
@@ -75,8 +78,9 @@ void validate(const GridRequest& request) {
   if (request.center) check_position_option("--center", *request.center);
   if (!request.counts && !request.spacing)
     throw UsageError("give the grid size with --grid N (or --grid NX NY NZ) and/or --spacing H");
-  if (request.spacing && !(std::isfinite(*request.spacing) && *request.spacing >= limits::kMinSpacing &&
-                           *request.spacing <= limits::kMaxSpacing))
+  if (request.spacing &&
+      !(std::isfinite(*request.spacing) && *request.spacing >= limits::kMinSpacing &&
+        *request.spacing <= limits::kMaxSpacing))
     throw UsageError(fmt::format("--spacing must be a number from {:g} to {:g} Å, got {}",
                                  limits::kMinSpacing, limits::kMaxSpacing, *request.spacing));
   if (request.counts) {
@@ -86,8 +90,9 @@ void validate(const GridRequest& request) {
         throw UsageError(fmt::format("--grid count {} exceeds the limit of {} points per axis", n,
                                      kMaxCountPerAxis));
       if (n < 2 && !request.spacing)
-        throw UsageError("--grid needs at least 2 points per axis to derive a spacing "
-                         "(or give --spacing as well)");
+        throw UsageError(
+            "--grid needs at least 2 points per axis to derive a spacing "
+            "(or give --spacing as well)");
     }
   }
 }
@@ -115,10 +120,12 @@ GridSpec make_grid(const System& system, const GridRequest& request) {
     grid.counts = *request.counts;
     double h = 0.0;
     for (int axis = 0; axis < 3; ++axis)
-      h = std::max(h, edge[axis] / static_cast<double>(grid.counts[static_cast<std::size_t>(axis)] - 1));
+      h = std::max(
+          h, edge[axis] / static_cast<double>(grid.counts[static_cast<std::size_t>(axis)] - 1));
     if (!(h > 0.0))  // one atom, no padding: nothing sets the scale
-      throw UsageError("the padded box has zero size (a single atom with --padding 0); "
-                       "give --spacing or a positive --padding");
+      throw UsageError(
+          "the padded box has zero size (a single atom with --padding 0); "
+          "give --spacing or a positive --padding");
     grid.spacing = {h, h, h};
   } else {
     const double h = *request.spacing;
@@ -126,9 +133,12 @@ GridSpec make_grid(const System& system, const GridRequest& request) {
     for (int axis = 0; axis < 3; ++axis) {
       const double n = std::ceil(edge[axis] / h - 1e-9) + 1.0;
       if (n > static_cast<double>(kMaxCountPerAxis))
-        throw UsageError(fmt::format("--spacing {} Å gives {:.0f} points along axis {}, over the "
-                                     "limit of {}", h, n, "xyz"[axis], kMaxCountPerAxis));
-      grid.counts[static_cast<std::size_t>(axis)] = std::max<std::int64_t>(1, static_cast<std::int64_t>(n));
+        throw UsageError(
+            fmt::format("--spacing {} Å gives {:.0f} points along axis {}, over the "
+                        "limit of {}",
+                        h, n, "xyz"[axis], kMaxCountPerAxis));
+      grid.counts[static_cast<std::size_t>(axis)] =
+          std::max<std::int64_t>(1, static_cast<std::int64_t>(n));
     }
   }
 
@@ -137,14 +147,15 @@ GridSpec make_grid(const System& system, const GridRequest& request) {
   if (request.center) center = *request.center;
   for (int axis = 0; axis < 3; ++axis) {
     const auto a = static_cast<std::size_t>(axis);
-    grid.origin[a] = request.origin
-                         ? (*request.origin)[a]
-                         : center[a] - 0.5 * static_cast<double>(grid.counts[a] - 1) * grid.spacing[a];
+    grid.origin[a] = request.origin ? (*request.origin)[a]
+                                    : center[a] - 0.5 * static_cast<double>(grid.counts[a] - 1) *
+                                                      grid.spacing[a];
   }
-  check_placed_grid(grid, request.spacing ? "--spacing"
-                                          : fmt::format("derived from --grid {} and the {:.6g} Å "
-                                                        "padded box", grid.counts[0],
-                                                        std::max({edge[0], edge[1], edge[2]})));
+  check_placed_grid(grid, request.spacing
+                              ? "--spacing"
+                              : fmt::format("derived from --grid {} and the {:.6g} Å "
+                                            "padded box",
+                                            grid.counts[0], std::max({edge[0], edge[1], edge[2]})));
   return grid;
 }
 
@@ -181,11 +192,11 @@ void check_fits_in_memory(std::size_t bytes_needed, const std::string& what,
   if (memory.cgroup_limit && (!memory.mem_total || *memory.cgroup_limit < *memory.mem_total))
     limit = fmt::format("the cgroup memory limit is {} ({})", format_bytes(*memory.cgroup_limit),
                         memory.cgroup_dir);
-  else
-    limit = fmt::format("this machine has {}", format_bytes(memory.limit()));
-  throw UsageError(fmt::format("{} needs {} but only {} of memory is available ({}); use a "
-                               "coarser grid (--grid/--spacing)", what, format_bytes(bytes_needed),
-                               format_bytes(available), limit));
+  else limit = fmt::format("this machine has {}", format_bytes(memory.limit()));
+  throw UsageError(
+      fmt::format("{} needs {} but only {} of memory is available ({}); use a "
+                  "coarser grid (--grid/--spacing)",
+                  what, format_bytes(bytes_needed), format_bytes(available), limit));
 }
 
 }  // namespace dcs

@@ -18,7 +18,8 @@ class PrintableSink final : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& message) override {
-    const std::string text = printable(std::string_view(message.payload.data(), message.payload.size()));
+    const std::string text =
+        printable(std::string_view(message.payload.data(), message.payload.size()));
     spdlog::details::log_msg copy = message;
     copy.payload = text;
     inner_->log(copy);
@@ -52,7 +53,8 @@ std::string printable(std::string_view text) {
 spdlog::logger& log() {
   static std::shared_ptr<spdlog::logger> logger = [] {
     if (auto existing = spdlog::get("dcs")) return existing;
-    auto sink = std::make_shared<PrintableSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
+    auto sink =
+        std::make_shared<PrintableSink>(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
     auto made = std::make_shared<spdlog::logger>("dcs", sink);
     spdlog::register_logger(made);
     return made;

@@ -4,8 +4,8 @@
 #include <exception>
 #include <fstream>
 #include <mutex>
-#include <thread>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,9 +18,10 @@ std::thread start_thread(std::function<void()> body) {
   try {
     return std::thread(std::move(body));
   } catch (const std::system_error& error) {
-    throw Error(fmt::format("cannot start a thread ({}): the process's thread or memory limit is "
-                            "reached (ulimit -u, ulimit -v, or a cgroup's pids.max)",
-                            error.code().message()));
+    throw Error(
+        fmt::format("cannot start a thread ({}): the process's thread or memory limit is "
+                    "reached (ulimit -u, ulimit -v, or a cgroup's pids.max)",
+                    error.code().message()));
   }
 }
 

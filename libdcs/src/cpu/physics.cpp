@@ -39,7 +39,8 @@ Unit parse_unit(std::string_view name) {
   for (const UnitEntry& entry : kUnits)
     if (entry.name == name) return entry.unit;
   std::string valid;
-  for (const UnitEntry& entry : kUnits) valid += (valid.empty() ? "" : ", ") + std::string(entry.name);
+  for (const UnitEntry& entry : kUnits)
+    valid += (valid.empty() ? "" : ", ") + std::string(entry.name);
   throw UsageError("unknown unit '" + std::string(name) + "' (valid: " + valid + ")");
 }
 
@@ -80,7 +81,8 @@ void check_potential_bound(const System& system, const Physics& physics) {
     throw UsageError(fmt::format(
         "{}: the potential could reach C*sum|q|/r_min = {:.3g} {}, beyond the limit of {:g} "
         "that keeps the float32 map meaningful; raise --min-distance or --dielectric, or use "
-        "other units", system.source_path, bound, unit_name(physics.unit), limits::kMaxPotential));
+        "other units",
+        system.source_path, bound, unit_name(physics.unit), limits::kMaxPotential));
 }
 
 double coulomb_factor(const Physics& physics) {
@@ -92,17 +94,14 @@ double coulomb_factor(const Physics& physics) {
       factor = volts * codata::kElementaryCharge / (codata::kBoltzmann * physics.temperature);
       break;
     case Unit::KcalPerMolPerE:
-      factor = volts * codata::kElementaryCharge * codata::kAvogadro / (1000.0 * codata::kThermochemicalCalorie);
+      factor = volts * codata::kElementaryCharge * codata::kAvogadro /
+               (1000.0 * codata::kThermochemicalCalorie);
       break;
     case Unit::KJPerMolPerE:
       factor = volts * codata::kElementaryCharge * codata::kAvogadro / 1000.0;
       break;
-    case Unit::Volt:
-      factor = volts;
-      break;
-    case Unit::ElementaryChargePerAngstrom:
-      factor = 1.0;
-      break;
+    case Unit::Volt: factor = volts; break;
+    case Unit::ElementaryChargePerAngstrom: factor = 1.0; break;
   }
   return factor / physics.dielectric;
 }

@@ -53,7 +53,8 @@ class ReferenceBackend final : public PotentialBackend {
   std::string reduction_name() const override { return "cpu-serial"; }
   std::string device_name() const override {
     const unsigned threads = resolve_threads(options_.threads);
-    return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") + ", float64";
+    return "CPU, " + std::to_string(threads) + (threads == 1 ? " thread" : " threads") +
+           ", float64";
   }
   double tolerance() const override { return 1e-12; }
 
@@ -81,7 +82,8 @@ class ReferenceBackend final : public PotentialBackend {
         const auto j = static_cast<std::int64_t>(row) % grid_.ny();
         float* out_row = out + row * static_cast<std::size_t>(grid_.nx());
         for (std::int64_t i = 0; i < grid_.nx(); ++i)
-          out_row[i] = static_cast<float>(potential_at(charges_, min_r2, factor_, grid_.point(i, j, k)));
+          out_row[i] =
+              static_cast<float>(potential_at(charges_, min_r2, factor_, grid_.point(i, j, k)));
       }
     });
     timings_.kernels += seconds_since(start);

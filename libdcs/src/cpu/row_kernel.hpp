@@ -60,8 +60,7 @@ template <class Vec, int Vectors, class Rsqrt, bool Clamp>
     const Vec r2 = multiply_add(dx, dx, yz2);
     if constexpr (Clamp)
       acc[v] = add_coulomb_term(acc[v], q, r2, Vec::broadcast(args.min_r2), Rsqrt{});
-    else
-      acc[v] = add_unclamped_coulomb_term(acc[v], q, r2, Rsqrt{});
+    else acc[v] = add_unclamped_coulomb_term(acc[v], q, r2, Rsqrt{});
   }
 }
 
@@ -145,8 +144,7 @@ template <class Vec, int Vectors, class Rsqrt>
 constexpr IsaKernels make_isa_kernels() {
   TailFn tail = nullptr;
   if constexpr (Vec::kLanes > 1) tail = &sweep_tail<Vec, Rsqrt>;
-  return {&stage_row<Vec>, &sweep_row<Vec, Vectors, Rsqrt>, tail, Vec::kLanes,
-          Rsqrt::kChargeScale};
+  return {&stage_row<Vec>, &sweep_row<Vec, Vectors, Rsqrt>, tail, Vec::kLanes, Rsqrt::kChargeScale};
 }
 
 }  // namespace dcs::cpu_fast

@@ -106,9 +106,10 @@ std::string unescape_mount_path(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '\\' && i + 3 < text.size()) {
       const std::string_view digits = text.substr(i + 1, 3);
-      if (digits.size() == 3 && std::all_of(digits.begin(), digits.end(),
-                                             [](char c) { return c >= '0' && c <= '7'; })) {
-        out += static_cast<char>((digits[0] - '0') * 64 + (digits[1] - '0') * 8 + (digits[2] - '0'));
+      if (digits.size() == 3 &&
+          std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '7'; })) {
+        out +=
+            static_cast<char>((digits[0] - '0') * 64 + (digits[1] - '0') * 8 + (digits[2] - '0'));
         i += 3;
         continue;
       }
@@ -219,7 +220,8 @@ void fold_hierarchy(const Hierarchy& hierarchy, bool v2, MemoryInfo& info) {
       const auto usage_text = read_text(dir / (v2 ? "memory.current" : "memory.usage_in_bytes"));
       const auto usage = usage_text ? parse_size(*usage_text) : std::nullopt;
       // The inactive page cache is reclaimed before the OOM killer acts.
-      const auto inactive = stat_field(dir / "memory.stat", v2 ? "inactive_file" : "total_inactive_file");
+      const auto inactive =
+          stat_field(dir / "memory.stat", v2 ? "inactive_file" : "total_inactive_file");
       std::size_t used = usage.value_or(0);
       if (inactive && *inactive <= used) used -= *inactive;
       const std::size_t free = *limit > used ? *limit - used : 0;

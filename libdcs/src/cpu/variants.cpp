@@ -19,7 +19,8 @@ const Variant& find_variant(BackendKind backend, VariantKind kind, std::string_v
   }
   const std::string what = kind == VariantKind::Potential ? "kernel" : "reduction";
   if (name.empty() && fallback == nullptr)
-    throw UsageError("the " + std::string(backend_name(backend)) + " backend has no default " + what);
+    throw UsageError("the " + std::string(backend_name(backend)) + " backend has no default " +
+                     what);
   throw UsageError("unknown " + what + " '" + std::string(name) + "' for the " +
                    std::string(backend_name(backend)) + " backend (valid: " + valid + ")");
 }

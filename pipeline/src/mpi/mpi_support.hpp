@@ -39,9 +39,9 @@ class Dispenser {
   int rank_ = 0, size_ = 1;
   std::size_t count_ = 0;
   std::mutex mutex_;
-  std::size_t next_ = 0;        // rank 0: the next index
-  bool stopped_ = false;        // rank 0: stop() was called somewhere
-  bool exhausted_ = false;      // this rank was told "none left"
+  std::size_t next_ = 0;    // rank 0: the next index
+  bool stopped_ = false;    // rank 0: stop() was called somewhere
+  bool exhausted_ = false;  // this rank was told "none left"
   std::thread service_;
 };
 

@@ -30,7 +30,8 @@ std::vector<std::size_t> largest_first(const std::vector<Job>& jobs, MPI_Comm wo
       const std::uintmax_t size = std::filesystem::file_size(jobs[i].input, error);
       sizes[i] = error ? 0 : size;
     }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return sizes[a] > sizes[b]; });
   }
   MPI_Bcast(order.data(), static_cast<int>(order.size() * sizeof(std::size_t)), MPI_BYTE, 0, world);
   return order;
@@ -76,8 +77,8 @@ std::string clean(std::string text) {
 std::string to_lines(const std::vector<RunResult>& results) {
   std::string lines;
   for (const RunResult& r : results)
-    lines += fmt::format("{}\t{}\t{}\t{:.6f}\t{}\t{}\t{}\t{}\n", r.rank, r.skipped ? 1 : 0, r.exit_code,
-                         r.total_seconds, r.model, clean(r.input),
+    lines += fmt::format("{}\t{}\t{}\t{:.6f}\t{}\t{}\t{}\t{}\n", r.rank, r.skipped ? 1 : 0,
+                         r.exit_code, r.total_seconds, r.model, clean(r.input),
                          clean(fmt::format("{}", fmt::join(r.outputs, "\x1f"))), clean(r.error));
   return lines;
 }

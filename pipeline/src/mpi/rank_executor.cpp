@@ -48,16 +48,19 @@ std::vector<std::size_t> static_block(const std::vector<std::size_t>& todo, int 
   const std::size_t r = static_cast<std::size_t>(rank);
   const std::size_t begin = r * (n / ranks) + std::min(r, n % ranks);
   const std::size_t end = begin + n / ranks + (r < n % ranks ? 1 : 0);
-  return {todo.begin() + static_cast<std::ptrdiff_t>(begin), todo.begin() + static_cast<std::ptrdiff_t>(end)};
+  return {todo.begin() + static_cast<std::ptrdiff_t>(begin),
+          todo.begin() + static_cast<std::ptrdiff_t>(end)};
 }
 
 /// "rank 0: <a>; rank 1: <b>" of every rank's string (or the one string when all agree).
 std::string per_rank(const std::vector<std::string>& values) {
-  if (std::all_of(values.begin(), values.end(), [&](const std::string& v) { return v == values.front(); }))
+  if (std::all_of(values.begin(), values.end(),
+                  [&](const std::string& v) { return v == values.front(); }))
     return values.size() > 1 ? fmt::format("{} (each of {} ranks)", values.front(), values.size())
                              : values.front();
   std::string text;
-  for (std::size_t r = 0; r < values.size(); ++r) text += fmt::format("{}rank {}: {}", r ? "; " : "", r, values[r]);
+  for (std::size_t r = 0; r < values.size(); ++r)
+    text += fmt::format("{}rank {}: {}", r ? "; " : "", r, values[r]);
   return text;
 }
 
@@ -81,10 +84,12 @@ class RankExecutor final : public MapExecutor {
     const std::vector<std::string> sums = io::all_gather(world_, job.in.system.source_sha256);
     for (int r = 1; r < mpi_.size; ++r)
       if (sums[static_cast<std::size_t>(r)] != sums[0])
-        throw InputError(job.in.input, 0, fmt::format("rank {} read other bytes than rank 0 (SHA-256 {} "
-                                                      "and {}): every rank must see the same file", r,
-                                                      sums[static_cast<std::size_t>(r)], sums[0]));
-    if (config.null_output) throw UsageError("--null-output is not available with several MPI ranks");
+        throw InputError(job.in.input, 0,
+                         fmt::format("rank {} read other bytes than rank 0 (SHA-256 {} "
+                                     "and {}): every rank must see the same file",
+                                     r, sums[static_cast<std::size_t>(r)], sums[0]));
+    if (config.null_output)
+      throw UsageError("--null-output is not available with several MPI ranks");
   }
 
   void decide(MapJob& job, const std::function<void()>& leader_step) override {
@@ -128,8 +133,8 @@ EngineReport RankExecutor::write_slabs(const RunConfig& config, MapJob& job, Wor
   const std::vector<std::size_t> todo = slabs_to_do(grid, job.plan.step, store.plane_done());
   const auto slabs = static_cast<std::size_t>((grid.nz() + job.plan.step - 1) / job.plan.step);
   if (leads()) {
-    log().info("{} ranks share the map: slabs of {} planes, {} assignment", mpi_.size, job.plan.step,
-               to_string(config.mpi_schedule));
+    log().info("{} ranks share the map: slabs of {} planes, {} assignment", mpi_.size,
+               job.plan.step, to_string(config.mpi_schedule));
     log().info("{} of {} slabs to compute{}", todo.size(), slabs,
                todo.size() < slabs ? " (the others are done in the partial file)" : "");
   }
@@ -141,7 +146,8 @@ EngineReport RankExecutor::write_slabs(const RunConfig& config, MapJob& job, Wor
   } else {
     source = std::make_unique<ListSource>(static_block(todo, mpi_.rank, mpi_.size));
   }
-  const double per_plane = static_cast<double>(grid.plane_points()) * static_cast<double>(job.in.system.size());
+  const double per_plane =
+      static_cast<double>(grid.plane_points()) * static_cast<double>(job.in.system.size());
   if (leads() && progress != nullptr) {
     progress->begin(job.label, per_plane * static_cast<double>(grid.nz()));
     const auto done_before = static_cast<double>(
@@ -184,7 +190,9 @@ SharedReport RankExecutor::summarise(const EngineReport& report, const Workers& 
 std::optional<SharedReport> RankExecutor::compute_shared(const RunConfig& config, MapJob& job,
                                                          Workers& workers, ProgressSink* progress) {
   std::optional<io::ParallelStore> store;
-  io::agree_on(world_, [&] { store.emplace(job.paths.store, job.in.grid, world_, config.checkpoint_seconds); });
+  io::agree_on(world_, [&] {
+    store.emplace(job.paths.store, job.in.grid, world_, config.checkpoint_seconds);
+  });
   EngineReport report;
   std::exception_ptr failure;
   try {
@@ -206,14 +214,17 @@ std::optional<SharedReport> RankExecutor::compute_shared(const RunConfig& config
       try {
         std::rethrow_exception(failure);
       } catch (const InterruptedError&) {
-        log().warn("interrupted: the partial map is kept in {}; run the same command with "
-                   "--resume (with any number of ranks) to continue it", job.paths.store);
+        log().warn(
+            "interrupted: the partial map is kept in {}; run the same command with "
+            "--resume (with any number of ranks) to continue it",
+            job.paths.store);
       } catch (const IoError&) {
         if (job.resuming && job.lock.same_file())  // an earlier run's work: kept
-          log().warn("the partial map is kept in {}; run the same command with --resume once the "
-                     "cause is fixed", job.paths.store);
-        else if (job.lock.same_file())
-          (void)::unlink(job.paths.store.c_str());
+          log().warn(
+              "the partial map is kept in {}; run the same command with --resume once the "
+              "cause is fixed",
+              job.paths.store);
+        else if (job.lock.same_file()) (void)::unlink(job.paths.store.c_str());
       } catch (...) {
         if (job.lock.same_file()) (void)::unlink(job.paths.store.c_str());
       }

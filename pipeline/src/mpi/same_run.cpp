@@ -52,7 +52,8 @@ void check_same_run_on_ranks(const RunConfig& config, const Workers& workers) {
             "--cpu-workers and --memory-limit)",
             rank, other[k].first, other[k].second.empty() ? "(none)" : other[k].second,
             first[k].first, first[k].second.empty() ? "(none)" : first[k].second));
-    throw UsageError(fmt::format("the MPI ranks were not given the same run (rank {} differs from rank 0)", rank));
+    throw UsageError(fmt::format(
+        "the MPI ranks were not given the same run (rank {} differs from rank 0)", rank));
   }
 }
 

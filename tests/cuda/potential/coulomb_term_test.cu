@@ -31,7 +31,8 @@ void check(cudaError_t status, const char* what) {
 template <class Rsqrt>
 struct DeviceEvaluator {
   static std::string name() {
-    return std::is_same_v<Rsqrt, FmaPipeRsqrt> ? "device FmaPipeRsqrt" : "device HardwareRsqrt (MUFU)";
+    return std::is_same_v<Rsqrt, FmaPipeRsqrt> ? "device FmaPipeRsqrt"
+                                               : "device HardwareRsqrt (MUFU)";
   }
   /// MUFU.RSQ: ~2 ulp; the FMA-pipe cubic: 1.1e-6 (measured on the host in the same arithmetic).
   static double tolerance() { return std::is_same_v<Rsqrt, FmaPipeRsqrt> ? 2e-6 : 6e-7; }

@@ -34,7 +34,8 @@ TEST(CudaKernelRegistry, ListsEveryKernelOnceWithTheDefaultFirst) {
   EXPECT_TRUE(variants.front().is_default);
   for (const char* name : {"production", "scatter", "gather", "coarsened", "coalesced"})
     EXPECT_EQ(std::count_if(variants.begin(), variants.end(),
-                            [&](const VariantInfo& v) { return v.name == name; }), 1)
+                            [&](const VariantInfo& v) { return v.name == name; }),
+              1)
         << name;
   for (std::size_t i = 1; i < variants.size(); ++i) EXPECT_FALSE(variants[i].is_default);
   for (const VariantInfo& v : variants) {

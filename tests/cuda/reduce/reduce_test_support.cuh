@@ -40,7 +40,8 @@ template <class Base = ::testing::Test>
 class GpuTestWithParam : public Base {
  protected:
   void SetUp() override {
-    if (const std::string reason = cuda_unavailable_reason(); !reason.empty()) GTEST_SKIP() << reason;
+    if (const std::string reason = cuda_unavailable_reason(); !reason.empty())
+      GTEST_SKIP() << reason;
   }
 };
 using GpuTest = GpuTestWithParam<>;
@@ -74,8 +75,8 @@ inline std::uint64_t splitmix64(std::uint64_t x) {
 inline std::vector<float> uniform_values(std::size_t n, std::uint64_t seed, float lo, float hi) {
   std::vector<float> values(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const double u = static_cast<double>(splitmix64(seed ^ (i * 0x2545f4914f6cdd1dull)) >> 11) *
-                     0x1.0p-53;
+    const double u =
+        static_cast<double>(splitmix64(seed ^ (i * 0x2545f4914f6cdd1dull)) >> 11) * 0x1.0p-53;
     values[i] = lo + static_cast<float>(u) * (hi - lo);
   }
   return values;

@@ -23,12 +23,13 @@ namespace {
 using detail::device_difference;
 using detail::device_statistics;
 
-const std::vector<std::size_t> kSizes = {1,    31,   32,  33, 255, 256, 257, 2048,
-                                         (std::size_t{1} << 20) + 7, k512Cubed};
+const std::vector<std::size_t> kSizes = {
+    1, 31, 32, 33, 255, 256, 257, 2048, (std::size_t{1} << 20) + 7, k512Cubed};
 
 // --- statistics ------------------------------------------------------------------------------
 
-class Statistics : public GpuTestWithParam<::testing::TestWithParam<std::tuple<std::size_t, std::string>>> {};
+class Statistics
+    : public GpuTestWithParam<::testing::TestWithParam<std::tuple<std::size_t, std::string>>> {};
 
 TEST_P(Statistics, MatchesCpuAndCub) {
   const auto& [n, variant] = GetParam();
@@ -39,7 +40,8 @@ TEST_P(Statistics, MatchesCpuAndCub) {
     const std::string what = variant + ", n = " + std::to_string(n) + ", " + pattern_name(pattern);
     // The two oracles first agree with each other (else the test itself is wrong).
     expect_stats_near(data.cub, data.cpu, data.m, n, what + " (CUB vs CPU)");
-    const StatsAccum got = device_statistics(data.d_values.data(), n, variant, context.workspace, stream);
+    const StatsAccum got =
+        device_statistics(data.d_values.data(), n, variant, context.workspace, stream);
     expect_stats_near(got, data.cpu, data.m, n, what + " vs CPU");
     expect_stats_near(got, data.cub, data.m, n, what + " vs CUB");
     // The map is never modified (checked in full where the copy back is cheap).
@@ -57,7 +59,8 @@ INSTANTIATE_TEST_SUITE_P(Variants, Statistics,
                          ::testing::Combine(::testing::ValuesIn(kSizes),
                                             ::testing::ValuesIn(variant_names())),
                          [](const auto& param_info) {
-                           return test_name(std::get<1>(param_info.param), std::get<0>(param_info.param));
+                           return test_name(std::get<1>(param_info.param),
+                                            std::get<0>(param_info.param));
                          });
 
 /// Pointers that are not 16-byte aligned (a slab of a map starts anywhere): the vector kernels
@@ -88,7 +91,8 @@ INSTANTIATE_TEST_SUITE_P(Variants, Misaligned, ::testing::ValuesIn(variant_names
 
 // --- validation metrics ----------------------------------------------------------------------
 
-class Difference : public GpuTestWithParam<::testing::TestWithParam<std::tuple<std::size_t, std::string>>> {};
+class Difference
+    : public GpuTestWithParam<::testing::TestWithParam<std::tuple<std::size_t, std::string>>> {};
 
 /// DiffAccum against cpu_difference: maxima and counts exact (the same double operations on the
 /// same values), sum (a-ref)^2 within n * 2^-52 * itself. Offsets 0 (aligned), 1/1 (both arrays
@@ -133,7 +137,8 @@ INSTANTIATE_TEST_SUITE_P(Variants, Difference,
                                                               (std::size_t{1} << 20) + 7),
                                             ::testing::ValuesIn(variant_names())),
                          [](const auto& param_info) {
-                           return test_name(std::get<1>(param_info.param), std::get<0>(param_info.param));
+                           return test_name(std::get<1>(param_info.param),
+                                            std::get<0>(param_info.param));
                          });
 
 // --- the interface -----------------------------------------------------------------------------

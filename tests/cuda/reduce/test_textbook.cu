@@ -14,8 +14,8 @@
 
 #include "dcs/error.hpp"
 #include "reduce/reduce.hpp"
-#include "textbook.hpp"
 #include "reduce_test_support.cuh"
+#include "textbook.hpp"
 
 namespace dcs::cuda::test {
 namespace {
@@ -56,7 +56,8 @@ double textbook_sum(const std::string& variant, const std::vector<float>& values
   return total;
 }
 
-class Textbook : public GpuTestWithParam<::testing::TestWithParam<std::tuple<std::size_t, std::string>>> {};
+class Textbook
+    : public GpuTestWithParam<::testing::TestWithParam<std::tuple<std::size_t, std::string>>> {};
 
 TEST_P(Textbook, ExactIntegerSum) {
   const auto& [n, variant] = GetParam();
@@ -91,9 +92,8 @@ TEST_P(Textbook, ExactIntegerSum) {
 INSTANTIATE_TEST_SUITE_P(
     Variants, Textbook,
     ::testing::Combine(::testing::Values(std::size_t{1}, std::size_t{32}, std::size_t{33},
-                                         std::size_t{256}, std::size_t{2048},
-                                         std::size_t{1} << 20, (std::size_t{1} << 20) + 7,
-                                         k512Cubed),
+                                         std::size_t{256}, std::size_t{2048}, std::size_t{1} << 20,
+                                         (std::size_t{1} << 20) + 7, k512Cubed),
                        ::testing::ValuesIn(variant_names())),
     [](const auto& param_info) {
       return test_name(std::get<1>(param_info.param), std::get<0>(param_info.param));

@@ -151,18 +151,30 @@ TEST(AtomicFile, NeverReplacesSymbolicLinksOrSpecialFiles) {
   std::filesystem::create_directory(dir.file("adir"));
   for (const bool force : {false, true}) {
     const std::string link = error_text([&] { AtomicFile file(dir.file("link.h5"), force); });
-    EXPECT_NE(link.find("it is a symbolic link (to " + dir.file("target") + ")"), std::string::npos) << link;
-    EXPECT_NE(link.find("never writes through a symbolic link, even with --force"), std::string::npos) << link;
-    EXPECT_NE(error_text([&] { check_output_path(dir.file("dangling.dx"), force); })
-                  .find("symbolic link"), std::string::npos);
-    EXPECT_NE(error_text([&] { check_output_path(dir.file("fifo.dx"), force); })
-                  .find("it is a FIFO (named pipe), not a regular file"), std::string::npos);
-    EXPECT_NE(error_text([&] { check_output_path(dir.file("sock.mrc"), force); })
-                  .find("it is a socket, not a regular file"), std::string::npos);
-    EXPECT_NE(error_text([&] { check_output_path(dir.file("adir"), force); }).find("is a directory"),
+    EXPECT_NE(link.find("it is a symbolic link (to " + dir.file("target") + ")"), std::string::npos)
+        << link;
+    EXPECT_NE(link.find("never writes through a symbolic link, even with --force"),
+              std::string::npos)
+        << link;
+    EXPECT_NE(error_text([&] {
+                check_output_path(dir.file("dangling.dx"), force);
+              }).find("symbolic link"),
               std::string::npos);
-    EXPECT_NE(error_text([&] { check_output_path("/dev/null", force); })
-                  .find("it is a character device, not a regular file"), std::string::npos);
+    EXPECT_NE(error_text([&] {
+                check_output_path(dir.file("fifo.dx"), force);
+              }).find("it is a FIFO (named pipe), not a regular file"),
+              std::string::npos);
+    EXPECT_NE(error_text([&] {
+                check_output_path(dir.file("sock.mrc"), force);
+              }).find("it is a socket, not a regular file"),
+              std::string::npos);
+    EXPECT_NE(
+        error_text([&] { check_output_path(dir.file("adir"), force); }).find("is a directory"),
+        std::string::npos);
+    EXPECT_NE(error_text([&] {
+                check_output_path("/dev/null", force);
+              }).find("it is a character device, not a regular file"),
+              std::string::npos);
   }
   ::close(sock);
   EXPECT_EQ(test::read_bytes(dir.file("target")), "keep");
@@ -206,13 +218,13 @@ TEST(AtomicFile, StaleTemporariesOfDeadProcessesAreRemoved) {
   const std::string stale = mine + dead + ".0123abcd";
   test::write_bytes(dir.file(stale), "left by kill -9");
   const std::vector<std::string> kept = {
-      mine + live + ".0123abcd",                           // a running process's
-      ".map.dx.tmp.otherhost." + dead + ".0123abcd",       // another node's (shared file system)
+      mine + live + ".0123abcd",                      // a running process's
+      ".map.dx.tmp.otherhost." + dead + ".0123abcd",  // another node's (shared file system)
       temporary_prefix(dir.file("other.dx")) + dead + ".0123abcd",  // another output's
-      mine + dead + ".0123abc",                            // not the pattern: 7 hex digits
-      mine + dead + ".0123abcg",                           // not hex
-      mine + "12x.0123abcd",                               // not a pid
-      "map.dx.tmp." + dead + ".0123abcd",                  // not hidden
+      mine + dead + ".0123abc",                                     // not the pattern: 7 hex digits
+      mine + dead + ".0123abcg",                                    // not hex
+      mine + "12x.0123abcd",                                        // not a pid
+      "map.dx.tmp." + dead + ".0123abcd",                           // not hidden
   };
   for (const std::string& name : kept) test::write_bytes(dir.file(name), "keep");
   std::filesystem::create_directory(dir.file(mine + dead + ".ffffffff"));  // not a regular file

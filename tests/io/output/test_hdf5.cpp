@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <array>
-#include <csignal>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -515,8 +515,8 @@ TEST(Hdf5, H5dumpParsesTheFile) {
   for (const char* expected :
        {"DATASET \"image\"", "SOFTLINK \"potential\"", "LINKTARGET \"/MDF/images/0/image\"",
         "H5T_IEEE_F32LE", "DATASPACE  SIMPLE { ( 5, 4, 3 ) / ( 5, 4, 3 ) }", "GROUP \"VTKHDF\"",
-        "\"ImageData\"", "GROUP \"statistics\"", "GROUP \"atoms\"", "\"ZN2+\"", "GROUP \"provenance\"",
-        "\"kT/e\""})
+        "\"ImageData\"", "GROUP \"statistics\"", "GROUP \"atoms\"", "\"ZN2+\"",
+        "GROUP \"provenance\"", "\"kT/e\""})
     EXPECT_NE(output.find(expected), std::string::npos) << "missing " << expected;
 }
 

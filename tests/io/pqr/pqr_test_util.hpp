@@ -52,8 +52,7 @@ inline dcs::System pqr_from_text(const std::string& text, const std::string& nam
   return dcs::io::parse_pqr(in, name);
 }
 
-inline dcs::System xyzq_from_text(const std::string& text,
-                                  const std::string& name = "test.xyzq") {
+inline dcs::System xyzq_from_text(const std::string& text, const std::string& name = "test.xyzq") {
   std::istringstream in(text);
   return dcs::io::parse_xyzq(in, name);
 }

@@ -101,11 +101,16 @@ class ApbsFile : public ::testing::TestWithParam<std::string> {};
 // reader; they come from older or hand-edited parameter sets). Every other file has
 // pdb2pqr/force-field charges whose residues carry integer charges.
 const std::set<std::string> kNonIntegerTotal = {
-    "examples/FKBP/1d7h-dmso-complex.pqr", "examples/FKBP/1d7h-min.pqr",
-    "examples/FKBP/1d7i-dss-complex.pqr",  "examples/FKBP/1d7i-min.pqr",
-    "examples/geoflow/imidazole_zap.pqr",  "examples/ion-protein/complex.pqr",
-    "examples/ion-protein/small491.pqr",   "examples/misc/achbp.pqr",
-    "examples/misc/fas2.pqr",              "examples/misc/mache.pqr",
+    "examples/FKBP/1d7h-dmso-complex.pqr",
+    "examples/FKBP/1d7h-min.pqr",
+    "examples/FKBP/1d7i-dss-complex.pqr",
+    "examples/FKBP/1d7i-min.pqr",
+    "examples/geoflow/imidazole_zap.pqr",
+    "examples/ion-protein/complex.pqr",
+    "examples/ion-protein/small491.pqr",
+    "examples/misc/achbp.pqr",
+    "examples/misc/fas2.pqr",
+    "examples/misc/mache.pqr",
     "examples/pygbe/lys/lys1_charges.pqr",
 };
 
@@ -122,8 +127,8 @@ TEST_P(ApbsFile, MatchesTheNaiveReaderAtomForAtom) {
     const dcs::Atom& atom = system.atoms[i];
     const NaiveAtom& e = expected[i];
     SCOPED_TRACE("atom " + std::to_string(i) + " (serial " + std::to_string(e.serial) + ")");
-    for (const double value : {atom.position[0], atom.position[1], atom.position[2],
-                               atom.charge, atom.radius}) {
+    for (const double value :
+         {atom.position[0], atom.position[1], atom.position[2], atom.charge, atom.radius}) {
       ASSERT_TRUE(std::isfinite(value));
     }
     ASSERT_GE(atom.radius, 0.0);
@@ -159,10 +164,8 @@ dcs::System read_apbs(const std::string& relative) {
 TEST(ApbsCorpus, KnownNetCharges) {
   if (apbs_files().empty()) GTEST_SKIP() << "apbs-data missing (reported by another test)";
   // Lysozyme (2LZT) with Asp66 charged: +8 e, and +9 e with it protonated (ASH).
-  EXPECT_NEAR(read_apbs("examples/bem-pKa/test_proteins/2LZT-ASP66.pqr").total_charge(), 8.0,
-              1e-9);
-  EXPECT_NEAR(read_apbs("examples/bem-pKa/test_proteins/2LZT-ASH66.pqr").total_charge(), 9.0,
-              1e-9);
+  EXPECT_NEAR(read_apbs("examples/bem-pKa/test_proteins/2LZT-ASP66.pqr").total_charge(), 8.0, 1e-9);
+  EXPECT_NEAR(read_apbs("examples/bem-pKa/test_proteins/2LZT-ASH66.pqr").total_charge(), 9.0, 1e-9);
   // Barnase +2 e and barstar -5 e (PARSE charges as distributed with PB-SAM).
   EXPECT_NEAR(read_apbs("examples/pbsam-barn_bars/barnase.pqr").total_charge(), 2.0, 1e-9);
   EXPECT_NEAR(read_apbs("examples/pbsam-barn_bars/barstar.pqr").total_charge(), -5.0, 1e-9);
@@ -184,8 +187,7 @@ TEST(ApbsCorpus, ComplexesAreTheSumOfTheirParts) {
       {"examples/bem-binding-energy/test_proteins/1d30.pqr",
        "examples/bem-binding-energy/test_proteins/1d30_monomer1.pqr",
        "examples/bem-binding-energy/test_proteins/1d30_monomer2.pqr"},
-      {"examples/hca-bind/complex.pqr", "examples/hca-bind/hca.pqr",
-       "examples/hca-bind/acet.pqr"},
+      {"examples/hca-bind/complex.pqr", "examples/hca-bind/hca.pqr", "examples/hca-bind/acet.pqr"},
       {"examples/pka-lig/bx6_7_bin_apbs.pqr", "examples/pka-lig/bx6_7_apo_apbs.pqr",
        "examples/pka-lig/bx6_7_lig_apbs.pqr"},
       {"examples/FKBP/1d7h-dmso-complex.pqr", "examples/FKBP/1d7h-min.pqr",
@@ -202,8 +204,8 @@ TEST(ApbsCorpus, ComplexesAreTheSumOfTheirParts) {
     EXPECT_NEAR(complex.total_charge(), a.total_charge() + b.total_charge(), 1e-9);
   }
   EXPECT_NEAR(read_apbs("examples/actin-dimer/complex.pqr").total_charge(), -24.0, 1e-9);
-  EXPECT_NEAR(read_apbs("examples/bem-binding-energy/test_proteins/1d30.pqr").total_charge(),
-              -20.0, 1e-9);
+  EXPECT_NEAR(read_apbs("examples/bem-binding-energy/test_proteins/1d30.pqr").total_charge(), -20.0,
+              1e-9);
 }
 
 TEST(ApbsCorpus, SpotChecksOfExactValues) {

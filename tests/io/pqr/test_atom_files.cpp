@@ -113,8 +113,8 @@ TEST(ReadAtoms, WhitespaceFile) {
   EXPECT_TRUE(system.atoms[6].hetatm);
   EXPECT_DOUBLE_EQ(system.atoms[6].position[2], 1.0e-5);
   EXPECT_EQ(system.atoms[8].serial, 9);
-  EXPECT_DOUBLE_EQ(system.total_charge(), 0.1 - 0.2 + 2.0 - 0.834 + 0.417 + 0.0 + 0.0 + 0.0 -
-                                              0.117);
+  EXPECT_DOUBLE_EQ(system.total_charge(),
+                   0.1 - 0.2 + 2.0 - 0.834 + 0.417 + 0.0 + 0.0 + 0.0 - 0.117);
 }
 
 TEST(ReadAtoms, CrlfFile) {
@@ -288,8 +288,8 @@ TEST(ReadAtomsGzip, XyzqGz) {
 TEST(ReadAtomsGzip, MalformedLineInGzNamesTheLine) {
   ScratchDir dir;
   const std::string path = dir.file("bad.pqr.gz");
-  write_bytes(path, gzip_bytes("REMARK\nATOM 1 N ALA 1 1 2 3 0.5 1.5\nATOM 2 N ALA 1 1 2 3 nan 1\n",
-                               dir));
+  write_bytes(
+      path, gzip_bytes("REMARK\nATOM 1 N ALA 1 1 2 3 0.5 1.5\nATOM 2 N ALA 1 1 2 3 nan 1\n", dir));
   expect_input_error([&] { (void)dcs::io::read_atoms(path); }, path, 3,
                      {"charge 'nan' is not a finite number"});
 }

@@ -66,8 +66,9 @@ TEST(LineBound, DevZeroNamedPqrFailsFast) {
 
 TEST(LineBound, UnknownRecordTypesAreCountedInBoundedMemory) {
   std::string text = kAtom;
-  for (int i = 0; i < 200; ++i) text += "XY" + std::string(1, static_cast<char>('A' + i % 26)) +
-                                        std::string(1, static_cast<char>('A' + i / 26)) + " 1\n";
+  for (int i = 0; i < 200; ++i)
+    text += "XY" + std::string(1, static_cast<char>('A' + i % 26)) +
+            std::string(1, static_cast<char>('A' + i / 26)) + " 1\n";
   LogCapture log;
   EXPECT_EQ(pqr_from_text(text).size(), 1u);
   const std::string warnings = log.text();
@@ -143,8 +144,8 @@ TEST(SamePassChecksum, OpeningAFifoWithoutWriterIsInterruptible) {
 
 std::string pdb_line(int serial, double occupancy, double b_factor) {
   char line[100];
-  std::snprintf(line, sizeof line, "ATOM  %5d  CA  ALA A%4d    %8.3f%8.3f%8.3f%6.2f%6.2f\n",
-                serial, serial, 1.5 * serial, 2.0, -3.0, occupancy, b_factor);
+  std::snprintf(line, sizeof line, "ATOM  %5d  CA  ALA A%4d    %8.3f%8.3f%8.3f%6.2f%6.2f\n", serial,
+                serial, 1.5 * serial, 2.0, -3.0, occupancy, b_factor);
   return line;
 }
 
@@ -158,8 +159,10 @@ TEST(PdbCheck, APdbFileNamedPqrIsRefusedUnlessTheChargesAreMeant) {
                      {"looks like a PDB file", "pdb2pqr", "--charges-as-given"});
   expect_input_error([&] { (void)io::read_models(path); }, path, 0, {"looks like a PDB file"});
   EXPECT_EQ(io::read_atoms(path, io::ReadOptions{.charges_as_given = true}).size(), 40u);
-  EXPECT_EQ(io::read_models(path, io::ModelCheck::kStructure,
-                            io::ReadOptions{.charges_as_given = true}).size(), 1u);
+  EXPECT_EQ(
+      io::read_models(path, io::ModelCheck::kStructure, io::ReadOptions{.charges_as_given = true})
+          .size(),
+      1u);
 }
 
 TEST(PdbCheck, ANmrPdbFileWithZeroBFactorsIsRefused) {
@@ -173,8 +176,8 @@ TEST(PdbCheck, ANmrPdbFileWithZeroBFactorsIsRefused) {
 
 TEST(PdbCheck, RealPdbFilesOfApbsDataAreRefused) {
   ScratchDir dir;
-  for (const char* name : {"examples/ion-protein/UHBD/small491.pdb",
-                           "examples/actin-dimer/UHBD/prot3.pdb"}) {
+  for (const char* name :
+       {"examples/ion-protein/UHBD/small491.pdb", "examples/actin-dimer/UHBD/prot3.pdb"}) {
     const std::string source = std::string(DCS_APBS_DATA_DIR) + "/" + name;
     if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " missing (apbs-data)";
     const std::string path = dir.file(std::filesystem::path(name).stem().string() + ".pqr");
@@ -205,8 +208,8 @@ TEST(PdbCheck, SmallOrPlausibleUnitChargesAreAccepted) {
 TEST(NewcomerMessages, AMissingRadiusIsAMissingFieldNotANegativeRadius) {
   expect_input_error([] { pqr_from_text("ATOM 1 N ALA 1 1.0 2.0 3.0 -0.3\n"); }, "test.pqr", 1,
                      {"too few fields: found 8 after ATOM"});
-  expect_input_error([] { pqr_from_text("ATOM 1 N ALA 1 1.0 2.0 3.0 -0.3 -1.5\n"); }, "test.pqr",
-                     1, {"negative radius"});
+  expect_input_error([] { pqr_from_text("ATOM 1 N ALA 1 1.0 2.0 3.0 -0.3 -1.5\n"); }, "test.pqr", 1,
+                     {"negative radius"});
 }
 
 }  // namespace

@@ -30,19 +30,19 @@ std::vector<dcs::System> models_from_text(const std::string& text,
 
 // Three models of one ion pair, moved along z; line numbers are those of the comments.
 const char* const kEnsemble =
-    "REMARK ensemble\n"                                                          // 1
-    "MODEL        1\n"                                                           // 2
-    "ATOM      1  NA  ION     1       0.000   0.000   0.000  1.0000 1.1000\n"    // 3
-    "ATOM      2  CL  ION     2       3.000   0.000   0.000 -1.0000 1.7000\n"    // 4
-    "ENDMDL\n"                                                                   // 5
-    "MODEL        2\n"                                                           // 6
-    "ATOM      1  NA  ION     1       0.000   0.000   0.500  0.5000 1.1000\n"    // 7
-    "ATOM      2  CL  ION     2       3.000   0.000   0.500 -1.0000 1.7000\n"    // 8
-    "ENDMDL\n"                                                                   // 9
-    "MODEL        3\n"                                                           // 10
-    "ATOM      1  NA  ION     1       0.000   0.000   1.000  1.0000 1.1000\n"    // 11
-    "ATOM      2  CL  ION     2       3.000   0.000   1.000 -0.5000 1.7000\n"    // 12
-    "ENDMDL\n"                                                                   // 13
+    "REMARK ensemble\n"                                                        // 1
+    "MODEL        1\n"                                                         // 2
+    "ATOM      1  NA  ION     1       0.000   0.000   0.000  1.0000 1.1000\n"  // 3
+    "ATOM      2  CL  ION     2       3.000   0.000   0.000 -1.0000 1.7000\n"  // 4
+    "ENDMDL\n"                                                                 // 5
+    "MODEL        2\n"                                                         // 6
+    "ATOM      1  NA  ION     1       0.000   0.000   0.500  0.5000 1.1000\n"  // 7
+    "ATOM      2  CL  ION     2       3.000   0.000   0.500 -1.0000 1.7000\n"  // 8
+    "ENDMDL\n"                                                                 // 9
+    "MODEL        3\n"                                                         // 10
+    "ATOM      1  NA  ION     1       0.000   0.000   1.000  1.0000 1.1000\n"  // 11
+    "ATOM      2  CL  ION     2       3.000   0.000   1.000 -0.5000 1.7000\n"  // 12
+    "ENDMDL\n"                                                                 // 13
     "END\n";
 
 TEST(PqrModels, EveryModelWithItsNumber) {
@@ -79,8 +79,8 @@ TEST(PqrModels, NumbersComeFromTheModelRecordOrTheOrdinal) {
 }
 
 TEST(PqrModels, AFileWithoutModelRecordsIsOneModel) {
-  const std::vector<dcs::System> models =
-      models_from_text("REMARK x\nATOM 1 NA ION 1 0 0 0 1 1\nATOM 2 CL ION 2 3 0 0 -1 1\nTER\nEND\n");
+  const std::vector<dcs::System> models = models_from_text(
+      "REMARK x\nATOM 1 NA ION 1 0 0 0 1 1\nATOM 2 CL ION 2 3 0 0 -1 1\nTER\nEND\n");
   ASSERT_EQ(models.size(), 1u);
   EXPECT_EQ(models[0].model, 1);
   EXPECT_EQ(models[0].model_count, 1u);
@@ -132,35 +132,49 @@ TEST_P(PqrModelStructure, IsAnInputErrorNamingTheLine) {
 
 const StructureCase kStructureCases[] = {
     {"model_inside_model",
-     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nMODEL 2\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n", 3,
+     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nMODEL 2\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n",
+     3,
      {"MODEL record inside model 1", "line 1", "ENDMDL is missing"}},
     {"endmdl_without_model", "ATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\n", 2, {"ENDMDL without MODEL"}},
     {"second_endmdl",
-     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nENDMDL\n", 4,
+     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nENDMDL\n",
+     4,
      {"ENDMDL without MODEL", "previous model ended at line 3"}},
     {"atoms_between_models",
-     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nHETATM 2 CL ION 2 3 0 0 -1 1\nMODEL 2\n", 4,
+     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nHETATM 2 CL ION 2 3 0 0 -1 1\nMODEL 2\n",
+     4,
      {"HETATM record between ENDMDL (line 3) and the next MODEL"}},
     {"atoms_before_the_first_model",
-     "REMARK\nATOM 1 NA ION 1 0 0 0 1 1\nMODEL 1\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n", 2,
+     "REMARK\nATOM 1 NA ION 1 0 0 0 1 1\nMODEL 1\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n",
+     2,
      {"before the first MODEL (line 3)"}},
-    {"empty_model", "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL 2\nENDMDL\n", 5,
+    {"empty_model",
+     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL 2\nENDMDL\n",
+     5,
      {"model 2 (MODEL at line 4) has no ATOM or HETATM records"}},
     {"number_used_twice",
-     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL 1\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n", 4,
+     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL 1\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n",
+     4,
      {"model 1 appears twice", "line 1"}},
     {"ordinal_collides_with_a_number",
-     "MODEL 2\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n", 4,
+     "MODEL 2\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n",
+     4,
      {"model 2 appears twice"}},
-    {"bad_serial", "MODEL one\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\n", 1,
+    {"bad_serial",
+     "MODEL one\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\n",
+     1,
      {"MODEL serial number 'one' is not a non-negative integer"}},
-    {"negative_serial", "MODEL -3\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\n", 1,
+    {"negative_serial",
+     "MODEL -3\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\n",
+     1,
      {"'-3' is not a non-negative integer"}},
     {"file_ends_inside_a_model",
-     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL 2\nATOM 1 NA ION 1 0 0 1 1 1\n", 4,
+     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL 2\nATOM 1 NA ION 1 0 0 1 1 1\n",
+     4,
      {"model 2 has no ENDMDL", "truncated"}},
     {"malformed_atom_in_a_later_model",
-     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL 2\nATOM 1 NA ION 1 0 0 1 1\nENDMDL\n", 5,
+     "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL 2\nATOM 1 NA ION 1 0 0 1 1\nENDMDL\n",
+     5,
      {"too few fields"}},
     {"no_atoms", "REMARK nothing\nEND\n", 0, {"no ATOM or HETATM records"}},
     {"empty", "", 0, {"empty file"}},
@@ -176,33 +190,38 @@ class PqrModelDifferences : public ::testing::TestWithParam<StructureCase> {};
 TEST_P(PqrModelDifferences, AreRefusedForTheAverageOnlyAtTheFirstDifference) {
   const StructureCase& c = GetParam();
   EXPECT_NO_THROW((void)models_from_text(c.text, ModelCheck::kStructure)) << c.label;
-  expect_error_at([&] { (void)models_from_text(c.text, ModelCheck::kSameAtoms); }, c.line,
-                  c.parts);
+  expect_error_at([&] { (void)models_from_text(c.text, ModelCheck::kSameAtoms); }, c.line, c.parts);
 }
 
 const StructureCase kDifferenceCases[] = {
     {"fewer_atoms",
      "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nATOM 2 CL ION 2 3 0 0 -1 1\nENDMDL\n"
      "MODEL 2\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n",
-     7, {"model 2 ends after 1 atoms but model 1 has 2", "--models average"}},
+     7,
+     {"model 2 ends after 1 atoms but model 1 has 2", "--models average"}},
     {"more_atoms",
      "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\n"
      "MODEL 2\nATOM 1 NA ION 1 0 0 1 1 1\nATOM 2 CL ION 2 3 0 0 -1 1\nENDMDL\n",
-     6, {"model 2 has more atoms than model 1 (1)"}},
+     6,
+     {"model 2 has more atoms than model 1 (1)"}},
     {"other_name",
      "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nATOM 2 CL ION 2 3 0 0 -1 1\nENDMDL\n"
      "MODEL 2\nATOM 1 NA ION 1 0 0 1 1 1\nATOM 2 BR ION 2 3 0 0 -1 1\nENDMDL\n",
-     7, {"atom 2 of model 2 is 'BR ION 2'", "atom 2 of model 1 (line 3) is 'CL ION 2'"}},
+     7,
+     {"atom 2 of model 2 is 'BR ION 2'", "atom 2 of model 1 (line 3) is 'CL ION 2'"}},
     {"other_residue_name",
-     "MODEL 5\nATOM 1 N ALA 1 0 0 0 1 1\nENDMDL\nMODEL 9\nATOM 1 N GLY 1 0 0 0 1 1\nENDMDL\n", 5,
+     "MODEL 5\nATOM 1 N ALA 1 0 0 0 1 1\nENDMDL\nMODEL 9\nATOM 1 N GLY 1 0 0 0 1 1\nENDMDL\n",
+     5,
      {"atom 1 of model 9 is 'N GLY 1'", "model 5 (line 2) is 'N ALA 1'"}},
     {"other_residue_number",
-     "MODEL 1\nATOM 1 N ALA 1 0 0 0 1 1\nENDMDL\nMODEL 2\nATOM 1 N ALA 2 0 0 0 1 1\nENDMDL\n", 5,
+     "MODEL 1\nATOM 1 N ALA 1 0 0 0 1 1\nENDMDL\nMODEL 2\nATOM 1 N ALA 2 0 0 0 1 1\nENDMDL\n",
+     5,
      {"'N ALA 2'", "'N ALA 1'"}},
     {"third_model_differs",
      "MODEL 1\nATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nMODEL 2\nATOM 1 NA ION 1 0 0 1 1 1\nENDMDL\n"
      "MODEL 3\nATOM 1 K ION 1 0 0 2 1 1\nENDMDL\n",
-     8, {"atom 1 of model 3 is 'K ION 1'"}},
+     8,
+     {"atom 1 of model 3 is 'K ION 1'"}},
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, PqrModelDifferences, ::testing::ValuesIn(kDifferenceCases),
@@ -212,7 +231,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, PqrModelDifferences, ::testing::ValuesIn(kDiffer
 
 TEST(PqrModels, SameAtomsMayDifferInCoordinatesChargesSerialsAndChains) {
   const std::vector<dcs::System> models = models_from_text(
-      "MODEL 1\nATOM 1 N ALA A 1 0 0 0 0.5 1\nENDMDL\nMODEL 2\nATOM 7 N ALA B 1 4 5 6 -0.5 2\nENDMDL\n",
+      "MODEL 1\nATOM 1 N ALA A 1 0 0 0 0.5 1\nENDMDL\nMODEL 2\nATOM 7 N ALA B 1 4 5 6 -0.5 "
+      "2\nENDMDL\n",
       ModelCheck::kSameAtoms);
   ASSERT_EQ(models.size(), 2u);
   EXPECT_EQ(models[1].atoms[0].charge, -0.5);

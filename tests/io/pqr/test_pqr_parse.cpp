@@ -47,8 +47,8 @@ void expect_ids_of(const dcs::System& system, std::initializer_list<Ids> ids) {
 }
 
 /// `text` holds one atom with these values (x y z charge radius) and identification fields.
-dcs::Atom expect_one_atom(const std::string& text, const std::array<double, 5>& v,
-                          long long serial, const std::string& name, const std::string& res_name,
+dcs::Atom expect_one_atom(const std::string& text, const std::array<double, 5>& v, long long serial,
+                          const std::string& name, const std::string& res_name,
                           const std::string& chain, long long res_seq) {
   const dcs::System system = pqr_from_text(text);
   EXPECT_EQ(system.size(), 1u) << text;
@@ -73,16 +73,14 @@ TEST(PqrParse, WhitespaceDelimitedWithoutChain) {
 }
 
 TEST(PqrParse, WhitespaceDelimitedWithChain) {
-  const dcs::Atom atom = expect_one_atom(
-      "HETATM 3 ZN ZN2 B 101 7.0 8.0 9.0 2.0 1.1\n",
-      {7.0, 8.0, 9.0, 2.0, 1.1}, 3, "ZN", "ZN2", "B", 101);
+  const dcs::Atom atom = expect_one_atom("HETATM 3 ZN ZN2 B 101 7.0 8.0 9.0 2.0 1.1\n",
+                                         {7.0, 8.0, 9.0, 2.0, 1.1}, 3, "ZN", "ZN2", "B", 101);
   EXPECT_TRUE(atom.hetatm);
 }
 
 TEST(PqrParse, TabsAndMixedBlanks) {
-  expect_one_atom(
-      "ATOM\t2\tCA\tMET\tA\t1\t4.0\t5.0 \t6.0\t-0.2\t1.7\t \n",
-      {4.0, 5.0, 6.0, -0.2, 1.7}, 2, "CA", "MET", "A", 1);
+  expect_one_atom("ATOM\t2\tCA\tMET\tA\t1\t4.0\t5.0 \t6.0\t-0.2\t1.7\t \n",
+                  {4.0, 5.0, 6.0, -0.2, 1.7}, 2, "CA", "MET", "A", 1);
 }
 
 TEST(PqrParse, CrlfLineEndings) {
@@ -96,9 +94,8 @@ TEST(PqrParse, CrlfLineEndings) {
 }
 
 TEST(PqrParse, PdbToPqrFixedColumns) {
-  expect_one_atom(
-      "ATOM      5  CA  GLY A  17      11.104   6.134  -6.504  0.0247 1.9080\n",
-      {11.104, 6.134, -6.504, 0.0247, 1.908}, 5, "CA", "GLY", "A", 17);
+  expect_one_atom("ATOM      5  CA  GLY A  17      11.104   6.134  -6.504  0.0247 1.9080\n",
+                  {11.104, 6.134, -6.504, 0.0247, 1.908}, 5, "CA", "GLY", "A", 17);
 }
 
 TEST(PqrParse, CoordinatesFusedByMinusSign) {
@@ -114,9 +111,8 @@ TEST(PqrParse, CoordinatesFusedByMinusSign) {
 }
 
 TEST(PqrParse, ChargeFusedWithCoordinateByMinusSign) {
-  expect_one_atom(
-      "ATOM      7  NE  ARG B  -1       3.000  -4.000  12.345-10.0000 1.5000\n",
-      {3.0, -4.0, 12.345, -10.0, 1.5}, 7, "NE", "ARG", "B", -1);
+  expect_one_atom("ATOM      7  NE  ARG B  -1       3.000  -4.000  12.345-10.0000 1.5000\n",
+                  {3.0, -4.0, 12.345, -10.0, 1.5}, 7, "NE", "ARG", "B", -1);
 }
 
 TEST(PqrParse, ChargeFusedWithRadiusWithoutSign) {
@@ -130,9 +126,8 @@ TEST(PqrParse, ChargeFusedWithRadiusWithoutSign) {
 }
 
 TEST(PqrParse, CoordinatesOfThousandsFusedWithoutSign) {
-  expect_one_atom(
-      "ATOM      5 HH11 ARG B  -1    -123.5001000.2502000.500  0.2500 1.0000\n",
-      {-123.5, 1000.25, 2000.5, 0.25, 1.0}, 5, "HH11", "ARG", "B", -1);
+  expect_one_atom("ATOM      5 HH11 ARG B  -1    -123.5001000.2502000.500  0.2500 1.0000\n",
+                  {-123.5, 1000.25, 2000.5, 0.25, 1.0}, 5, "HH11", "ARG", "B", -1);
 }
 
 TEST(PqrParse, ExponentsAreNotSplit) {
@@ -263,15 +258,14 @@ TEST(PqrParse, OnlyTheFirstModelIsReadAndTheRestIsReported) {
   const std::string logged = capture.text();
   EXPECT_NE(logged.find("models.pqr"), std::string::npos) << logged;
   EXPECT_NE(logged.find("first model (2 atoms)"), std::string::npos) << logged;
-  EXPECT_NE(logged.find("ignored 3 ATOM/HETATM record(s) in 2 later model(s)"),
-            std::string::npos)
+  EXPECT_NE(logged.find("ignored 3 ATOM/HETATM record(s) in 2 later model(s)"), std::string::npos)
       << logged;
 }
 
 TEST(PqrParse, AtomsAfterEndmdlWithoutModelAreIgnored) {
   LogCapture capture;
-  const dcs::System system = pqr_from_text(
-      "ATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nATOM 1 NA ION 1 0 0 5 1 1\n", "endmdl.pqr");
+  const dcs::System system =
+      pqr_from_text("ATOM 1 NA ION 1 0 0 0 1 1\nENDMDL\nATOM 1 NA ION 1 0 0 5 1 1\n", "endmdl.pqr");
   ASSERT_EQ(system.size(), 1u);
   EXPECT_NE(capture.text().find("ignored 1 ATOM/HETATM record(s) in 1 later model(s)"),
             std::string::npos)
@@ -319,58 +313,97 @@ TEST_P(PqrMalformed, ThrowsInputErrorWithLineAndReason) {
 }
 
 const MalformedCase kMalformed[] = {
-    {"non_numeric_x", "ATOM 1 N ALA 1 abc 2.0 3.0 0.5 1.5\n", 1,
+    {"non_numeric_x",
+     "ATOM 1 N ALA 1 abc 2.0 3.0 0.5 1.5\n",
+     1,
      {"x coordinate 'abc' is not a number"}},
     {"non_numeric_y_fixed",
-     "REMARK\nATOM      1  N   ALA     1       1.000   2.0o0   3.000 -0.4157 1.8240\n", 2,
+     "REMARK\nATOM      1  N   ALA     1       1.000   2.0o0   3.000 -0.4157 1.8240\n",
+     2,
      {"y coordinate '2.0o0' is not a number"}},
-    {"non_numeric_z", "ATOM 1 N ALA 1 1.0 2.0 3.0.0 0.5 1.5\n", 1,
+    {"non_numeric_z",
+     "ATOM 1 N ALA 1 1.0 2.0 3.0.0 0.5 1.5\n",
+     1,
      {"z coordinate '3.0.0' is not a number"}},
-    {"non_numeric_charge", "ATOM 1 N ALA 1 1.0 2.0 3.0 0.59x3 1.5\n", 1,
+    {"non_numeric_charge",
+     "ATOM 1 N ALA 1 1.0 2.0 3.0 0.59x3 1.5\n",
+     1,
      {"charge '0.59x3' is not a number"}},
-    {"non_numeric_radius", "ATOM 1 N ALA 1 1.0 2.0 3.0 0.5 big\n", 1,
+    {"non_numeric_radius",
+     "ATOM 1 N ALA 1 1.0 2.0 3.0 0.5 big\n",
+     1,
      {"radius 'big' is not a number"}},
     {"pdb_line_with_element",
-     "ATOM      1  N   ALA A   1      11.104   6.134  -6.504  1.00  0.00           N\n", 1,
+     "ATOM      1  N   ALA A   1      11.104   6.134  -6.504  1.00  0.00           N\n",
+     1,
      {"radius 'N' is not a number"}},
-    {"text_fused_to_number", "ATOM 1 N ALA 1 1.0-abc 2.0 3.0 0.5 1.5\n", 1,
+    {"text_fused_to_number",
+     "ATOM 1 N ALA 1 1.0-abc 2.0 3.0 0.5 1.5\n",
+     1,
      {"'1.0-abc' is not a number"}},
-    {"nan_charge", "ATOM 1 N ALA 1 1.0 2.0 3.0 nan 1.5\n", 1,
+    {"nan_charge",
+     "ATOM 1 N ALA 1 1.0 2.0 3.0 nan 1.5\n",
+     1,
      {"charge 'nan' is not a finite number"}},
-    {"nan_radius", "ATOM 1 N ALA 1 1.0 2.0 3.0 0.5 NaN\n", 1,
+    {"nan_radius",
+     "ATOM 1 N ALA 1 1.0 2.0 3.0 0.5 NaN\n",
+     1,
      {"radius 'NaN' is not a finite number"}},
-    {"inf_x", "ATOM 1 N ALA 1 inf 2.0 3.0 0.5 1.5\n", 1,
+    {"inf_x",
+     "ATOM 1 N ALA 1 inf 2.0 3.0 0.5 1.5\n",
+     1,
      {"x coordinate 'inf' is not a finite number"}},
-    {"minus_infinity_y", "ATOM 1 N ALA 1 1.0 -infinity 3.0 0.5 1.5\n", 1,
+    {"minus_infinity_y",
+     "ATOM 1 N ALA 1 1.0 -infinity 3.0 0.5 1.5\n",
+     1,
      {"y coordinate '-infinity' is not a finite number"}},
-    {"overflow_z", "ATOM 1 N ALA 1 1.0 2.0 1e999 0.5 1.5\n", 1,
+    {"overflow_z",
+     "ATOM 1 N ALA 1 1.0 2.0 1e999 0.5 1.5\n",
+     1,
      {"z coordinate '1e999' is not a finite number"}},
-    {"missing_radius", "ATOM 1 N ALA 1 1.0 2.0 3.0 0.5\n", 1,
+    {"missing_radius",
+     "ATOM 1 N ALA 1 1.0 2.0 3.0 0.5\n",
+     1,
      {"too few fields", "found 8", "serial name resName [chainID] resSeq x y z charge radius"}},
     {"record_only", "REMARK\n\nATOM\n", 3, {"too few fields", "found 0"}},
-    {"missing_coordinate_with_chain", "ATOM 1 N ALA A 2.0 3.0 0.5 1.5\n", 1,
+    {"missing_coordinate_with_chain",
+     "ATOM 1 N ALA A 2.0 3.0 0.5 1.5\n",
+     1,
      {"too few fields", "found 8"}},
-    {"missing_residue_fields", "ATOM 1 N 1.0 2.0 3.0 0.5 1.5 2.0\n", 1,
+    {"missing_residue_fields",
+     "ATOM 1 N 1.0 2.0 3.0 0.5 1.5 2.0\n",
+     1,
      {"too few fields", "found 8"}},
-    {"too_many_fields", "ATOM 1 N ALA A 1 9.0 1.0 2.0 3.0 0.5 1.5\n", 1,
+    {"too_many_fields",
+     "ATOM 1 N ALA A 1 9.0 1.0 2.0 3.0 0.5 1.5\n",
+     1,
      {"too many fields before the coordinates", "found 6", "'9.0'"}},
-    {"negative_radius", "ATOM 1 N ALA 1 1.0 2.0 3.0 0.5 -1.5\n", 1,
-     {"negative radius '-1.5'"}},
-    {"negative_radius_fused", "ATOM      1  N   ALA     1       1.000   2.000   3.000-0.4157-1.8240\n",
-     1, {"negative radius '-1.824'"}},
+    {"negative_radius", "ATOM 1 N ALA 1 1.0 2.0 3.0 0.5 -1.5\n", 1, {"negative radius '-1.5'"}},
+    {"negative_radius_fused",
+     "ATOM      1  N   ALA     1       1.000   2.000   3.000-0.4157-1.8240\n",
+     1,
+     {"negative radius '-1.824'"}},
     {"bad_serial", "ATOM X1 N ALA 1 1 2 3 0.5 1.5\n", 1, {"serial number 'X1' is not an integer"}},
-    {"bad_residue_number", "ATOM 1 N ALA A B 1 2 3 0.5 1.5\n", 1,
+    {"bad_residue_number",
+     "ATOM 1 N ALA A B 1 2 3 0.5 1.5\n",
+     1,
      {"residue number 'B' is not an integer"}},
-    {"not_a_record", "REMARK ok\nATOM 1 N ALA 1 1 2 3 0.5 1.5\n1.0 2.0 3.0 0.5\n", 3,
+    {"not_a_record",
+     "REMARK ok\nATOM 1 N ALA 1 1 2 3 0.5 1.5\n1.0 2.0 3.0 0.5\n",
+     3,
      {"not a PDB record", "'1.0'"}},
     {"comment_line", "# comment\nATOM 1 N ALA 1 1 2 3 0.5 1.5\n", 1, {"not a PDB record", "'#'"}},
     {"line_numbers_count_blank_and_crlf_lines",
-     "REMARK\r\n\r\n\r\nATOM 1 N ALA 1 1 2 3 0.5 1.5\r\nATOM 2 N ALA 1 1 2 x 0.5 1.5\r\n", 5,
+     "REMARK\r\n\r\n\r\nATOM 1 N ALA 1 1 2 3 0.5 1.5\r\nATOM 2 N ALA 1 1 2 x 0.5 1.5\r\n",
+     5,
      {"z coordinate 'x'"}},
-    {"binary_garbage_is_quoted_safely", "ATOM 1 N ALA 1 1 2 \x01\x02\xff 0.5 1.5\n", 1,
+    {"binary_garbage_is_quoted_safely",
+     "ATOM 1 N ALA 1 1 2 \x01\x02\xff 0.5 1.5\n",
+     1,
      {"z coordinate '\?\?\?' is not a number"}},
     {"malformed_atom_in_ignored_model",
-     "MODEL 1\nATOM 1 N ALA 1 1 2 3 0.5 1.5\nENDMDL\nMODEL 2\nATOM 1 N ALA 1 1 2 3 0.5\n", 5,
+     "MODEL 1\nATOM 1 N ALA 1 1 2 3 0.5 1.5\nENDMDL\nMODEL 2\nATOM 1 N ALA 1 1 2 3 0.5\n",
+     5,
      {"too few fields"}},
     {"empty_file", "", 0, {"empty file"}},
     {"blank_file", "\n  \n\t\r\n", 0, {"empty file"}},

@@ -35,16 +35,19 @@ std::string gzip_of(const std::string& text, int level = 9) {
   return out;
 }
 
-const std::string kAtom1 = "ATOM      1  N   ALA A   1       1.000   2.000   3.000  0.5000 1.8240\n";
-const std::string kAtom2 = "ATOM      2  CA  ALA A   1       2.000   2.000   3.000 -0.5000 1.9080\n";
+const std::string kAtom1 =
+    "ATOM      1  N   ALA A   1       1.000   2.000   3.000  0.5000 1.8240\n";
+const std::string kAtom2 =
+    "ATOM      2  CA  ALA A   1       2.000   2.000   3.000 -0.5000 1.9080\n";
 
 // --- limits ---------------------------------------------------------------------------------
 
 TEST(ReaderLimits, CoordinatesBeyondAMillionAngstromAreRefusedWithTheLine) {
   expect_input_error([] { pqr_from_text(kAtom1 + "ATOM 3 C ALA 1 1e30 0 0 0.1 1.0\n", "far.pqr"); },
                      "far.pqr", 2, {"x coordinate 1e+30", "outside the accepted"});
-  expect_input_error([] { pqr_from_text(kAtom1 + "ATOM 3 C ALA 1 0 0 -1000001 0.1 1.0\n", "z.pqr"); },
-                     "z.pqr", 2, {"z coordinate"});
+  expect_input_error(
+      [] { pqr_from_text(kAtom1 + "ATOM 3 C ALA 1 0 0 -1000001 0.1 1.0\n", "z.pqr"); }, "z.pqr", 2,
+      {"z coordinate"});
   expect_input_error([] { pqr_from_text("ATOM 3 C ALA 1 0 -1e308 0 0.1 1.0\n", "y.pqr"); }, "y.pqr",
                      1, {"y coordinate"});
   // The limit itself is accepted.
@@ -52,8 +55,9 @@ TEST(ReaderLimits, CoordinatesBeyondAMillionAngstromAreRefusedWithTheLine) {
 }
 
 TEST(ReaderLimits, ChargesAndRadiiBeyondTheLimitsAreRefused) {
-  expect_input_error([] { pqr_from_text(kAtom1 + kAtom2 + "ATOM 3 C ALA 1 0 0 0 1e38 1.0\n", "q.pqr"); },
-                     "q.pqr", 3, {"charge 1e+38"});
+  expect_input_error(
+      [] { pqr_from_text(kAtom1 + kAtom2 + "ATOM 3 C ALA 1 0 0 0 1e38 1.0\n", "q.pqr"); }, "q.pqr",
+      3, {"charge 1e+38"});
   expect_input_error([] { pqr_from_text("ATOM 3 C ALA 1 0 0 0 0.1 1e7\n", "r.pqr"); }, "r.pqr", 1,
                      {"radius"});
   expect_input_error([] { xyzq_from_text("0 0 0 1\n0 0 1e30 1\n", "p.xyzq"); }, "p.xyzq", 2,
@@ -65,12 +69,18 @@ TEST(ReaderLimits, ChargesAndRadiiBeyondTheLimitsAreRefused) {
 
 TEST(ReaderRecords, DamagedAtomRecordNamesAreErrorsNotSilentDrops) {
   expect_input_error(
-      [] { pqr_from_text(kAtom1 + "AT0M      2  CA  ALA A   1       2.000   2.000   3.000 -0.5000 1.9080\n",
-                         "flip.pqr"); },
+      [] {
+        pqr_from_text(
+            kAtom1 + "AT0M      2  CA  ALA A   1       2.000   2.000   3.000 -0.5000 1.9080\n",
+            "flip.pqr");
+      },
       "flip.pqr", 2, {"unknown record name 'AT0M'", "damaged ATOM or HETATM"});
   expect_input_error(
-      [] { pqr_from_text("HETATN    5  O   HOH     7      -1.000   0.500   2.000 -0.8340 1.7683\n" + kAtom1,
-                         "het.pqr"); },
+      [] {
+        pqr_from_text(
+            "HETATN    5  O   HOH     7      -1.000   0.500   2.000 -0.8340 1.7683\n" + kAtom1,
+            "het.pqr");
+      },
       "het.pqr", 1, {"'HETATN'"});
 }
 
@@ -81,7 +91,8 @@ TEST(ReaderRecords, UnknownRecordsAreCountedAndReportedOncePerType) {
                                       "unknown.pqr");
   EXPECT_EQ(system.size(), 2u);
   const std::string logged = capture.text();
-  EXPECT_NE(logged.find("unknown.pqr: ignored 3 record(s) of unknown type 'XYZ'"), std::string::npos)
+  EXPECT_NE(logged.find("unknown.pqr: ignored 3 record(s) of unknown type 'XYZ'"),
+            std::string::npos)
       << logged;
   EXPECT_NE(logged.find("ignored 1 record(s) of unknown type 'FOO'"), std::string::npos) << logged;
   EXPECT_EQ(logged.find("REMARK"), std::string::npos) << logged;
@@ -101,8 +112,9 @@ TEST(ReaderLineEndings, CrOnlyFilesAreReadLineByLine) {
   std::replace(bad.begin(), bad.end(), '\n', '\r');
   expect_input_error([&] { pqr_from_text(bad, "mac.pqr"); }, "mac.pqr", 2, {"'x'"});
   // Mixed endings: CRLF is one line end, not two.
-  expect_input_error([] { pqr_from_text(kAtom1 + "\r\n" + "ATOM 2 C ALA 1 x 0 0 0 1\r\n", "mix.pqr"); },
-                     "mix.pqr", 3, {"'x'"});
+  expect_input_error(
+      [] { pqr_from_text(kAtom1 + "\r\n" + "ATOM 2 C ALA 1 x 0 0 0 1\r\n", "mix.pqr"); }, "mix.pqr",
+      3, {"'x'"});
 }
 
 // --- gzip -----------------------------------------------------------------------------------
@@ -138,14 +150,12 @@ TEST(ReaderGzip, TruncatedMemberAfterAFullOneIsRefused) {
 // ASan this test fails on the old order.
 TEST(ReaderGzip, DataThatIsNotGzipIsRefusedWithoutLeakingZlibState) {
   ScratchDir dir;
-  for (const std::string& bytes : {std::string("\n\n"), std::string("\x1f"), std::string("\x1f\x8a"),
-                                   kAtom1}) {
+  for (const std::string& bytes :
+       {std::string("\n\n"), std::string("\x1f"), std::string("\x1f\x8a"), kAtom1}) {
     const std::string path = dir.file("not.pqr.gz");
     write_bytes(path, bytes);
-    expect_input_error([&] { (void)io::read_atoms(path); }, path, 0,
-                       {"not gzip-compressed data"});
-    expect_input_error([&] { (void)io::read_models(path); }, path, 0,
-                       {"not gzip-compressed data"});
+    expect_input_error([&] { (void)io::read_atoms(path); }, path, 0, {"not gzip-compressed data"});
+    expect_input_error([&] { (void)io::read_models(path); }, path, 0, {"not gzip-compressed data"});
   }
   // The bytes read for the check are still the start of the data.
   const std::string path = dir.file("ok.pqr.gz");
@@ -167,10 +177,12 @@ std::string remarks(std::size_t size) {
 }
 
 TEST(ReaderBlocks, ACrLfSplitByTheBlockBoundaryIsOneLineEnd) {
-  std::string text = remarks(kReaderBlock - 1) + "\r\n";  // '\r' is the last byte of the first block
+  std::string text =
+      remarks(kReaderBlock - 1) + "\r\n";  // '\r' is the last byte of the first block
   ASSERT_EQ(text[kReaderBlock - 1], '\r');
-  expect_input_error([&] { pqr_from_text(text + kAtom1 + "ATOM 2 C ALA 1 x 0 0 0 1\n", "split.pqr"); },
-                     "split.pqr", std::count(text.begin(), text.end(), '\n') + 2, {"'x'"});
+  expect_input_error(
+      [&] { pqr_from_text(text + kAtom1 + "ATOM 2 C ALA 1 x 0 0 0 1\n", "split.pqr"); },
+      "split.pqr", std::count(text.begin(), text.end(), '\n') + 2, {"'x'"});
   EXPECT_EQ(pqr_from_text(text + kAtom1 + kAtom2).size(), 2u);
 }
 
@@ -178,7 +190,8 @@ TEST(ReaderBlocks, AGzipMemberStartingOnTheLastByteOfAnInputBlockIsRead) {
   // A stored (level 0) first member of exactly kReaderBlock - 1 bytes: the second member's
   // first magic byte ends the first block of compressed input, its second starts the next.
   std::string first;
-  for (std::size_t n = kReaderBlock - 256; n < kReaderBlock && first.size() != kReaderBlock - 1; ++n) {
+  for (std::size_t n = kReaderBlock - 256; n < kReaderBlock && first.size() != kReaderBlock - 1;
+       ++n) {
     first = gzip_of(remarks(n - 1 - kAtom1.size()) + "\n" + kAtom1, 0);
   }
   ASSERT_EQ(first.size(), kReaderBlock - 1) << "no stored member of that size";
@@ -207,8 +220,9 @@ TEST(ReaderInterrupt, ARequestedInterruptStopsTheRead) {
         try {
           (void)io::read_atoms(path);
         } catch (const InterruptedError& error) {
-          std::_Exit(std::string(error.what()).find("interrupted while reading") != std::string::npos
-                         ? 42 : 1);
+          std::_Exit(
+              std::string(error.what()).find("interrupted while reading") != std::string::npos ? 42
+                                                                                               : 1);
         } catch (...) {
           std::_Exit(2);
         }

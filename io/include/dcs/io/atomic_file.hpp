@@ -4,8 +4,8 @@
 // ".<final name>.tmp.<host>.<pid>.<8 random hex digits>" (the final name cut to 180 bytes, the
 // host name to 40, characters other than letters, digits, '-' and '_' as '_'), and renames it
 // onto the final name only in commit(), after fsync. Until then the final name is untouched; if
-// the writer throws, the destructor removes the temporary. Because the temporary lives in the same directory, the rename is atomic
-// (same file system) and never copies data.
+// the writer throws, the destructor removes the temporary. Because the temporary lives in the same
+// directory, the rename is atomic (same file system) and never copies data.
 //
 // Interrupts. A process-wide registry records every live temporary. The application's SIGINT /
 // SIGTERM handler calls remove_pending_temporaries(), which only unlink()s the registered paths

@@ -41,7 +41,7 @@ struct BoxFacesCheck {
   /// Å to move every face outwards so that each falls under the limit, from the far-field
   /// decay |V| ~ 1/d^decay_power, d the distance from the molecule's centre to the face.
   double extra_padding = 0.0;
-  int decay_power = 1;  ///< 1: net charge (|Q| >= 0.5 e), 2: a neutral molecule (dipole)
+  int decay_power = 1;      ///< 1: net charge (|Q| >= 0.5 e), 2: a neutral molecule (dipole)
   double net_charge = 0.0;  ///< e
 };
 

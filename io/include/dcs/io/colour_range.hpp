@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "dcs/map.hpp"
 #include "dcs/io/watching_sink.hpp"
+#include "dcs/map.hpp"
 #include "dcs/map_sink.hpp"
 
 namespace dcs::io {

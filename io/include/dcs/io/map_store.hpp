@@ -58,12 +58,12 @@ struct ResumeKey {
 };
 
 struct MapStoreOptions {
-  int gzip_level = 0;            ///< 0: uncompressed; 1-9: shuffle + deflate
-  std::int64_t chunk_depth = 16; ///< z-planes per chunk (1..16); slabs of compressed maps must
-                                 ///< start and end on multiples of it (or at nz)
-  unsigned threads = 0;          ///< packing / compression threads (0: up to 8 hardware threads)
-  bool force = false;            ///< replace a file at the partial path that is not a dcs
-                                 ///< partial file (otherwise refused, see PartialLock::inspect())
+  int gzip_level = 0;             ///< 0: uncompressed; 1-9: shuffle + deflate
+  std::int64_t chunk_depth = 16;  ///< z-planes per chunk (1..16); slabs of compressed maps must
+                                  ///< start and end on multiples of it (or at nz)
+  unsigned threads = 0;           ///< packing / compression threads (0: up to 8 hardware threads)
+  bool force = false;             ///< replace a file at the partial path that is not a dcs
+                                  ///< partial file (otherwise refused, see PartialLock::inspect())
 };
 
 /// Upper bound of the size of the store's file for a map on `grid` with `atoms` atoms whose
@@ -179,7 +179,8 @@ class MapStore final : public SlabStore {
   /// physics attributes and `system`'s atoms; allocates /potential. Throws IoError.
   /// Takes the path with PartialLock::acquire(partial_path, false) first.
   static MapStore create(const std::string& partial_path, const MapMetadata& meta,
-                         const System& system, const ResumeKey& key, const MapStoreOptions& options);
+                         const System& system, const ResumeKey& key,
+                         const MapStoreOptions& options);
   /// create() on a path this run holds. A file there that is not dcs's (PartialKind::kForeign)
   /// is refused (IoError naming what it is) unless options.force. The store keeps the lock; on
   /// failure `lock` is left as it was (held).

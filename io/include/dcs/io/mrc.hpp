@@ -2,7 +2,8 @@
 // ParaView all read. Written as a stream: header, then z-slabs in order, then the header again
 // with the statistics; the file is complete under its final name or absent (AtomicFile).
 //
-// Header (1024 bytes, 256 little-endian 4-byte words; https://www.ccpem.ac.uk/mrc_format/mrc2014.php):
+// Header (1024 bytes, 256 little-endian 4-byte words;
+// https://www.ccpem.ac.uk/mrc_format/mrc2014.php):
 //   1-3   NX NY NZ         = nx ny nz (columns = x fastest, rows = y, sections = z)
 //   4     MODE             = 2 (float32)
 //   5-7   NXSTART..NZSTART = 0 0 0 (the position is in ORIGIN, words 50-52)

@@ -43,8 +43,8 @@
 namespace dcs::io {
 
 /// File-name endings read_atoms() understands (compared case-insensitively).
-inline constexpr std::array<std::string_view, 4> kAtomFileExtensions = {".pqr", ".pqr.gz",
-                                                                       ".xyzq", ".xyzq.gz"};
+inline constexpr std::array<std::string_view, 4> kAtomFileExtensions = {".pqr", ".pqr.gz", ".xyzq",
+                                                                        ".xyzq.gz"};
 
 /// The longest line the readers accept, in bytes without the line ending (a PQR line has about
 /// 80 characters; the bound is generous for free-format writers).
@@ -81,8 +81,7 @@ enum class ModelCheck {
 /// read_atoms() fills (the SHA-256 is the whole file's). Holds all models in memory at once.
 /// Throws as read_atoms() does, and InputError for a broken MODEL/ENDMDL structure (see
 /// pqr_models.cpp) and, with kSameAtoms, the first atom that differs from the first model's.
-std::vector<System> read_models(const std::string& path,
-                                ModelCheck check = ModelCheck::kStructure,
+std::vector<System> read_models(const std::string& path, ModelCheck check = ModelCheck::kStructure,
                                 const ReadOptions& options = {});
 
 /// parse_pqr()'s counterpart of read_models().

@@ -24,9 +24,9 @@ struct DeviceInfo {
   std::string name;
   int compute_major = 0, compute_minor = 0;
   int multiprocessors = 0;
-  int clock_khz = 0;               ///< SM clock
-  std::size_t memory_bytes = 0;    ///< total global memory
-  std::size_t free_bytes = 0;      ///< free global memory when queried
+  int clock_khz = 0;             ///< SM clock
+  std::size_t memory_bytes = 0;  ///< total global memory
+  std::size_t free_bytes = 0;    ///< free global memory when queried
   std::size_t l2_bytes = 0;
 };
 

@@ -34,8 +34,8 @@
 namespace dcs::pipeline {
 
 struct MapPlan {
-  std::int64_t step = 1;     ///< planes per slab (the last slab may be shorter)
-  std::size_t buffers = 2;   ///< host slab buffers in the pool
+  std::int64_t step = 1;             ///< planes per slab (the last slab may be shorter)
+  std::size_t buffers = 2;           ///< host slab buffers in the pool
   double checkpoint_seconds = 10.0;  ///< make written planes durable at least this often
 };
 
@@ -54,13 +54,13 @@ std::size_t plan_bytes(const GridSpec& grid, const MapPlan& plan);
 
 /// How the engine's time went.
 struct EngineReport {
-  std::vector<StatsAccum> plane_stats;  ///< per plane, in plane order
-  double wall_seconds = 0.0;            ///< first slab started to last slab written
-  double write_seconds = 0.0;           ///< writer busy in the store and the sinks
-  double writer_wait_seconds = 0.0;     ///< writer waiting for the next slab in z order
+  std::vector<StatsAccum> plane_stats;      ///< per plane, in plane order
+  double wall_seconds = 0.0;                ///< first slab started to last slab written
+  double write_seconds = 0.0;               ///< writer busy in the store and the sinks
+  double writer_wait_seconds = 0.0;         ///< writer waiting for the next slab in z order
   std::vector<double> worker_busy_seconds;  ///< per worker, inside compute_slab()
   std::size_t slabs_computed = 0;
-  std::size_t slabs_reused = 0;         ///< slabs a resumed run found done in the store
+  std::size_t slabs_reused = 0;  ///< slabs a resumed run found done in the store
   /// Busy time of all workers over wall time times workers (the GPU busy fraction).
   double busy_fraction() const;
 };
@@ -77,7 +77,6 @@ struct EngineReport {
 EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
                         const MapPlan& plan, io::SlabStore* store,
                         const std::vector<MapSink*>& sinks, ProgressSink* progress,
-                        const std::string& label, std::size_t atoms,
-                        SlabSource* source = nullptr);
+                        const std::string& label, std::size_t atoms, SlabSource* source = nullptr);
 
 }  // namespace dcs::pipeline

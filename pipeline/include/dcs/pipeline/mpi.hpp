@@ -11,7 +11,7 @@ struct MpiInfo {
   bool active = false;  ///< started by mpirun/srun in an MPI build: runs go through the ranks
   int rank = 0;
   int size = 1;
-  int local_rank = 0;   ///< among the ranks of this node (which GPU this rank uses)
+  int local_rank = 0;  ///< among the ranks of this node (which GPU this rank uses)
   int local_size = 1;
 };
 

@@ -32,8 +32,8 @@ enum class MpiSchedule {
 /// --device: which devices compute.
 struct DeviceRequest {
   enum class Kind { kAuto, kCpu, kCuda };
-  Kind kind = Kind::kAuto;     ///< kAuto: every usable GPU, else the CPU
-  std::vector<int> ordinals;   ///< kCuda: the GPUs named (empty: every visible GPU)
+  Kind kind = Kind::kAuto;    ///< kAuto: every usable GPU, else the CPU
+  std::vector<int> ordinals;  ///< kCuda: the GPUs named (empty: every visible GPU)
   bool operator==(const DeviceRequest&) const = default;
 };
 
@@ -52,44 +52,44 @@ struct RunConfig {
   /// --models each: all models on one grid placed around every model's atoms (true), or each
   /// on its own grid. A fully given grid (--origin, --spacing and --grid) is the same either way.
   bool common_model_grid = true;
-  std::string output;               ///< HDF5 path for a single input; empty: <stem>.h5
-  std::string output_dir;           ///< where default-named outputs go; empty: current directory
+  std::string output;      ///< HDF5 path for a single input; empty: <stem>.h5
+  std::string output_dir;  ///< where default-named outputs go; empty: current directory
   /// The names of default-named outputs (before the extension): "{stem}" (the input's name less
   /// its extensions) and "{parent}" (the name of its folder), e.g. "{parent}_{stem}"; empty:
   /// "{stem}". Checked by check_name_template.
   std::string name_template;
   bool write_hdf5 = true;
   bool write_dx = false;
-  std::string dx_path;              ///< explicit DX path (single input); empty: <stem>.dx
-  bool dx_gzip = false;             ///< default-named DX files get .dx.gz
-  bool write_mrc = false;           ///< also an MRC2014 map (streamed, float32)
-  std::string mrc_path;             ///< explicit MRC path (single input): .mrc, .map or .ccp4
-  int compression = 0;              ///< HDF5 gzip level 0..9 (with shuffle when > 0)
-  bool force = false;               ///< overwrite existing outputs
-  bool keep_going = false;          ///< batch: continue after an input fails
-  std::optional<Shard> shard;       ///< this task's share of the inputs; none: all of them
+  std::string dx_path;         ///< explicit DX path (single input); empty: <stem>.dx
+  bool dx_gzip = false;        ///< default-named DX files get .dx.gz
+  bool write_mrc = false;      ///< also an MRC2014 map (streamed, float32)
+  std::string mrc_path;        ///< explicit MRC path (single input): .mrc, .map or .ccp4
+  int compression = 0;         ///< HDF5 gzip level 0..9 (with shuffle when > 0)
+  bool force = false;          ///< overwrite existing outputs
+  bool keep_going = false;     ///< batch: continue after an input fails
+  std::optional<Shard> shard;  ///< this task's share of the inputs; none: all of them
   MpiSchedule mpi_schedule = MpiSchedule::kStatic;
-  bool resume = false;              ///< continue a partial map; skip complete outputs
-  bool wait_lock = false;           ///< wait for another run holding the partial file
-  bool null_output = false;         ///< benchmarks: compute and reduce every slab, write nothing
+  bool resume = false;       ///< continue a partial map; skip complete outputs
+  bool wait_lock = false;    ///< wait for another run holding the partial file
+  bool null_output = false;  ///< benchmarks: compute and reduce every slab, write nothing
   /// Host memory the pipeline may hold (bytes); none: half of the memory available now
   /// (cgroup limits included).
   std::optional<std::size_t> memory_limit;
-  double checkpoint_seconds = 10.0; ///< make written planes durable at least this often
+  double checkpoint_seconds = 10.0;  ///< make written planes durable at least this often
 
   GridRequest grid;
   Physics physics;
 
   DeviceRequest device;
   BackendOptions backend;
-  unsigned cpu_workers = 1;         ///< CPU backends side by side (threads split between them),
-                                    ///< to exercise multi-device scheduling without GPUs
+  unsigned cpu_workers = 1;  ///< CPU backends side by side (threads split between them),
+                             ///< to exercise multi-device scheduling without GPUs
 
   bool validate = false;
   std::optional<double> tolerance;  ///< relative to max|V|; default: the backend's
   std::size_t validate_points = 0;  ///< 0: all points of small grids, else a sample sized by cost
 
-  std::string command_line;         ///< stored in provenance
+  std::string command_line;  ///< stored in provenance
 };
 
 /// Throws UsageError for settings that contradict each other or their bounds (several inputs

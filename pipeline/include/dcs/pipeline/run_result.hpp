@@ -14,20 +14,20 @@ struct RunResult {
   long long model = -1;              ///< --models each: the model of `input` mapped; else -1
   std::vector<std::string> outputs;  ///< files written
   std::size_t atoms = 0;
-  MapMetadata metadata;              ///< grid, physics, stats, validation, provenance
-  double compute_seconds = 0.0;      ///< compute + statistics
-  double write_seconds = 0.0;        ///< all output files
-  double total_seconds = 0.0;        ///< read to last byte written
-  double evaluations = 0.0;          ///< atoms * grid points
-  double busy_fraction = 0.0;        ///< workers' time in compute over wall time
-  std::size_t workers = 0;           ///< devices (or CPU workers) used
+  MapMetadata metadata;          ///< grid, physics, stats, validation, provenance
+  double compute_seconds = 0.0;  ///< compute + statistics
+  double write_seconds = 0.0;    ///< all output files
+  double total_seconds = 0.0;    ///< read to last byte written
+  double evaluations = 0.0;      ///< atoms * grid points
+  double busy_fraction = 0.0;    ///< workers' time in compute over wall time
+  std::size_t workers = 0;       ///< devices (or CPU workers) used
   std::size_t slabs_computed = 0;
-  std::size_t slabs_reused = 0;      ///< found complete in a partial file (--resume)
-  bool skipped = false;              ///< --resume found the outputs complete
-  bool attempted = true;             ///< false: a batch stopped (failure) before this input
-  std::string error;                 ///< non-empty when this input failed
+  std::size_t slabs_reused = 0;  ///< found complete in a partial file (--resume)
+  bool skipped = false;          ///< --resume found the outputs complete
+  bool attempted = true;         ///< false: a batch stopped (failure) before this input
+  std::string error;             ///< non-empty when this input failed
   int exit_code = 0;
-  int rank = -1;                     ///< MPI batch: the rank that ran it (-1 without MPI)
+  int rank = -1;  ///< MPI batch: the rank that ran it (-1 without MPI)
 };
 
 }  // namespace dcs
