@@ -26,7 +26,7 @@
 #include "task_record.hpp"
 
 #ifdef DCS_HAVE_MPI
-#include "dcs/io/parallel_store.hpp"
+#include "dcs/io/rank_agreement.hpp"
 #endif
 
 namespace dcs::app {

@@ -8,7 +8,7 @@
 #ifdef DCS_HAVE_MPI
 #include <mpi.h>
 
-#include "dcs/io/parallel_store.hpp"
+#include "dcs/io/rank_agreement.hpp"
 #endif
 
 namespace dcs::pipeline {

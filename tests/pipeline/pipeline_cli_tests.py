@@ -7,6 +7,7 @@ mismatches, skipping complete outputs, compressed maps, DX-only runs, --output-d
 Usage: pipeline_cli_tests.py DCS_BINARY SOURCE_DIR CASE
 With DCS_TEST_DEVICE=cuda (the GPU machine) the runs use every GPU instead of CPU workers.
 """
+import glob
 import os
 import re
 import resource
@@ -46,9 +47,12 @@ BASE = ["--atoms", MOLECULE, "--grid", "200", "--device", DEVICE, "--threads", "
         "--memory-limit", "4M", "--checkpoint-interval", "0", "--no-progress"]
 if DEVICE == "cuda":
     # A GPU computes 2lzt on 200^3 in milliseconds: give the kills a run of about a second
-    # (200,000 atoms on 256^3, every GPU) and room for 16-plane slabs.
+    # (200,000 atoms per GPU on 256^3, every GPU) and room for 16-plane slabs.
+    # Counted without a child process: a CUDA context in a child would count in the RSS test's
+    # RUSAGE_CHILDREN peak.
+    GPUS = len(glob.glob("/proc/driver/nvidia/gpus/*"))
     HEAVY = os.path.join(tempfile.gettempdir(), f"dcs-heavy-{os.getpid()}.xyzq")
-    write_xyzq(HEAVY, 200_000)
+    write_xyzq(HEAVY, 200_000 * max(1, GPUS))
     BASE = ["--atoms", HEAVY, "--grid", "256", "--device", DEVICE, "--memory-limit", "64M",
             "--checkpoint-interval", "0", "--no-progress"]
 
@@ -82,7 +86,9 @@ def kill9_chain(tmp, extra=()):
     # The first run, killed; then resumed runs killed at later points; then one to completion.
     kills = 0
     reused = 0
-    for index, fraction in enumerate((0.25, 0.2, 0.3)):
+    # Later kills for the resumed runs: where slabs are few and fast (four on two H200s) the first
+    # kill may precede every checkpoint, a later one must not.
+    for index, fraction in enumerate((0.3, 0.45, 0.6)):
         delay = fraction * seconds
         code, err = kill_at(args + (["--resume"] if index else []), tmp, delay, signal.SIGKILL,
                             partial)
@@ -184,7 +190,9 @@ def memory_limit_too_small_is_refused(tmp):
 @case
 def resume_refuses_other_settings(tmp):
     args = BASE + ["-o", "out.h5"]
-    code, _ = kill_at(args, tmp, 0.05, signal.SIGKILL, os.path.join(tmp, "out.h5.partial"))
+    # Killed once slabs are being written (a partial still being created holds nothing to
+    # resume, and --resume then starts afresh whatever the settings).
+    code, _ = kill_at(args, tmp, 0.3, signal.SIGKILL, os.path.join(tmp, "out.h5.partial"))
     if code == 0:
         raise AssertionError("finished before the kill")
     proc = dcs(args + ["--resume", "--dielectric", "2"], tmp, expect=2)

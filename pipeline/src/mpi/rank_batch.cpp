@@ -10,7 +10,7 @@
 
 #include "../batch.hpp"
 #include "../map_job.hpp"
-#include "dcs/io/parallel_store.hpp"
+#include "dcs/io/rank_agreement.hpp"
 #include "dcs/log.hpp"
 #include "dcs/pipeline/mpi.hpp"
 #include "mpi_support.hpp"

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
-#include "dcs/io/parallel_store.hpp"
+#include "dcs/io/rank_agreement.hpp"
 #include "ranks.hpp"
 
 namespace dcs::pipeline {

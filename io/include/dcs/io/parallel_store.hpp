@@ -1,15 +1,7 @@
-// MPI ranks sharing one map (built with DCS_ENABLE_MPI): the collective agreement that keeps
-// every rank's view of success and failure the same, and the parallel store through which all
-// ranks write one map file with parallel HDF5.
-//
-// Agreement. A step that every rank takes (reading the atoms, creating the store, finishing it)
-// ends in agree(): each rank says what its step threw, if anything; when one rank failed, every
-// rank stops, the ranks that failed rethrow their own error and the others throw a RankFailure
-// naming the lowest failing rank and its message (an interrupt on some rank makes every rank
-// throw InterruptedError). No rank is ever left waiting in a collective call that the others
-// have abandoned, so `mpirun` sees every rank exit.
-//
-// The parallel store. Rank 0 creates the partial file with MapStore (dcs/io/map_store.hpp: the
+// MPI ranks sharing one map (built with DCS_ENABLE_MPI): the parallel store through which all
+// ranks write one map file with parallel HDF5; failures are agreed as dcs/io/rank_agreement.hpp
+// says.
+// Rank 0 creates the partial file with MapStore (dcs/io/map_store.hpp: the
 // layout, /resume, every chunk of /potential allocated) and closes it; every rank then opens it
 // through the MPI-IO driver with collective metadata operations and writes its slabs with
 // collective hyperslab writes, in rounds: in each round every rank writes at most one slab (an
@@ -34,34 +26,12 @@
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/io/map_store.hpp"
+#include "dcs/io/rank_agreement.hpp"
 #include "dcs/stats.hpp"
 
 namespace dcs::io {
 
 /// Another rank failed; what() names it and says what went wrong there.
-class RankFailure : public Error {
- public:
-  RankFailure(int rank, ExitCode code, const std::string& message)
-      : Error(message), rank_(rank), code_(code) {}
-  int rank() const noexcept { return rank_; }
-  ExitCode exit_code() const noexcept override { return code_; }
-
- private:
-  int rank_;
-  ExitCode code_;
-};
-
-/// Collective over `comm`: returns when no rank's step threw (`local` is null everywhere);
-/// otherwise rethrows `local` where it is set and throws RankFailure (InterruptedError when
-/// only interrupts happened) on the other ranks.
-void agree(MPI_Comm comm, std::exception_ptr local);
-
-/// Runs `step` on every rank of `comm` and agree()s on its outcome.
-void agree_on(MPI_Comm comm, const std::function<void()>& step);
-
-/// Collective: the per-rank strings of `comm`, in rank order, on every rank.
-std::vector<std::string> all_gather(MPI_Comm comm, const std::string& mine);
-
 class ParallelStore final : public SlabStore {
  public:
   /// Collective: opens the partial file `path` (made by MapStore::create, closed) on every rank
