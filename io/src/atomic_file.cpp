@@ -19,6 +19,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
+#include "fd_io.hpp"
 
 namespace dcs::io {
 namespace {
@@ -80,11 +81,6 @@ void unregister_temporary(int slot) noexcept {
   // (the remover runs right now in another thread) is left alone; the process is ending.
   expected = kRemoved;
   g_slots[slot].state.compare_exchange_strong(expected, kFree, std::memory_order_acq_rel);
-}
-
-std::string errno_text(int error) {
-  // EFBIG: past the file size limit (the application ignores SIGXFSZ to see this).
-  return error == EFBIG ? "file size limit (ulimit -f) reached" : std::strerror(error);
 }
 
 /// "dir" part of a path, "." when there is none.

@@ -27,6 +27,7 @@
 #include "dcs/io/map_store.hpp"
 #include "dcs/log.hpp"
 #include "dcs/parallel.hpp"
+#include "fd_io.hpp"
 #include "hdf5_support.hpp"
 #include "map_checks.hpp"
 
@@ -45,43 +46,8 @@ static_assert(std::endian::native == std::endian::little,
 constexpr std::int64_t kChunkEdge = h5::kStoreChunkEdge;
 constexpr std::size_t kStatFields = h5::kPlaneStatFields;
 
-std::string errno_text() {
-  // EFBIG: the write would pass RLIMIT_FSIZE (the application ignores SIGXFSZ to see this).
-  if (errno == EFBIG) return "file size limit (ulimit -f) reached";
-  return std::strerror(errno);
-}
-
 unsigned store_threads(unsigned requested) {
   return requested != 0 ? requested : std::min(8u, resolve_threads(0));
-}
-
-/// pwrite() all of it, retrying short writes and EINTR.
-void write_at(int fd, const void* data, std::size_t bytes, std::uint64_t offset,
-              const std::string& path) {
-  const auto* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::pwrite(fd, p, bytes, static_cast<off_t>(offset));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(fmt::format("error writing {}: {}", path, errno_text()));
-    }
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-    offset += static_cast<std::uint64_t>(n);
-  }
-}
-
-void read_at(int fd, void* data, std::size_t bytes, std::uint64_t offset, const std::string& path) {
-  auto* p = static_cast<char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::pread(fd, p, bytes, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw IoError(fmt::format("error reading {}: {}", path, n < 0 ? errno_text() : "short file"));
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-    offset += static_cast<std::uint64_t>(n);
-  }
 }
 
 /// Byte-shuffles `n` 4-byte elements (HDF5's shuffle filter: all first bytes, then all second
