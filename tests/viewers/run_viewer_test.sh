@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs a viewer test with the viewer venv's Python; exit 77 (CTest: skipped) with a clear message
 # when the venv is missing. CI always has it: scripts/setup.sh runs scripts/setup-viewers.sh.
-# ParaView's pvpython runs under xvfb-run (an X display for rendering, none needed on the host).
+# ParaView's pvpython runs with its own Xvfb (an X display for rendering, none needed on the host).
 python="$1"
 shift
 if [ ! -x "$python" ]; then
@@ -10,10 +10,31 @@ if [ ! -x "$python" ]; then
 fi
 case "$python" in
   *pvpython*)
-    if ! command -v xvfb-run >/dev/null; then
-      echo "SKIPPED: xvfb-run not found (Debian's xvfb); run scripts/setup-viewers.sh"
+    if ! command -v Xvfb >/dev/null; then
+      echo "SKIPPED: Xvfb not found (Debian's xvfb); run scripts/setup-viewers.sh"
       exit 77
     fi
-    exec xvfb-run -a "$python" "$@" ;;
+    # Xvfb picks a free display itself and says which when it is ready (-displayfd): tests run
+    # side by side never race for one, as xvfb-run -a's guess of :99 did under load.
+    fifo=$(mktemp -u)
+    mkfifo "$fifo"
+    Xvfb -displayfd 3 -screen 0 1280x1024x24 -nolisten tcp 3>"$fifo" 2>/dev/null &
+    xvfb=$!
+    read -r display <"$fifo"
+    rm -f "$fifo"
+    # A client that connects just after the server started is sometimes refused ("bad X server
+    # connection"); that, and only that, is tried again (at most three times).
+    log=$(mktemp)
+    for attempt in 1 2 3; do
+      DISPLAY=":$display" "$python" "$@" >"$log" 2>&1
+      status=$?
+      grep -q "bad X server connection" "$log" || break
+      sleep 1
+    done
+    cat "$log"
+    rm -f "$log"
+    kill "$xvfb" 2>/dev/null
+    wait "$xvfb" 2>/dev/null
+    exit "$status" ;;
 esac
 exec "$python" "$@"
