@@ -7,7 +7,8 @@
 # budget, which ASan's shadow memory and quarantine inflate by design (92 MiB for a 16 MiB plan);
 # likewise hostile.dev_zero_fails_fast_in_bounded_memory (a peak RSS bound) and
 # hostile.threads_that_cannot_start_give_a_clear_error (a 400 MiB address-space limit, which
-# ASan's shadow reservation alone exceeds).
+# ASan's shadow reservation alone exceeds), and install.prefix, which runs the installed binary
+# under strace (LeakSanitizer cannot work under ptrace).
 # CI runs this after scripts/run-tests.sh, which installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
