@@ -10,7 +10,10 @@
 #include <string>
 
 #include "dcs/physics.hpp"
-#include "dcs/run.hpp"
+#include "dcs/pipeline/devices.hpp"
+#include "dcs/pipeline/inputs.hpp"
+#include "dcs/pipeline/outputs.hpp"
+#include "dcs/pipeline/run_config.hpp"
 #include "fuzz_support.hpp"
 
 namespace {
@@ -57,14 +60,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       break;
     case 2:
       run_expecting("resolve_device", [&] {
-        const dcs::DeviceChoice choice = dcs::resolve_device(text, dcs::BackendOptions{});
+        const dcs::DeviceChoice choice =
+            dcs::resolve_device(dcs::parse_device(text), dcs::BackendOptions{});
         require(!choice.ordinals.empty(), "resolve_device: no device ordinals");
       });
       break;
     case 3:
       if (text != "slurm")
         run_expecting("shard_inputs", [&] {
-          const auto mine = dcs::shard_inputs({"a.pqr", "b.pqr", "c.pqr"}, text);
+          const auto mine = dcs::shard_inputs({"a.pqr", "b.pqr", "c.pqr"}, dcs::parse_shard(text));
           require(mine.size() <= 3, "shard_inputs: more inputs than given");
         });
       break;
