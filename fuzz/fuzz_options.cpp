@@ -5,7 +5,8 @@
 // again after "--atoms m.pqr" (most checks only run for a map run, which needs --atoms).
 // A parsed map run then goes through what run() does with the options before computing: the
 // grid placed around a small molecule (make_grid), --device, --shard and the default output
-// names. Expected: status 0 or 2 (usage error) and UsageError; status 1 means an unexpected
+// names. Expected: status 0, 2 (usage error) or 3 (an unreadable --atoms-from list) and
+// UsageError; status 1 means an unexpected
 // exception was caught in main_entry (a finding), as is anything escaping it.
 #include <cstddef>
 #include <cstdint>
@@ -52,8 +53,10 @@ void parse(std::vector<std::string> args) {
   run_expecting("main_entry", [&] {
     status = dcs::app::main_entry(static_cast<int>(args.size()), argv.data(), &config);
   });
-  require(status == 0 || status == 2, "main_entry(parse_only) returned " + std::to_string(status) +
-                                          " (1: it caught an unexpected exception)");
+  // 3: an --atoms-from list that cannot be read (the one file the command line reads itself).
+  require(status == 0 || status == 2 || status == 3, "main_entry(parse_only) returned " +
+                                                         std::to_string(status) +
+                                                         " (1: it caught an unexpected exception)");
   if (status != 0 || config.inputs.empty()) return;  // a usage error, help, or a subcommand
 
   run_expecting("make_grid", [&] {
