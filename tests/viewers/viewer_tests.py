@@ -469,13 +469,13 @@ def case_mrc_interrupted(ctx):
 def case_pymol(ctx):
     """PyMOL loads the MRC. Run with Debian's python3 (python3-pymol, python3-h5py)."""
     try:
-        import pymol
+        import pymol2  # an in-process instance; pymol.finish_launching() races its own thread
     except ImportError:
         print("SKIPPED: Debian's python3-pymol is not installed (scripts/setup-viewers.sh)")
         sys.exit(77)
-    from pymol import cmd
-
-    pymol.finish_launching(["pymol", "-qc"])
+    instance = pymol2.PyMOL()
+    instance.start()
+    cmd = instance.cmd
     # PyMOL rescales CCP4/MRC maps to mean 0, sigma 1 unless told not to (README says so too).
     cmd.set("normalize_ccp4_maps", 0)
     for h5 in (ctx.molecule_map(), ctx.noncubic_map()):
