@@ -20,6 +20,11 @@ packages+=(help2man dpkg-dev python3-matplotlib strace)
 [[ "${DCS_SLURM:-1}" == 0 ]] || packages+=(slurm-wlm munge)
 install_missing_debs setup "${packages[@]}"
 
+# chemfiles (trajectory and topology formats), built from its PyPI source distribution into
+# .deps/; the trajectory tests' MDAnalysis venv (tests/md; with DCS_NO_MD=1 those tests skip).
+bash scripts/setup-chemfiles.sh >&2
+[[ "${DCS_NO_MD:-0}" == 1 ]] || bash scripts/setup-md.sh >&2
+
 # The viewer tests' venv and PyMOL (tests/viewers; with DCS_NO_VIEWERS=1 those tests skip).
 [[ "${DCS_NO_VIEWERS:-0}" == 1 ]] || bash scripts/setup-viewers.sh >&2
 

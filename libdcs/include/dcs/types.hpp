@@ -20,6 +20,7 @@ struct Atom {
   std::string name;      ///< atom name, e.g. "CA"
   std::string res_name;  ///< residue name, e.g. "ALA"
   std::string chain;     ///< chain ID, empty when absent
+  std::string segment;   ///< segment ID (PSF segid, TPR molecule block), empty when absent
   long long res_seq = 0;
   bool hetatm = false;
 };
