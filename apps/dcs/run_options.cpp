@@ -14,8 +14,32 @@
 namespace dcs::app {
 namespace {
 
-const std::string g_io = "Input and output", g_grid = "Grid (Å)", g_phys = "Physics and units",
-                  g_comp = "Compute", g_val = "Validation";
+const std::string g_io = "Input and output", g_md = "MD trajectories", g_grid = "Grid (Å)",
+                  g_phys = "Physics and units", g_comp = "Compute", g_val = "Validation";
+
+void add_trajectory_options(CLI::App& app, RunOptions& o) {
+  TrajectoryRequest& t = o.trajectory;
+  app.add_option("--topology", t.topology,
+                 "Charges and atom names of an MD system: .psf (CHARMM/NAMD), .prmtop/.parm7 "
+                 "(AMBER), .tpr (GROMACS), .pqr")
+      ->group(g_md);
+  app.add_option("--trajectory", t.files,
+                 "Frames, read in order as one trajectory: .dcd, .xtc, .trr, .nc/.ncdf (AMBER "
+                 "NetCDF); the map is their mean (stdev, min, max in /trajectory)")
+      ->group(g_md);
+  app.add_option("--frames", o.frames,
+                 "Which frames: start:stop:step, 0-based, stop excluded, negative from the end "
+                 "(default all)")
+      ->group(g_md);
+  app.add_option("--select", t.select,
+                 "The atoms whose potential is mapped, e.g. \"segid PROA\" or \"protein and not "
+                 "resname HOH\" (README: selections); default all")
+      ->group(g_md);
+  app.add_option("--align", t.align,
+                 "Fit each frame onto the first frame's atoms of this selection (least squares) "
+                 "before mapping it, e.g. \"name CA\"")
+      ->group(g_md);
+}
 
 void add_io_options(CLI::App& app, RunOptions& o) {
   RunConfig& config = o.config;
@@ -201,6 +225,7 @@ constexpr unsigned kMaxThreadsPerHardwareThread = 4;
 
 void add_run_options(CLI::App& app, RunOptions& options) {
   add_io_options(app, options);
+  add_trajectory_options(app, options);
   add_grid_and_physics_options(app, options);
   add_compute_options(app, options);
 }
@@ -219,6 +244,14 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
   if (!o.atoms_from.empty()) {
     const std::vector<std::string> listed = read_atom_list(o.atoms_from);
     config.inputs.insert(config.inputs.end(), listed.begin(), listed.end());
+  }
+  const bool trajectory = app.count("--topology") + app.count("--trajectory") > 0;
+  for (const char* option : {"--frames", "--select", "--align"})
+    if (!trajectory && app.count(option) > 0)
+      throw UsageError(fmt::format("{} applies to --topology with --trajectory", option));
+  if (trajectory) {
+    config.trajectory = o.trajectory;
+    if (!o.frames.empty()) config.trajectory->frames = parse_frames(o.frames);
   }
   set_grid(app, o, config.grid);
   config.physics.unit = parse_unit(o.units);

@@ -28,7 +28,9 @@ struct RunOptions {
   std::string device = "auto";
   std::string shard;
   std::string mpi_schedule = "static";
-  std::string atoms_from;  ///< --atoms-from: a file listing atom files ("-": stdin)
+  std::string atoms_from;        ///< --atoms-from: a file listing atom files ("-": stdin)
+  TrajectoryRequest trajectory;  ///< --topology, --trajectory, --select, --align
+  std::string frames;            ///< --frames
 };
 
 /// Adds every option of a map run to `app` (groups: input and output, grid, physics, compute,

@@ -125,6 +125,15 @@ void print_summary(const RunResult& result) {
         v.passed ? "passed" : "FAILED", where, v.max_abs_error, unit, v.max_rel_error, v.tolerance,
         v.rms_error);
   }
+  if (result.frames > 0)
+    fmt::print(
+        "  frames    {} averaged ({} computed by this run, {:.2f} frames/s; reading and fitting "
+        "{:.3f} s; /trajectory holds stdev, min, max)\n",
+        result.frames, result.frames_computed,
+        result.compute_seconds > 0
+            ? static_cast<double>(result.frames_computed) / result.compute_seconds
+            : 0.0,
+        result.decode_seconds);
   fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,
              meta.provenance.device);
   // --resume: only the slabs computed now count towards the speed.

@@ -201,7 +201,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   StoreReader reader(store);
   complete_colour_range(sinks, reader, meta);
   check_box_faces(config, sinks, reader, meta);
-  store.finish(meta);
+  store.finish(meta, job.extras);
   store_finished = true;
   // The finished partial file is no longer resumable: from now on it is one of the run's
   // outputs in the making, which a second signal removes (io::remove_pending_temporaries()).

@@ -104,6 +104,7 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
   job.paths = output_paths(config, job.in.input, job.in.model);
   const OutputPaths& paths = job.paths;
   job.key = resume_key(config, job.in.system, grid, *workers.list.front());
+  for (const auto& setting : job.extra_settings) job.key.settings.push_back(setting);
   if (outputs_complete(config, job)) {
     log().info("{}: {} is complete; skipped (--resume)", job.in.input, paths.h5);
     job.complete = true;
@@ -337,9 +338,14 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
 RunResult run_map(const RunConfig& config, const Job& task, Workers& workers, MapExecutor& executor,
                   ProgressSink* progress, ModelCache* cache) {
   MapJob job;
-  const auto start = job.start;
   executor.together([&] { job.in = read_map_input(config, task, cache); });
   job.label = task.model >= 0 ? fmt::format("{} model {}", task.input, task.model) : task.input;
+  return run_read_map(config, job, workers, executor, progress);
+}
+
+RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers,
+                       MapExecutor& executor, ProgressSink* progress) {
+  const auto start = job.start;
   executor.check_agreement(config, job);
   if (config.null_output) return run_without_output(config, job.in, workers, progress, start);
 
@@ -352,14 +358,15 @@ RunResult run_map(const RunConfig& config, const Job& task, Workers& workers, Ma
   if (!executor.leads()) {  // the leader's decisions, and what follows from them here
     job.paths = output_paths(config, job.in.input, job.in.model);
     job.key = resume_key(config, job.in.system, job.in.grid, *workers.list.front());
+    for (const auto& setting : job.extra_settings) job.key.settings.push_back(setting);
     job.budget = memory_budget(config);
   }
   if (job.complete) return skipped_result(job, start);
   job.store_made = executor.shares_the_map();
 
   RunResult result;
-  result.input = task.input;
-  result.model = task.model;
+  result.input = job.in.input;
+  result.model = job.in.model;
   result.atoms = job.in.system.size();
   result.evaluations =
       static_cast<double>(job.in.grid.points()) * static_cast<double>(job.in.system.size());

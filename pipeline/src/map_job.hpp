@@ -7,6 +7,7 @@
 #include "devices.hpp"
 #include "inputs.hpp"
 #include "map_executor.hpp"
+#include "prepared_map.hpp"
 
 namespace dcs::pipeline {
 
@@ -14,6 +15,12 @@ namespace dcs::pipeline {
 /// match to be resumed, a complete output to be skipped, and MPI ranks to share a map.
 io::ResumeKey resume_key(const RunConfig& config, const System& system, const GridSpec& grid,
                          const PotentialBackend& backend);
+
+/// One map whose input `job.in` (and label) is read: outputs decided, computed by `workers`
+/// with `executor`, finished and committed. run_map() after reading an atom file; the
+/// trajectory job with its mean map's input.
+RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers,
+                       MapExecutor& executor, ProgressSink* progress);
 
 /// One map with `executor`; `cache` holds the models of a file read for --models each.
 RunResult run_map(const RunConfig& config, const Job& job, Workers& workers, MapExecutor& executor,

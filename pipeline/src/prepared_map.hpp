@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "dcs/io/map_store.hpp"
 #include "dcs/pipeline/engine.hpp"
@@ -30,6 +32,10 @@ struct MapJob {
   std::size_t budget = 0;         ///< host memory the run may hold
   MapPlan plan;
   std::int64_t chunk_depth = 0;  ///< of a new store
+  /// Jobs other than an atom file's (a trajectory's mean): settings added to the resume key,
+  /// and what the file holds beside the map (written by finish).
+  std::vector<std::pair<std::string, std::string>> extra_settings;
+  const io::MapExtras* extras = nullptr;
 };
 
 }  // namespace dcs::pipeline

@@ -14,6 +14,7 @@
 #include "devices.hpp"
 #include "inputs.hpp"
 #include "outputs.hpp"
+#include "trajectory/trajectory_job.hpp"
 
 #ifdef DCS_HAVE_MPI
 #include "mpi/ranks.hpp"
@@ -29,6 +30,30 @@ void log_workers(pipeline::Workers& workers) {
                                       : fmt::format("{} devices", workers.list.size()));
   for (std::size_t w = 0; workers.list.size() > 1 && w < workers.list.size(); ++w)
     log().info("  worker {}: {}", w, workers.list[w]->device_name());
+}
+
+/// One map averaged over a trajectory's frames (trajectory/), by this process or by MPI ranks.
+std::vector<RunResult> run_trajectory_here(const RunConfig& config, const RunConfig& rank_config,
+                                           ProgressSink* progress) {
+  RunResult result;
+#ifdef DCS_HAVE_MPI
+  if (pipeline::mpi_info().active) {
+    pipeline::Workers workers = pipeline::make_workers_on_ranks(rank_config);
+    pipeline::check_same_run_on_ranks(config, workers);
+    log_workers(workers);
+    result = pipeline::run_trajectory_on_ranks(rank_config, workers, progress);
+    if (pipeline::mpi_info().rank != 0) return {};
+  } else  // NOLINT(readability/braces): the branch below is the build without MPI too
+#endif
+  {
+    pipeline::Workers workers = pipeline::make_workers(rank_config);
+    log_workers(workers);
+    pipeline::PlaneSharing alone;
+    result = pipeline::run_trajectory(rank_config, workers, progress, alone);
+  }
+  (void)config;
+  if (progress != nullptr) progress->finished(result);
+  return {std::move(result)};
 }
 
 }  // namespace
@@ -48,14 +73,16 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
   RunConfig config = given;
   pipeline::on_every_rank([&] {
     check_config(given);
+    if (config.trajectory) return pipeline::prepare_output_dir(config);
     if (config.shard) config.inputs = shard_inputs(given.inputs, *config.shard);
     if (config.inputs.empty()) return;
     pipeline::prepare_output_dir(config);
     pipeline::check_distinct_paths(config, given.inputs);
   });
+  const RunConfig rank_config = pipeline::rank_local_config(config);
+  if (config.trajectory) return run_trajectory_here(config, rank_config, progress);
   if (config.inputs.empty()) return {};  // this shard has nothing to do
 
-  const RunConfig rank_config = pipeline::rank_local_config(config);
   pipeline::ModelCache cache;
 #ifdef DCS_HAVE_MPI
   if (pipeline::mpi_info().active) {

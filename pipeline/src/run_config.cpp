@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 
@@ -52,8 +53,33 @@ void check_name_template(const std::string& text) {
                     text));
 }
 
+namespace {
+
+/// The rules of a trajectory run (--topology with --trajectory).
+void check_trajectory(const RunConfig& config) {
+  const TrajectoryRequest& t = *config.trajectory;
+  if (!config.inputs.empty())
+    throw UsageError("--atoms and --trajectory: give atom files or a trajectory, not both");
+  if (t.topology.empty())
+    throw UsageError("--trajectory needs --topology FILE (the charges: .psf, .prmtop, .tpr, .pqr)");
+  if (t.files.empty()) throw UsageError("--topology needs --trajectory FILE... (the frames)");
+  if (config.models != ModelsMode::kFirst)
+    throw UsageError("--models applies to multi-model atom files, not to --trajectory");
+  if (config.shard) throw UsageError("--shard splits a batch of atom files, not a trajectory");
+  if (config.validate)
+    throw UsageError(
+        "--validate checks one map against the float64 reference; it is not available with "
+        "--trajectory (the trajectory tests compare the averaged maps with one)");
+}
+
+}  // namespace
+
 void check_config(const RunConfig& config) {
-  if (config.inputs.empty()) throw UsageError("no input files (give --atoms FILE...)");
+  if (config.trajectory) {
+    check_trajectory(config);
+  } else if (config.inputs.empty()) {
+    throw UsageError("no input files (give --atoms FILE..., or --topology and --trajectory)");
+  }
   check_not_maps(config.inputs);
   if (!config.name_template.empty()) check_name_template(config.name_template);
   const bool named = !config.output.empty() || !config.dx_path.empty() || !config.mrc_path.empty();
@@ -118,6 +144,13 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--validate", flag(config.validate));
   add("--tolerance", optional(config.tolerance));
   add("--validate-points", std::to_string(config.validate_points));
+  if (const auto& t = config.trajectory) {
+    add("--topology", t->topology);
+    add("--trajectory", fmt::format("{}", fmt::join(t->files, " ")));
+    add("--frames", to_string(t->frames));
+    add("--select", t->select);
+    add("--align", t->align);
+  }
   return settings;
 }
 
@@ -168,6 +201,65 @@ Shard parse_shard(const std::string& text) {
       slash != '/' || shard.count < 1 || shard.index < 0 || shard.index >= shard.count)
     throw UsageError(fmt::format("--shard must be I/N with 0 <= I < N, or slurm; got '{}'", text));
   return shard;
+}
+
+FrameRange parse_frames(const std::string& text) {
+  const auto bad = [&](const std::string& why) {
+    return UsageError(
+        fmt::format("--frames {}: {} (give start:stop:step, e.g. 0:1000:10, or one "
+                    "frame N)",
+                    text, why));
+  };
+  const auto number = [&](const std::string& part) -> std::optional<std::int64_t> {
+    if (part.empty()) return std::nullopt;
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (error != std::errc() || end != part.data() + part.size())
+      throw bad(fmt::format("'{}' is not an integer", part));
+    return value;
+  };
+  std::vector<std::string> parts;
+  std::size_t from = 0;
+  for (std::size_t colon; (colon = text.find(':', from)) != std::string::npos; from = colon + 1)
+    parts.push_back(text.substr(from, colon - from));
+  parts.push_back(text.substr(from));
+  if (text.empty() || parts.size() > 3) throw bad("expected at most three fields");
+  FrameRange range;
+  range.start = number(parts[0]);
+  if (parts.size() == 1) {  // one frame
+    if (!range.start) throw bad("empty");
+    range.stop = *range.start == -1 ? std::nullopt : std::optional(*range.start + 1);
+    return range;
+  }
+  range.stop = number(parts[1]);
+  if (parts.size() == 3) {
+    const std::optional<std::int64_t> step = number(parts[2]);
+    if (step && *step < 1) throw bad("the step must be at least 1");
+    range.step = step.value_or(1);
+  }
+  return range;
+}
+
+std::string to_string(const FrameRange& range) {
+  const auto part = [](const std::optional<std::int64_t>& v) {
+    return v ? std::to_string(*v) : std::string();
+  };
+  return fmt::format("{}:{}:{}", part(range.start), part(range.stop), range.step);
+}
+
+std::vector<std::int64_t> frame_indices(const FrameRange& range, std::int64_t frames) {
+  const auto resolve = [frames](std::optional<std::int64_t> v, std::int64_t fallback) {
+    if (!v) return fallback;
+    return std::clamp(*v < 0 ? *v + frames : *v, std::int64_t{0}, frames);
+  };
+  const std::int64_t start = resolve(range.start, 0);
+  const std::int64_t stop = resolve(range.stop, frames);
+  std::vector<std::int64_t> list;
+  for (std::int64_t f = start; f < stop; f += range.step) list.push_back(f);
+  if (list.empty())
+    throw UsageError(fmt::format("--frames {} selects no frame of the trajectory's {}",
+                                 to_string(range), frames));
+  return list;
 }
 
 std::string to_string(const Shard& shard) {

@@ -8,7 +8,9 @@
 #   GPU per rank), mpibench (bench/mpi_bench.py), bodies (the shared backend test bodies only),
 #   cpubench (`dcs bench --cpu` with PyMOL from .carry-gpu/pymol), cpuprobe
 #   (dcs_cpu_kernel_probe and the AVX kernels' disassembly), hybrid (the MUFU vs FMA-pipe rsqrt
-#   table of dcs_potential_bench). Each step is one `if want` block below.
+#   table of dcs_potential_bench), trajectory (tests/trajectory/trajectory_device_check.py: the
+#   averaged maps on the GPUs vs the CPU backend, 1 vs all GPUs, kill -9 + --resume), trajbench
+#   (bench/trajectory_bench.py, frames per second). Each step is one `if want` block below.
 set -uo pipefail
 out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
 shift
@@ -33,6 +35,13 @@ step() {  # step NAME LOG COMMAND...: runs, records pass/fail and seconds
 if [[ ! -d /usr/share/apbs && -d .carry-gpu/apbs ]]; then cp -r .carry-gpu/apbs /usr/share/apbs; fi
 if [[ -d .carry-gpu/pylib ]]; then export PYTHONPATH="$PWD/.carry-gpu/pylib${PYTHONPATH:+:$PYTHONPATH}"; fi
 python=$(command -v python3)
+# MDAnalysisTests' trajectories (no MDAnalysis there): carried in .carry-gpu/md-data.
+[[ -d .carry-gpu/md-data ]] && export DCS_MD_DATA="$PWD/.carry-gpu/md-data"
+# chemfiles: built here from its carried source distribution (no network on this machine).
+if [[ -f .carry-gpu/chemfiles-0.10.4.tar.gz ]]; then
+  DCS_CHEMFILES_SDIST="$PWD/.carry-gpu/chemfiles-0.10.4.tar.gz" bash scripts/setup-chemfiles.sh \
+    >"$out/chemfiles.log" 2>&1 || { echo "chemfiles build failed"; tail -n 30 "$out/chemfiles.log"; }
+fi
 # libdeflate (HDF5 chunk compression) may be missing there: .carry-gpu/debs holds Debian's.
 if [[ ! -f /usr/include/libdeflate.h && -d .carry-gpu/debs ]]; then
   for deb in .carry-gpu/debs/*.deb; do dpkg -x "$deb" /; done
@@ -45,7 +54,8 @@ echo "revision: ${DCS_GIT_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unk
 configure() {
   step configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_CUDA_ARCHITECTURES=90 -DDCS_ENABLE_CUDA=ON -DDCS_BUILD_TESTS=ON -DDCS_WARNINGS_AS_ERRORS=ON \
-       -DDCS_SYSTEM_PYTHON="$python" -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
+       -DDCS_SYSTEM_PYTHON="$python" -DDCS_MD_PYTHON="$python" \
+       -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
 }
 if want build; then
   configure
@@ -138,6 +148,15 @@ if want pipeline; then
        -o "$out/sanitized.h5" --force --validate
   rm -f "$out/sanitized.h5"
 fi
+if want trajectory; then
+  step "trajectory on the GPUs (vs CPU, 1 vs all GPUs, kill -9 + --resume)" trajectory_gpu.log \
+       "$python" tests/trajectory/trajectory_device_check.py --dcs "$build/bin/dcs" \
+       --data "${DCS_MD_DATA:-.carry-gpu/md-data}"
+fi
+if want trajbench; then
+  step "trajectory benchmark" trajbench.log "$python" bench/trajectory_bench.py "$build/bin/dcs" \
+       "$out" ${TRAJBENCH_ARGS:-}
+fi
 if want pipebench; then
   step "pipeline benchmark" pipebench.log "$python" bench/pipeline_bench.py "$build/bin/dcs" "$out" \
        ${PIPEBENCH_ARGS:-}
@@ -167,7 +186,8 @@ if want mpi || want mpibench; then
   [[ -x /usr/bin/h5pcc.openmpi ]] && h5pcc_arg=(-DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.openmpi)
   step "configure (MPI)" configure_mpi.log cmake -S . -B "$mpibuild" -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_CUDA_ARCHITECTURES=90 -DDCS_ENABLE_CUDA=ON -DDCS_ENABLE_MPI=ON -DDCS_BUILD_TESTS=ON \
-       -DDCS_WARNINGS_AS_ERRORS=ON -DDCS_SYSTEM_PYTHON="$python" "${h5pcc_arg[@]}" \
+       -DDCS_WARNINGS_AS_ERRORS=ON -DDCS_SYSTEM_PYTHON="$python" -DDCS_MD_PYTHON="$python" \
+       "${h5pcc_arg[@]}" \
        -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
   step "build (MPI)" build_mpi.log cmake --build "$mpibuild" -j "$jobs" --target dcs
 fi

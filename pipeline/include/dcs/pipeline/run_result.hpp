@@ -22,10 +22,13 @@ struct RunResult {
   double busy_fraction = 0.0;    ///< workers' time in compute over wall time
   std::size_t workers = 0;       ///< devices (or CPU workers) used
   std::size_t slabs_computed = 0;
-  std::size_t slabs_reused = 0;  ///< found complete in a partial file (--resume)
-  bool skipped = false;          ///< --resume found the outputs complete
-  bool attempted = true;         ///< false: a batch stopped (failure) before this input
-  std::string error;             ///< non-empty when this input failed
+  std::size_t slabs_reused = 0;     ///< found complete in a partial file (--resume)
+  std::size_t frames = 0;           ///< trajectory runs: frames averaged
+  std::size_t frames_computed = 0;  ///< trajectory runs: frames computed by this run (not resumed)
+  double decode_seconds = 0.0;      ///< trajectory runs: reading and fitting frames
+  bool skipped = false;             ///< --resume found the outputs complete
+  bool attempted = true;            ///< false: a batch stopped (failure) before this input
+  std::string error;                ///< non-empty when this input failed
   int exit_code = 0;
   int rank = -1;  ///< MPI batch: the rank that ran it (-1 without MPI)
 };

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""Trajectory throughput: frames per second of `dcs --topology --trajectory` end to end (decode,
+fit, compute, add, checkpoint, write), against the kernel's own limit measured in the same run:
+one map of the same atoms and grid with --null-output (compute only), whose rate is the most
+frames per second the GPU(s) can give.
+
+The system is synthetic (numpy only, so it runs where MDAnalysis is absent): N atoms with
+charges of +-0.5 e in a 60 Å box, as a PQR topology, and F frames of a random walk written as a
+CHARMM DCD (the layout chemfiles and VMD read).
+
+Usage: bench/trajectory_bench.py DCS OUTDIR [--atoms 100000] [--frames 60] [--grid 100]
+       [--devices cuda:0 cuda]
+Writes OUTDIR/trajectory_bench.md.
+"""
+import argparse
+import os
+import re
+import struct
+import subprocess
+import time
+
+import numpy as np
+
+
+def write_pqr(path, positions, charges):
+    with open(path, "w") as f:
+        for i, ((x, y, z), q) in enumerate(zip(positions, charges)):
+            f.write(f"ATOM  {i % 100000:5d}  C   RES A{i // 10 % 10000:4d}    "
+                    f"{x:8.3f}{y:8.3f}{z:8.3f} {q:7.4f} 1.7000\n")
+
+
+def fortran_record(f, payload):
+    f.write(struct.pack("<i", len(payload)))
+    f.write(payload)
+    f.write(struct.pack("<i", len(payload)))
+
+
+def write_dcd(path, frames):
+    n = frames.shape[1]
+    with open(path, "wb") as f:
+        icntrl = [0] * 20
+        icntrl[0] = len(frames)  # NSET
+        icntrl[1] = 0  # ISTART
+        icntrl[2] = 1  # NSAVC
+        icntrl[3] = len(frames)
+        icntrl[19] = 24  # CHARMM version: no unit cell (icntrl[10] = 0)
+        fortran_record(f, b"CORD" + struct.pack("<9i", *icntrl[:9]) + struct.pack("<f", 0.002)
+                       + struct.pack("<10i", *icntrl[10:]))
+        title = b"dcs trajectory benchmark".ljust(80)
+        fortran_record(f, struct.pack("<i", 1) + title)
+        fortran_record(f, struct.pack("<i", n))
+        for xyz in frames:
+            for axis in range(3):
+                fortran_record(f, xyz[:, axis].astype("<f4").tobytes())
+
+
+def run(cmd):
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
+    return wall, proc.stderr
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("dcs")
+    p.add_argument("outdir")
+    p.add_argument("--atoms", type=int, default=100000)
+    p.add_argument("--frames", type=int, default=60)
+    p.add_argument("--grid", type=int, default=100)
+    p.add_argument("--devices", nargs="+", default=["cuda:0", "cuda"])
+    args = p.parse_args()
+    work = os.path.join(args.outdir, "trajectory_scratch")
+    os.makedirs(work, exist_ok=True)
+    rng = np.random.default_rng(7)
+    start = rng.uniform(0, 60, (args.atoms, 3))
+    charges = np.where(rng.random(args.atoms) < 0.5, -0.5, 0.5)
+    steps = rng.normal(0, 0.05, (args.frames, args.atoms, 3)).cumsum(0)
+    frames = (start[None] + steps).astype(np.float32)
+    pqr, dcd = os.path.join(work, "sys.pqr"), os.path.join(work, "sys.dcd")
+    write_pqr(pqr, frames[0], charges)
+    write_dcd(dcd, frames)
+    rows = []
+    grid = ["--grid", str(args.grid), "--no-progress", "--force"]
+    for device in args.devices:
+        _, log = run([args.dcs, "--atoms", pqr, *grid, "--device", device, "--null-output"])
+        one_map = None
+        for line in log.splitlines():
+            mm = re.search(r"([0-9.]+) s compute and write", line)
+            if mm:
+                one_map = float(mm.group(1))
+        null_wall, log_null = run([args.dcs, "--topology", pqr, "--trajectory", dcd, *grid,
+                                   "--device", device, "--null-output"])
+        fps_null = float(re.search(r"\(([0-9.]+) frames/s\)", log_null).group(1))
+        out = os.path.join(work, "mean.h5")
+        e2e_wall, log_e2e = run([args.dcs, "--topology", pqr, "--trajectory", dcd, *grid,
+                                 "--device", device, "-o", out])
+        fps_engine = float(re.search(r"\(([0-9.]+) frames/s\)", log_e2e).group(1))
+        decode = float(re.search(r"decoding ([0-9.]+) s", log_e2e).group(1))
+        rows.append((device, one_map, fps_null, fps_engine, args.frames / e2e_wall, decode,
+                     e2e_wall))
+        os.remove(out)
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip().replace("\n", "; ")
+    with open(os.path.join(args.outdir, "trajectory_bench.md"), "w") as f:
+        f.write(f"# Trajectory throughput\n\nDevice: {gpu}\n\n"
+                f"System: {args.atoms} atoms, {args.frames} frames (DCD), grid {args.grid}^3 "
+                f"({args.grid ** 3} points); command: `bench/trajectory_bench.py DCS OUT "
+                f"--atoms {args.atoms} --frames {args.frames} --grid {args.grid}`\n\n"
+                "| device | one map, compute only (s) | kernel limit (frames/s) | frames/s, "
+                "--null-output | frames/s, frame engine | frames/s, whole run (process wall) "
+                "| decode (s) | wall (s) |\n|---|---|---|---|---|---|---|---|\n")
+        for device, one_map, fps_null, fps_engine, fps_e2e, decode, wall in rows:
+            limit = f"{1 / one_map:.1f}" if one_map else "?"
+            f.write(f"| {device} | {one_map if one_map else '?'} | {limit} | {fps_null:.1f} | "
+                    f"{fps_engine:.1f} | {fps_e2e:.1f} | {decode:.2f} | {wall:.2f} |\n")
+    print(open(os.path.join(args.outdir, "trajectory_bench.md")).read())
+
+
+if __name__ == "__main__":
+    main()

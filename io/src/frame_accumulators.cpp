@@ -1,0 +1,284 @@
+// The frames' running statistics file (frame_accumulators.hpp).
+#include "dcs/io/frame_accumulators.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/io/map_store.hpp"
+#include "fd_io.hpp"
+
+namespace dcs::io {
+namespace {
+
+constexpr char kMagic[8] = {'D', 'C', 'S', 'F', 'R', 'A', 'C', '1'};
+constexpr std::uint64_t kSlotMagic = 0x3154'4f4c'5343'4644ull;  // "DFCSLOT1"
+constexpr std::uint32_t kVersion = 1;
+constexpr std::size_t kHeaderBytes = 4096;
+constexpr std::size_t kSlotHeaderBytes = 32;
+constexpr std::size_t kMaxKeyBytes = kHeaderBytes - 48;
+
+struct FileHeader {
+  char magic[8];
+  std::uint32_t version;
+  std::uint32_t key_bytes;
+  std::int64_t nx, ny, nz;
+  std::uint8_t reserved[8];
+};
+static_assert(sizeof(FileHeader) == 48);
+
+struct SlotHeader {
+  std::uint64_t magic;
+  std::int64_t z;
+  std::int64_t frames;
+  std::uint32_t crc;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(SlotHeader) == kSlotHeaderBytes);
+
+std::uint64_t data_bytes(std::size_t points) {
+  return static_cast<std::uint64_t>(points) * (2 * sizeof(double) + 2 * sizeof(float));
+}
+
+/// CRC-32 of the slot's header fields (z, frames) and its data.
+std::uint32_t slot_crc(const SlotHeader& h, const unsigned char* data, std::uint64_t bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  crc = crc32(crc, reinterpret_cast<const Bytef*>(&h.z), sizeof h.z + sizeof h.frames);
+  while (bytes > 0) {  // crc32() takes a uInt length
+    const auto part = static_cast<uInt>(std::min<std::uint64_t>(bytes, 1u << 30));
+    crc = crc32(crc, data, part);
+    data += part;
+    bytes -= part;
+  }
+  return static_cast<std::uint32_t>(crc);
+}
+
+std::string grid_text(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  return fmt::format("{}x{}x{}", nx, ny, nz);
+}
+
+}  // namespace
+
+void PlaneAccumulator::reset(std::size_t points) {
+  frames = 0;
+  mean.assign(points, 0.0);
+  m2.assign(points, 0.0);
+  min.assign(points, std::numeric_limits<float>::infinity());
+  max.assign(points, -std::numeric_limits<float>::infinity());
+}
+
+void PlaneAccumulator::add(const float* values) {
+  const double n = static_cast<double>(frames + 1);
+  const std::size_t points = mean.size();
+  for (std::size_t i = 0; i < points; ++i) {
+    const double x = values[i];
+    const double delta = x - mean[i];
+    mean[i] += delta / n;
+    m2[i] += delta * (x - mean[i]);
+    min[i] = std::min(min[i], values[i]);
+    max[i] = std::max(max[i], values[i]);
+  }
+  ++frames;
+}
+
+std::uint64_t FrameAccumulatorFile::file_bytes(const GridSpec& grid) {
+  return kHeaderBytes + static_cast<std::uint64_t>(grid.nz()) * 2 *
+                            (kSlotHeaderBytes + data_bytes(grid.plane_points()));
+}
+
+FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const GridSpec& grid,
+                                                const std::string& key, bool resume,
+                                                bool replace_foreign, bool create) {
+  if (key.size() > kMaxKeyBytes)
+    throw InternalError(fmt::format("frame statistics key of {} bytes", key.size()));
+  FrameAccumulatorFile file;
+  file.path_ = path;
+  file.grid_ = grid;
+  file.slot_bytes_ = kSlotHeaderBytes + data_bytes(grid.plane_points());
+  const auto nz = static_cast<std::size_t>(grid.nz());
+  file.last_slot_.assign(nz, -1);
+  file.frames_.assign(nz, 0);
+  file.known_.assign(nz, false);
+  file.fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
+  if (file.fd_ < 0) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
+  struct stat st {};
+  if (::fstat(file.fd_, &st) != 0) throw IoError(fmt::format("{}: {}", path, errno_text()));
+  if (!S_ISREG(st.st_mode)) throw IoError(fmt::format("{} is not a regular file", path));
+
+  bool fresh = true;
+  if (st.st_size > 0) {
+    FileHeader h{};
+    std::string found_key;
+    const bool ours =
+        static_cast<std::uint64_t>(st.st_size) >= kHeaderBytes &&
+        (read_at(file.fd_, &h, sizeof h, 0, path), std::memcmp(h.magic, kMagic, 8) == 0);
+    if (!ours) {
+      if (!replace_foreign)
+        throw IoError(fmt::format(
+            "{} is not a dcs frame statistics file; remove it or use --force to replace it", path));
+    } else {
+      if (h.key_bytes <= kMaxKeyBytes) {
+        found_key.resize(h.key_bytes);
+        read_at(file.fd_, found_key.data(), found_key.size(), sizeof h, path);
+      }
+      std::string differs;
+      if (h.version != kVersion)
+        differs = fmt::format("version {}", h.version);
+      else if (h.nx != grid.nx() || h.ny != grid.ny() || h.nz != grid.nz())
+        differs = fmt::format("its grid is {}, this run's {}", grid_text(h.nx, h.ny, h.nz),
+                              grid_text(grid.nx(), grid.ny(), grid.nz()));
+      else if (found_key != key)
+        differs = "it was made from other inputs or with other settings";
+      if (differs.empty()) {
+        fresh = false;
+      } else if (resume) {
+        throw ResumeMismatch(fmt::format("{} cannot be resumed: {}; use --force to start afresh",
+                                         path, differs));
+      }
+    }
+  }
+  if (!create && fresh)
+    throw IoError(fmt::format("{}: the frame statistics file is not ready", path));
+  if (fresh) {
+    if (::ftruncate(file.fd_, 0) != 0 ||
+        ::ftruncate(file.fd_, static_cast<off_t>(file_bytes(grid))) != 0)
+      throw IoError(fmt::format("error writing {}: {}", path, errno_text()));
+    std::vector<unsigned char> header(kHeaderBytes, 0);
+    FileHeader h{};
+    std::memcpy(h.magic, kMagic, 8);
+    h.version = kVersion;
+    h.key_bytes = static_cast<std::uint32_t>(key.size());
+    h.nx = grid.nx();
+    h.ny = grid.ny();
+    h.nz = grid.nz();
+    std::memcpy(header.data(), &h, sizeof h);
+    std::memcpy(header.data() + sizeof h, key.data(), key.size());
+    write_at(file.fd_, header.data(), header.size(), 0, path);
+    file.sync();
+  }
+  file.resumed_ = !fresh;
+  return file;
+}
+
+FrameAccumulatorFile::FrameAccumulatorFile(FrameAccumulatorFile&& other) noexcept
+    : path_(std::move(other.path_)),
+      fd_(std::exchange(other.fd_, -1)),
+      grid_(other.grid_),
+      slot_bytes_(other.slot_bytes_),
+      resumed_(other.resumed_),
+      last_slot_(std::move(other.last_slot_)),
+      frames_(std::move(other.frames_)),
+      known_(std::move(other.known_)) {}
+
+FrameAccumulatorFile& FrameAccumulatorFile::operator=(FrameAccumulatorFile&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    grid_ = other.grid_;
+    slot_bytes_ = other.slot_bytes_;
+    resumed_ = other.resumed_;
+    last_slot_ = std::move(other.last_slot_);
+    frames_ = std::move(other.frames_);
+    known_ = std::move(other.known_);
+  }
+  return *this;
+}
+
+FrameAccumulatorFile::~FrameAccumulatorFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::uint64_t FrameAccumulatorFile::slot_offset(std::int64_t z, int slot) const {
+  return kHeaderBytes + (static_cast<std::uint64_t>(z) * 2 + static_cast<std::uint64_t>(slot)) *
+                            slot_bytes_;
+}
+
+int FrameAccumulatorFile::best_slot(std::int64_t z, std::int64_t* frames) {
+  const auto zi = static_cast<std::size_t>(z);
+  if (!known_[zi]) {
+    std::vector<unsigned char> data(slot_bytes_ - kSlotHeaderBytes);
+    int best = -1;
+    std::int64_t best_frames = 0;
+    for (int slot = 0; slot < 2; ++slot) {
+      SlotHeader h{};
+      read_at(fd_, &h, sizeof h, slot_offset(z, slot), path_);
+      if (h.magic != kSlotMagic || h.z != z || h.frames <= 0 || h.frames <= best_frames) continue;
+      read_at(fd_, data.data(), data.size(), slot_offset(z, slot) + kSlotHeaderBytes, path_);
+      if (slot_crc(h, data.data(), data.size()) != h.crc) continue;  // torn or damaged
+      best = slot;
+      best_frames = h.frames;
+    }
+    last_slot_[zi] = static_cast<std::int8_t>(best);
+    frames_[zi] = best_frames;
+    known_[zi] = true;
+  }
+  *frames = frames_[zi];
+  return last_slot_[zi];
+}
+
+std::int64_t FrameAccumulatorFile::frames_done(std::int64_t z) {
+  std::int64_t frames = 0;
+  best_slot(z, &frames);
+  return frames;
+}
+
+void FrameAccumulatorFile::load(std::int64_t z, PlaneAccumulator& out) {
+  const std::size_t points = grid_.plane_points();
+  std::int64_t frames = 0;
+  const int slot = best_slot(z, &frames);
+  out.reset(points);
+  if (slot < 0) return;
+  std::uint64_t at = slot_offset(z, slot) + kSlotHeaderBytes;
+  read_at(fd_, out.mean.data(), points * sizeof(double), at, path_);
+  at += points * sizeof(double);
+  read_at(fd_, out.m2.data(), points * sizeof(double), at, path_);
+  at += points * sizeof(double);
+  read_at(fd_, out.min.data(), points * sizeof(float), at, path_);
+  at += points * sizeof(float);
+  read_at(fd_, out.max.data(), points * sizeof(float), at, path_);
+  out.frames = frames;
+}
+
+void FrameAccumulatorFile::store(std::int64_t z, const PlaneAccumulator& acc) {
+  const std::size_t points = grid_.plane_points();
+  std::int64_t frames = 0;
+  const int current = best_slot(z, &frames);
+  const int slot = current == 0 ? 1 : 0;
+  std::vector<unsigned char> data(slot_bytes_);
+  unsigned char* p = data.data() + kSlotHeaderBytes;
+  std::memcpy(p, acc.mean.data(), points * sizeof(double));
+  std::memcpy(p + points * sizeof(double), acc.m2.data(), points * sizeof(double));
+  std::memcpy(p + 2 * points * sizeof(double), acc.min.data(), points * sizeof(float));
+  std::memcpy(p + 2 * points * sizeof(double) + points * sizeof(float), acc.max.data(),
+              points * sizeof(float));
+  SlotHeader h{kSlotMagic, z, acc.frames, 0, 0};
+  h.crc = slot_crc(h, p, slot_bytes_ - kSlotHeaderBytes);
+  std::memcpy(data.data(), &h, sizeof h);
+  write_at(fd_, data.data(), data.size(), slot_offset(z, slot), path_);
+  const auto zi = static_cast<std::size_t>(z);
+  last_slot_[zi] = static_cast<std::int8_t>(slot);
+  frames_[zi] = acc.frames;
+}
+
+void FrameAccumulatorFile::sync() {
+  if (::fdatasync(fd_) != 0 && errno != EINVAL)
+    throw IoError(fmt::format("error writing {}: fdatasync: {}", path_, errno_text()));
+}
+
+void FrameAccumulatorFile::remove() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(path_.c_str());
+}
+
+}  // namespace dcs::io

@@ -1,0 +1,339 @@
+// The frame engine (frame_engine.hpp).
+#include "frame_engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/interrupt.hpp"
+#include "dcs/log.hpp"
+#include "dcs/parallel.hpp"
+#include "dcs/timer.hpp"
+
+namespace dcs::pipeline {
+namespace {
+
+constexpr std::size_t kStatisticsBytesPerPoint = 2 * sizeof(double) + 2 * sizeof(float);
+
+/// One frame decoded and waiting for a worker.
+struct Item {
+  std::size_t k = 0;
+  System atoms;
+};
+
+/// One block of planes: its threads, queue and buffers.
+class BlockRun {
+ public:
+  BlockRun(FrameSource& source, const GridSpec& grid, const Physics& physics,
+           const std::vector<PotentialBackend*>& workers, const FramePlan& plan,
+           std::vector<std::unique_ptr<HostBuffer>>& buffers, FrameEngineReport& report)
+      : source_(source),
+        grid_(grid),
+        physics_(physics),
+        workers_(workers),
+        plan_(plan),
+        buffers_(buffers),
+        report_(report) {}
+
+  /// Adds frames [from, K) to `acc` (planes [z0, z1)); frames before `compute_from` are only
+  /// decoded (their times and fits are recorded), not computed.
+  void run(std::int64_t z0, std::int64_t z1, std::vector<io::PlaneAccumulator>& acc,
+           std::size_t from, std::size_t compute_from, io::FrameAccumulatorFile* file,
+           ProgressSink* progress, double& evaluations_done) {
+    z0_ = z0;
+    z1_ = z1;
+    compute_from_ = compute_from;
+    from_ = from;
+    for (std::size_t b = 0; b < buffers_.size(); ++b) free_.push_back(b);
+    std::vector<std::thread> threads;
+    try {
+      threads.push_back(start_thread([this] { guarded([this] { decode(); }); }));
+      for (std::size_t w = 0; w < workers_.size(); ++w)
+        threads.push_back(start_thread([this, w] { guarded([this, w] { work(w); }); }));
+      accumulate(acc, file, progress, evaluations_done);
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    for (std::thread& t : threads) t.join();
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void guarded(const std::function<void()>& body) {
+    try {
+      body();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+
+  void fail(std::exception_ptr error) {
+    {
+      std::lock_guard lock(mutex_);
+      if (!error_) error_ = std::move(error);
+      stop_ = true;
+    }
+    changed_.notify_all();
+  }
+
+  void decode() {
+    const std::size_t frames = source_.frames().size();
+    const std::size_t capacity = workers_.size() + 1;
+    for (std::size_t k = from_; k < frames; ++k) {
+      Item item;
+      item.k = k;
+      const auto start = SteadyClock::now();
+      double time = 0.0, rmsd = 0.0;
+      source_.read(k, item.atoms, &time, &rmsd);
+      std::unique_lock lock(mutex_);
+      report_.decode_seconds += seconds_since(start);
+      report_.times_ps[k] = time;
+      report_.fit_rmsd[k] = rmsd;
+      if (k < compute_from_) {  // every plane of the block holds this frame already
+        done_[k] = -1;
+        changed_.notify_all();
+        continue;
+      }
+      changed_.wait(lock, [&] { return stop_ || queue_.size() < capacity; });
+      if (stop_) return;
+      queue_.push_back(std::move(item));
+      changed_.notify_all();
+    }
+    std::lock_guard lock(mutex_);
+    decoded_ = true;
+    changed_.notify_all();
+  }
+
+  void work(std::size_t w) {
+    PotentialBackend& backend = *workers_[w];
+    std::vector<StatsAccum> plane_stats(static_cast<std::size_t>(plan_.step));
+    const std::size_t plane = grid_.plane_points();
+    for (;;) {
+      std::size_t b = 0;
+      Item item;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return stop_ || !free_.empty(); });
+        if (stop_) return;
+        b = free_.front();
+        free_.pop_front();
+        changed_.wait(lock, [&] { return stop_ || !queue_.empty() || decoded_; });
+        if (stop_) return;
+        if (queue_.empty()) {  // decoded_: no frame left
+          free_.push_back(b);
+          changed_.notify_all();
+          return;
+        }
+        item = std::move(queue_.front());
+        queue_.pop_front();
+        changed_.notify_all();
+      }
+      const auto start = SteadyClock::now();
+      backend.prepare(item.atoms, grid_, physics_);
+      float* out = buffers_[b]->data();
+      for (std::int64_t z = z0_; z < z1_; z += plan_.step) {
+        if (interrupt_requested()) return;  // the accumulator stops the block
+        const Slab slab{z, std::min(plan_.step, z1_ - z)};
+        backend.compute_slab(slab, out + static_cast<std::size_t>(z - z0_) * plane,
+                             plane_stats.data());
+      }
+      std::lock_guard lock(mutex_);
+      report_.worker_busy_seconds[w] += seconds_since(start);
+      done_[item.k] = static_cast<std::ptrdiff_t>(b);
+      changed_.notify_all();
+    }
+  }
+
+  void checkpoint(std::vector<io::PlaneAccumulator>& acc, io::FrameAccumulatorFile* file) {
+    if (file == nullptr) return;
+    const auto start = SteadyClock::now();
+    for (std::size_t i = 0; i < acc.size(); ++i)
+      if (acc[i].frames > 0) file->store(z0_ + static_cast<std::int64_t>(i), acc[i]);
+    file->sync();
+    report_.checkpoint_seconds += seconds_since(start);
+  }
+
+  void accumulate(std::vector<io::PlaneAccumulator>& acc, io::FrameAccumulatorFile* file,
+                  ProgressSink* progress, double& evaluations_done) {
+    const std::size_t frames = source_.frames().size();
+    const std::size_t plane = grid_.plane_points();
+    const double frame_evaluations = static_cast<double>(plane) *
+                                     static_cast<double>(z1_ - z0_) *
+                                     static_cast<double>(source_.selected_atoms());
+    ThreadPool pool(std::min(8u, resolve_threads(0)));
+    auto last_checkpoint = SteadyClock::now();
+    for (std::size_t k = from_; k < frames; ++k) {
+      std::ptrdiff_t b = -1;
+      {
+        std::unique_lock lock(mutex_);
+        // Timed: a signal sets the interrupt flag without notifying.
+        while (!stop_ && done_.count(k) == 0 && !interrupt_requested())
+          changed_.wait_for(lock, std::chrono::milliseconds(100));
+        if (stop_) break;  // another thread failed: keep what was added, then rethrow
+        if (done_.count(k) == 0) break;  // interrupted
+        b = done_[k];
+        done_.erase(k);
+      }
+      if (b >= 0) {
+        const auto start = SteadyClock::now();
+        const float* values = buffers_[static_cast<std::size_t>(b)]->data();
+        pool.parallel_for(acc.size(), [&](std::size_t begin, std::size_t end) {
+          for (std::size_t i = begin; i < end; ++i)
+            if (acc[i].frames == static_cast<std::int64_t>(k)) acc[i].add(values + i * plane);
+        });
+        report_.accumulate_seconds += seconds_since(start);
+        ++report_.frames_computed;
+        {
+          std::lock_guard lock(mutex_);
+          free_.push_back(static_cast<std::size_t>(b));
+        }
+        changed_.notify_all();
+      } else {
+        ++report_.frames_reused;
+      }
+      evaluations_done += frame_evaluations;
+      if (progress != nullptr) progress->update(evaluations_done);
+      if (interrupt_requested()) break;
+      if (seconds_since(last_checkpoint) >= plan_.checkpoint_seconds) {
+        checkpoint(acc, file);
+        last_checkpoint = SteadyClock::now();
+      }
+    }
+    // What an interrupted or failed block has added is kept too: every plane's statistics are
+    // whole frames.
+    checkpoint(acc, file);
+    if (interrupt_requested()) throw InterruptedError("interrupted");
+  }
+
+  FrameSource& source_;
+  const GridSpec& grid_;
+  const Physics& physics_;
+  const std::vector<PotentialBackend*>& workers_;
+  const FramePlan& plan_;
+  std::vector<std::unique_ptr<HostBuffer>>& buffers_;
+  FrameEngineReport& report_;
+  std::int64_t z0_ = 0, z1_ = 0;
+  std::size_t from_ = 0, compute_from_ = 0;
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  bool stop_ = false;
+  bool decoded_ = false;
+  std::exception_ptr error_;
+  std::deque<Item> queue_;
+  std::deque<std::size_t> free_;
+  std::map<std::size_t, std::ptrdiff_t> done_;  ///< frame -> its buffer (-1: not computed)
+};
+
+}  // namespace
+
+double FrameEngineReport::busy_fraction() const {
+  if (wall_seconds <= 0.0 || worker_busy_seconds.empty()) return 0.0;
+  double busy = 0.0;
+  for (const double s : worker_busy_seconds) busy += s;
+  return busy / (wall_seconds * static_cast<double>(worker_busy_seconds.size()));
+}
+
+std::size_t frame_plan_bytes(const GridSpec& grid, const FramePlan& plan) {
+  const auto block_points = static_cast<std::size_t>(plan.block) * grid.plane_points();
+  return block_points * (kStatisticsBytesPerPoint + plan.buffers * sizeof(float));
+}
+
+FramePlan make_frame_plan(const GridSpec& grid, std::int64_t z_begin, std::int64_t z_end,
+                          std::size_t workers, std::int64_t multiple, std::size_t budget,
+                          double checkpoint_seconds) {
+  FramePlan plan;
+  plan.z_begin = z_begin;
+  plan.z_end = z_end;
+  plan.buffers = workers + 1;
+  plan.checkpoint_seconds = checkpoint_seconds;
+  const std::size_t per_plane =
+      grid.plane_points() * (kStatisticsBytesPerPoint + plan.buffers * sizeof(float));
+  const auto fit = static_cast<std::int64_t>(budget / std::max<std::size_t>(per_plane, 1));
+  const std::int64_t planes = z_end - z_begin;
+  multiple = std::max<std::int64_t>(multiple, 1);
+  std::int64_t block = std::min(planes, fit / multiple * multiple);
+  if (block < std::min(planes, multiple)) {
+    block = std::min(planes, multiple);
+    log().warn(
+        "the memory limit holds fewer than {} plane(s) of frame statistics and buffers; using "
+        "{} ({})",
+        multiple, block, format_bytes(static_cast<std::size_t>(block) * per_plane));
+  }
+  plan.block = block;
+  plan.step = block;  // one compute_slab() per frame and block: the backend's launch is filled
+  return plan;
+}
+
+FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
+                                   const Physics& physics,
+                                   const std::vector<PotentialBackend*>& workers,
+                                   io::FrameAccumulatorFile* file, const FramePlan& plan,
+                                   ProgressSink* progress, const std::string& label) {
+  const auto start = SteadyClock::now();
+  FrameEngineReport report;
+  const std::size_t frames = source.frames().size();
+  report.times_ps.assign(frames, std::numeric_limits<double>::quiet_NaN());
+  report.fit_rmsd.assign(frames, 0.0);
+  report.worker_busy_seconds.assign(workers.size(), 0.0);
+  const std::size_t plane = grid.plane_points();
+  std::vector<std::unique_ptr<HostBuffer>> buffers;
+  for (std::size_t b = 0; b < plan.buffers; ++b)
+    buffers.push_back(workers.front()->allocate_host(static_cast<std::size_t>(plan.block) * plane));
+  const double total = static_cast<double>(plane) * static_cast<double>(plan.z_end - plan.z_begin) *
+                       static_cast<double>(source.selected_atoms()) * static_cast<double>(frames);
+  if (progress != nullptr) progress->begin(label, total);
+  double evaluations_done = 0.0;
+  bool first_block = true;
+  for (std::int64_t z0 = plan.z_begin; z0 < plan.z_end; z0 += plan.block) {
+    const std::int64_t z1 = std::min(plan.z_end, z0 + plan.block);
+    std::vector<io::PlaneAccumulator> acc(static_cast<std::size_t>(z1 - z0));
+    std::int64_t held = std::numeric_limits<std::int64_t>::max();
+    for (std::int64_t z = z0; z < z1; ++z) {
+      io::PlaneAccumulator& a = acc[static_cast<std::size_t>(z - z0)];
+      if (file == nullptr) {
+        a.reset(plane);
+      } else {
+        file->load(z, a);
+        if (a.frames > static_cast<std::int64_t>(frames))
+          throw InternalError(fmt::format("{}: plane {} holds {} frames of {}", file->path(), z,
+                                          a.frames, frames));
+      }
+      held = std::min(held, a.frames);
+    }
+    const auto compute_from = static_cast<std::size_t>(held);
+    // The first block decodes every frame (their times and fits are recorded); later blocks
+    // start at their first missing frame.
+    const std::size_t from = first_block ? 0 : compute_from;
+    evaluations_done += static_cast<double>(plane) * static_cast<double>(z1 - z0) *
+                        static_cast<double>(source.selected_atoms()) *
+                        static_cast<double>(from);
+    if (from >= frames) {
+      report.frames_reused += frames;
+      continue;
+    }
+    BlockRun block(source, grid, physics, workers, plan, buffers, report);
+    block.run(z0, z1, acc, from, compute_from, file, progress, evaluations_done);
+    first_block = false;
+  }
+  if (progress != nullptr) progress->end();
+  report.wall_seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace dcs::pipeline

@@ -1,0 +1,71 @@
+// The frame engine: the potential of every listed frame on a block of z-planes, added in frame
+// order to each point's running statistics (mean, spread, minimum, maximum).
+//
+//   decoder (one thread)         workers (one per GPU / CPU backend)      accumulator (caller)
+//   frame k read, selected, ──►  take a free frame buffer, then the  ──►  frames taken in
+//   fitted; queued in order      next queued frame: prepare() its         order k = 0, 1, ...;
+//                                atoms, compute_slab() the block          each plane adds it
+//                                                                         (Welford, float64);
+//                                                                         checkpoints the planes
+// A worker takes a buffer before it takes a frame, and frames are taken in order, so the lowest
+// unfinished frame always holds a buffer and the pool cannot deadlock. Each point's statistics
+// see the frames in list order whatever computed them: the result is bit-identical for any
+// number of workers, any block size and any resumption (a plane's checkpoint says how many
+// frames it holds; a resumed run adds only the frames after those).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dcs/backend.hpp"
+#include "dcs/grid.hpp"
+#include "dcs/io/frame_accumulators.hpp"
+#include "dcs/physics.hpp"
+#include "dcs/pipeline/progress.hpp"
+#include "frame_source.hpp"
+
+namespace dcs::pipeline {
+
+struct FramePlan {
+  std::int64_t z_begin = 0;  ///< this process's planes [z_begin, z_end)
+  std::int64_t z_end = 0;
+  std::int64_t block = 1;  ///< planes whose statistics are held in memory at once
+  std::int64_t step = 1;   ///< planes per compute_slab() call (a multiple of plane_multiple)
+  std::size_t buffers = 2;  ///< frame buffers of `block` planes (at least workers + 1)
+  double checkpoint_seconds = 10.0;
+};
+
+/// Host bytes of a plan on `grid`: the planes' statistics (24 bytes a point) and the buffers.
+std::size_t frame_plan_bytes(const GridSpec& grid, const FramePlan& plan);
+
+/// The largest block (a multiple of `multiple`, at least one step) whose statistics and
+/// `workers` + 1 buffers fit in `budget`, for planes [z_begin, z_end).
+FramePlan make_frame_plan(const GridSpec& grid, std::int64_t z_begin, std::int64_t z_end,
+                          std::size_t workers, std::int64_t multiple, std::size_t budget,
+                          double checkpoint_seconds);
+
+struct FrameEngineReport {
+  double wall_seconds = 0.0;
+  double decode_seconds = 0.0;      ///< the decoder reading and fitting frames
+  double accumulate_seconds = 0.0;  ///< adding frames to the statistics
+  double checkpoint_seconds = 0.0;  ///< storing and syncing checkpoints
+  std::vector<double> worker_busy_seconds;
+  std::size_t frames_computed = 0;  ///< frame-blocks computed (frames x blocks)
+  std::size_t frames_reused = 0;    ///< frame-blocks a resumed run found in the checkpoints
+  std::vector<double> times_ps;     ///< per listed frame (NaN where the file has none)
+  std::vector<double> fit_rmsd;     ///< per listed frame (Å; 0 without --align)
+  double busy_fraction() const;
+};
+
+/// Adds every listed frame of `source` to the statistics of planes [plan.z_begin, plan.z_end)
+/// in `file` (continuing each plane's checkpoint; none: in memory only, for --null-output), with
+/// `workers` (the engine prepares each frame's atoms). Throws the first error of any thread,
+/// InterruptedError on dcs::interrupt_requested() (after checkpointing the frames added).
+FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
+                                   const Physics& physics,
+                                   const std::vector<PotentialBackend*>& workers,
+                                   io::FrameAccumulatorFile* file, const FramePlan& plan,
+                                   ProgressSink* progress, const std::string& label);
+
+}  // namespace dcs::pipeline

@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""A trajectory's averaged map over MPI ranks (the MPI build, real mpirun): 2 and 3 ranks give the
+bytes of the run without mpirun (and of the serial build, DCS_SERIAL_BIN), and a run killed
+under 3 ranks resumes under 2 to the same bytes.
+
+Usage: trajectory_ranks.py DCS_MPI_BINARY CASE
+Data: MDAnalysisTests' adk PSF+DCD (from the package where it imports, else DCS_MD_DATA=DIR with
+adk.psf and adk_dims.dcd). DCS_TEST_DEVICE=cuda runs the ranks on GPUs. Exit 77 without mpirun
+or data.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+import h5py
+
+DCS = sys.argv[1]
+CASE = sys.argv[2]
+SERIAL = os.environ.get("DCS_SERIAL_BIN", "")
+DEVICE = os.environ.get("DCS_TEST_DEVICE", "cpu")
+MPIRUN = shutil.which("mpirun")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_btl_vader_single_copy_mechanism="none")
+NAMES = ("potential", "trajectory/stdev", "trajectory/min", "trajectory/max", "trajectory/frames",
+         "trajectory/time_ps")
+
+
+def data_files():
+    try:
+        import MDAnalysisTests.datafiles as d
+        return d.PSF, d.DCD
+    except ImportError:
+        root = os.environ.get("DCS_MD_DATA", "")
+        psf, dcd = os.path.join(root, "adk.psf"), os.path.join(root, "adk_dims.dcd")
+        if root and os.path.exists(psf) and os.path.exists(dcd):
+            return psf, dcd
+    print("SKIPPED: no MDAnalysisTests and no DCS_MD_DATA (scripts/setup-md.sh)")
+    sys.exit(77)
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    sys.exit(1)
+
+
+def run(command, expect=0):
+    proc = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=600)
+    if proc.returncode != expect:
+        fail(f"{' '.join(command)}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def mpirun(ranks, args):
+    return run([MPIRUN, "--oversubscribe", "--bind-to", "none", "-np", str(ranks), DCS] + args)
+
+
+def datasets(path):
+    with h5py.File(path, "r") as h5:
+        return {name: h5[name][...].tobytes() for name in NAMES}
+
+
+def same(a, b, label):
+    da, db = datasets(a), datasets(b)
+    for name in NAMES:
+        if da[name] != db[name]:
+            fail(f"{label}: {name} differs")
+    print(f"{label}: identical")
+
+
+def main():
+    if MPIRUN is None:
+        print("SKIPPED: no mpirun")
+        sys.exit(77)
+    psf, dcd = data_files()
+    args = ["--topology", psf, "--trajectory", dcd, "--frames", "::4", "--grid", "30",
+            "--device", DEVICE, "--no-progress", "--threads", "1"]
+    with tempfile.TemporaryDirectory(prefix="dcs-mpi-traj-") as work:
+        plain = os.path.join(work, "plain.h5")
+        run([DCS] + args + ["-o", plain])
+        if CASE == "trajectory_ranks_match_the_serial_run":
+            if SERIAL:
+                serial = os.path.join(work, "serial.h5")
+                run([SERIAL] + args + ["-o", serial])
+                same(plain, serial, "MPI build without mpirun vs serial build")
+            for ranks in (2, 3):
+                out = os.path.join(work, f"r{ranks}.h5")
+                mpirun(ranks, args + ["-o", out])
+                same(plain, out, f"{ranks} ranks")
+                if os.path.exists(out + ".frames.partial"):
+                    fail("frame statistics left behind")
+        elif CASE == "trajectory_killed_under_3_ranks_resumes_under_2":
+            slow = args + ["--checkpoint-interval", "0", "--frames", "::1", "--grid", "48"]
+            whole = os.path.join(work, "whole.h5")
+            start = time.time()
+            run([DCS] + slow + ["-o", whole])
+            took = time.time() - start
+            out = os.path.join(work, "killed.h5")
+            proc = subprocess.Popen([MPIRUN, "--oversubscribe", "--bind-to", "none", "-np", "3",
+                                     DCS] + slow + ["-o", out], env=ENV,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                    start_new_session=True)
+            time.sleep(max(1.0, took * 0.4))
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            if os.path.exists(out):
+                fail(f"finished before the kill ({took:.1f} s uninterrupted)")
+            if not os.path.exists(out + ".frames.partial"):
+                fail("the kill left no frame statistics")
+            resumed = mpirun(2, slow + ["-o", out, "--resume"])
+            print([l for l in resumed.stderr.splitlines() if "checkpoints" in l][:2])
+            same(whole, out, "killed under 3 ranks, resumed under 2")
+        else:
+            fail(f"unknown case {CASE}")
+    print("trajectory_ranks: OK")
+
+
+if __name__ == "__main__":
+    main()

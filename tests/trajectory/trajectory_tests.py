@@ -1,0 +1,262 @@
+#!/usr/bin/env python3
+"""Trajectory runs of the real dcs binary (--topology, --trajectory), checked against a float64
+reference built from MDAnalysis's reading of the same files (MDAnalysisTests' real trajectories).
+
+    trajectory_tests.py --dcs DCS CASE     (run with the venv of scripts/setup-md.sh)
+
+Cases:
+  reference_psf_dcd   adk PSF+DCD, every 10th frame: mean, stdev, min, max vs float64
+  reference_align     the same with --select/--align (MDAnalysis fits the frames)
+  reference_tpr_xtc   GROMACS TPR+XTC, --select protein
+  reference_prmtop_nc AMBER PRMTOP+NetCDF
+  workers_identical   --cpu-workers 1 and 3, and two trajectory files vs one: identical bytes
+  kill_resume         kill -9 mid-run, --resume: identical to an uninterrupted run
+  refusals            mismatched atom counts, bad --frames, empty selections: clear errors,
+                      nothing written
+Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+try:
+    import h5py
+    import numpy as np
+    import MDAnalysis as mda
+    from MDAnalysis.analysis import align
+    import MDAnalysisTests.datafiles as data
+except ImportError as missing:
+    print(f"SKIPPED: {missing} (scripts/setup-md.sh installs MDAnalysis and MDAnalysisTests)")
+    sys.exit(77)
+
+warnings.filterwarnings("ignore")
+TOLERANCE = 1e-5  # of max|V|, the specification of float32 paths
+
+
+def fail(message):
+    print(f"FAIL: {message}")
+    sys.exit(1)
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+
+
+def dcs(args, *options, rc=0):
+    run = subprocess.run([args.dcs, *options, "--no-progress"], capture_output=True, text=True)
+    if run.returncode != rc:
+        fail(f"dcs {' '.join(options)}: exit {run.returncode} (expected {rc})\n{run.stderr}")
+    return run
+
+
+def grid_points(h5):
+    pot = h5["potential"]
+    nz, ny, nx = pot.shape
+    origin = np.array(pot.attrs["origin"], dtype=np.float64)
+    spacing = np.array(pot.attrs["spacing"], dtype=np.float64)
+    z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
+    return np.stack([origin[0] + x * spacing[0], origin[1] + y * spacing[1],
+                     origin[2] + z * spacing[2]], axis=-1).reshape(-1, 3)
+
+
+def potential(points, positions, charges, factor, r_min):
+    out = np.zeros(len(points))
+    for start in range(0, len(positions), 512):
+        d = points[:, None, :] - positions[None, start:start + 512, :].astype(np.float64)
+        r = np.maximum(np.sqrt((d * d).sum(-1)), r_min)
+        out += (charges[start:start + 512] / r).sum(-1)
+    return factor * out
+
+
+def reference_statistics(h5path, universe, frames, select=None, align_sel=None):
+    """Float64 mean, population stdev, min, max over `frames` at the file's grid points."""
+    with h5py.File(h5path, "r") as h5:
+        points = grid_points(h5)
+        pot = h5["potential"]
+        factor = float(pot.attrs["coulomb_factor"])
+        r_min = float(pot.attrs["min_distance"])
+    atoms = universe.select_atoms(select) if select else universe.atoms
+    charges = atoms.charges.astype(np.float64)
+    reference = None
+    if align_sel:
+        universe.trajectory[frames[0]]
+        mobile_ref = universe.select_atoms(align_sel)
+        reference = mobile_ref.positions.astype(np.float64).copy()
+    maps = []
+    for f in frames:
+        universe.trajectory[f]
+        pos = atoms.positions.astype(np.float64)
+        if align_sel:
+            mob = universe.select_atoms(align_sel).positions.astype(np.float64)
+            mc, rc = mob.mean(0), reference.mean(0)
+            rot, _ = align.rotation_matrix(mob - mc, reference - rc)
+            pos = (pos - mc) @ np.asarray(rot).T + rc
+        maps.append(potential(points, pos, charges, factor, r_min))
+    stack = np.array(maps)
+    return stack.mean(0), stack.std(0), stack.min(0), stack.max(0)
+
+
+def compare_statistics(h5path, ref, label):
+    mean, std, lo, hi = ref
+    with h5py.File(h5path, "r") as h5:
+        got = {"mean": h5["potential"][...].ravel(), "stdev": h5["trajectory/stdev"][...].ravel(),
+               "min": h5["trajectory/min"][...].ravel(), "max": h5["trajectory/max"][...].ravel()}
+    scale = np.abs(np.concatenate([lo, hi])).max()
+    for name, want in (("mean", mean), ("stdev", std), ("min", lo), ("max", hi)):
+        err = np.abs(got[name].astype(np.float64) - want).max() / scale
+        print(f"{label}: {name} max error {err:.2e} of max|V| {scale:.4g}")
+        check(err <= TOLERANCE, f"{label}: {name} error {err:.2e} > {TOLERANCE}")
+
+
+def run_reference(args, work, topology, trajectories, frames_option, frames, grid, select=None,
+                  align_sel=None, label=""):
+    out = os.path.join(work, "m.h5")
+    options = ["--topology", topology, "--trajectory", *trajectories, "--frames", frames_option,
+               "--grid", str(grid), "--padding", "4", "-o", out, "--device", "cpu"]
+    if select:
+        options += ["--select", select]
+    if align_sel:
+        options += ["--align", align_sel]
+    dcs(args, *options)
+    universe = mda.Universe(topology, *trajectories)
+    with h5py.File(out, "r") as h5:
+        listed = list(h5["trajectory/frames"][...])
+        check(listed == frames, f"frames {listed} != {frames}")
+        check(h5["trajectory/time_ps"].shape == (len(frames),), "time_ps")
+        check(not os.path.exists(out + ".frames.partial"), "frame statistics file left behind")
+    compare_statistics(out, reference_statistics(out, universe, frames, select, align_sel), label)
+    return out
+
+
+def case_reference_psf_dcd(args, work):
+    run_reference(args, work, data.PSF, [data.DCD], "0:98:10", list(range(0, 98, 10)), 20,
+                  label="adk PSF+DCD")
+
+
+def case_reference_align(args, work):
+    out = run_reference(args, work, data.PSF, [data.DCD], "5:60:6", list(range(5, 60, 6)), 18,
+                        select="resid 1:120", align_sel="name CA", label="adk aligned")
+    with h5py.File(out, "r") as h5:
+        rmsd = h5["trajectory/fit_rmsd"][...]
+    check(rmsd[0] < 1e-6 and rmsd[1:].min() > 0.1, f"fit RMSDs {rmsd}")
+
+
+def case_reference_tpr_xtc(args, work):
+    run_reference(args, work, data.TPR, [data.XTC], "::3", [0, 3, 6, 9], 16, select="protein",
+                  label="adk TPR+XTC")
+
+
+def case_reference_prmtop_nc(args, work):
+    run_reference(args, work, data.PRMncdf, [data.NCDF], "0:30:4", list(range(0, 30, 4)), 16,
+                  label="bala PRMTOP+NetCDF")
+
+
+def datasets(path):
+    with h5py.File(path, "r") as h5:
+        return {name: h5[name][...].tobytes() for name in
+                ("potential", "trajectory/stdev", "trajectory/min", "trajectory/max",
+                 "trajectory/frames", "trajectory/time_ps")}
+
+
+def same_datasets(a, b, label):
+    da, db = datasets(a), datasets(b)
+    for name in da:
+        check(da[name] == db[name], f"{label}: {name} differs")
+
+
+def case_workers_identical(args, work):
+    common = ["--topology", data.PSF, "--frames", "0:98:7", "--grid", "24", "--device", "cpu"]
+    one = os.path.join(work, "one.h5")
+    three = os.path.join(work, "three.h5")
+    dcs(args, *common, "--trajectory", data.DCD, "-o", one, "--cpu-workers", "1")
+    dcs(args, *common, "--trajectory", data.DCD, "-o", three, "--cpu-workers", "3",
+        "--memory-limit", "600K")  # several plane blocks too
+    same_datasets(one, three, "1 vs 3 workers")
+    # The same frames from two files: the DCD split by MDAnalysis at frame 40.
+    u = mda.Universe(data.PSF, data.DCD)
+    parts = [os.path.join(work, "a.dcd"), os.path.join(work, "b.dcd")]
+    for path, frames in zip(parts, (range(0, 40), range(40, 98))):
+        with mda.Writer(path, u.atoms.n_atoms) as w:
+            for f in frames:
+                u.trajectory[f]
+                w.write(u.atoms)
+    split = os.path.join(work, "split.h5")
+    dcs(args, *common, "--trajectory", *parts, "-o", split)
+    da, db = datasets(one), datasets(split)
+    for name in ("potential", "trajectory/stdev", "trajectory/min", "trajectory/max",
+                 "trajectory/frames"):
+        check(da[name] == db[name], f"two files: {name} differs")
+    print("workers_identical: 1 worker, 3 workers in blocks, two files: identical")
+
+
+def case_kill_resume(args, work):
+    common = ["--topology", data.PSF, "--trajectory", data.DCD, "--grid", "40", "--device", "cpu",
+              "--checkpoint-interval", "0", "--threads", "1"]
+    whole = os.path.join(work, "whole.h5")
+    dcs(args, *common, "-o", whole)
+    out = os.path.join(work, "killed.h5")
+    partial = out + ".frames.partial"
+    proc = subprocess.Popen([args.dcs, *common, "-o", out, "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    # Kill once a few frames are checkpointed (the file grows to full size at once; wait for
+    # the first log lines of progress instead: a short, fixed delay after the file appears).
+    while time.time() < deadline and not os.path.exists(partial):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    check(os.path.exists(partial) and not os.path.exists(out), "the kill left no partial")
+    resumed = dcs(args, *common, "-o", out, "--resume")
+    check("resuming the frame statistics" in resumed.stderr, resumed.stderr)
+    found = [l for l in resumed.stderr.splitlines() if "found in the checkpoints" in l]
+    print(found[0] if found else resumed.stderr)
+    same_datasets(whole, out, "kill -9 + --resume")
+    check(not os.path.exists(partial), "frame statistics left after the resumed run")
+
+
+def case_refusals(args, work):
+    out = os.path.join(work, "x.h5")
+    for options, rc, needle in (
+            (["--topology", data.PSF, "--trajectory", data.XTC], 3, "atoms"),
+            (["--topology", data.PSF, "--trajectory", data.DCD, "--frames", "5:2"], 2,
+             "selects no frame"),
+            (["--topology", data.PSF, "--trajectory", data.DCD, "--frames", "a:b"], 2,
+             "not an integer"),
+            (["--topology", data.PSF, "--trajectory", data.DCD, "--select", "resname XYZ"], 2,
+             "matches none"),
+            (["--topology", data.PSF, "--trajectory", data.DCD, "--select", "resname ("], 2,
+             "--select"),
+            (["--topology", data.PSF], 2, "--trajectory"),
+            (["--trajectory", data.DCD], 2, "--topology"),
+            (["--atoms", data.PSF, "--frames", "1:2"], 2, "--frames applies"),
+            (["--topology", data.PSF, "--trajectory", os.path.join(work, "missing.dcd")], 3,
+             "missing.dcd")):
+        run = dcs(args, *options, "-o", out, "--grid", "8", rc=rc)
+        check(needle in run.stderr, f"{options}: expected '{needle}' in: {run.stderr}")
+        check(not os.path.exists(out) and not os.path.exists(out + ".frames.partial"),
+              f"{options}: left files")
+    print("refusals: every bad input explained, nothing written")
+
+
+CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--dcs", required=True)
+    p.add_argument("case", choices=sorted(CASES))
+    args = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="dcs-trajectory-") as work:
+        CASES[args.case](args, work)
+    print(f"trajectory_tests: OK {args.case}")
+
+
+if __name__ == "__main__":
+    main()
