@@ -29,12 +29,12 @@ Atom atom(std::string name, std::string res_name, long long res_seq, std::string
 // 8 OH2 TIP3 -3 SOLV W   9 H1 TIP3 -3 SOLV W   10 NA SOD 7 IONS ""   11 P DA 12 DNA B
 const std::vector<Atom>& atoms() {
   static const std::vector<Atom> table = {
-      atom("N", "ALA", 1, "PROA"),     atom("CA", "ALA", 1, "PROA"),
-      atom("CB", "ALA", 1, "PROA"),    atom("C", "ALA", 1, "PROA"),
-      atom("O", "ALA", 1, "PROA"),     atom("N", "GLY", 2, "PROA"),
-      atom("CA", "GLY", 2, "PROA"),    atom("OT1", "GLY", 2, "PROA"),
+      atom("N", "ALA", 1, "PROA"),          atom("CA", "ALA", 1, "PROA"),
+      atom("CB", "ALA", 1, "PROA"),         atom("C", "ALA", 1, "PROA"),
+      atom("O", "ALA", 1, "PROA"),          atom("N", "GLY", 2, "PROA"),
+      atom("CA", "GLY", 2, "PROA"),         atom("OT1", "GLY", 2, "PROA"),
       atom("OH2", "TIP3", -3, "SOLV", "W"), atom("H1", "TIP3", -3, "SOLV", "W"),
-      atom("NA", "SOD", 7, "IONS", ""), atom("P", "DA", 12, "DNA", "B")};
+      atom("NA", "SOD", 7, "IONS", ""),     atom("P", "DA", 12, "DNA", "B")};
   return table;
 }
 
@@ -86,8 +86,8 @@ TEST(SelectionParse, Wildcards) {
   EXPECT_EQ(sel("name [A-D]?"), (V{1, 2, 6}));
   EXPECT_EQ(sel("resname T*3 S?D"), (V{8, 9, 10}));
   EXPECT_EQ(sel("segid P*"), (V{0, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_EQ(sel("name [z-a]"), V{});  // a reversed range is empty, as in fnmatch
-  EXPECT_EQ(sel("name [C"), V{});     // no closing ']': a literal '['
+  EXPECT_EQ(sel("name [z-a]"), V{});       // a reversed range is empty, as in fnmatch
+  EXPECT_EQ(sel("name [C"), V{});          // no closing ']': a literal '['
   EXPECT_EQ(sel("name [b-a-C]"), (V{3}));  // fnmatch: b-a dropped with its ends: '-' or 'C'
   EXPECT_EQ(sel("chainID \"\""), V{});
   EXPECT_EQ(sel("name \\protein"), V{});  // an escaped keyword is a value
@@ -149,7 +149,8 @@ TEST(SelectionErrors, MessagesNameThePosition) {
   EXPECT_EQ(error_of("name and resid 1"),
             "--select \"name and resid 1\": at character 6: 'name' needs at least one value "
             "(found 'and')");
-  EXPECT_EQ(error_of("(name CA"), "--select \"(name CA\": at character 1: '(' without a matching ')'");
+  EXPECT_EQ(error_of("(name CA"),
+            "--select \"(name CA\": at character 1: '(' without a matching ')'");
   EXPECT_EQ(error_of("name CA)"),
             "--select \"name CA)\": at character 8: ')' without a matching '('");
   EXPECT_EQ(error_of("()"), "--select \"()\": at character 2: empty parentheses");
@@ -162,7 +163,8 @@ TEST(SelectionErrors, MessagesNameThePosition) {
   EXPECT_EQ(error_of("resid 1.5"),
             "--select \"resid 1.5\": at character 7: '1.5' is not an integer or a range ('resid' "
             "expects integers or ranges a:b, a-b, a to b)");
-  EXPECT_NE(error_of("index one").find("at character 7: 'one' is not an integer"), std::string::npos);
+  EXPECT_NE(error_of("index one").find("at character 7: 'one' is not an integer"),
+            std::string::npos);
   EXPECT_NE(error_of("bynum 1:5x").find("'1:5x' is not an integer"), std::string::npos);
   EXPECT_NE(error_of("resid 1::5").find("'1::5' is not an integer"), std::string::npos);
   EXPECT_NE(error_of("resid 99999999999999999999").find("is not an integer"), std::string::npos);
@@ -181,7 +183,8 @@ TEST(SelectionErrors, MessagesNameThePosition) {
             "--select \"name CA and\": at character 12: 'and' needs a selection on its right");
   EXPECT_EQ(error_of("or name CA"),
             "--select \"or name CA\": at character 1: 'or' needs a selection on its left");
-  EXPECT_EQ(error_of("not"), "--select \"not\": at character 4: 'not' needs a selection on its right");
+  EXPECT_EQ(error_of("not"),
+            "--select \"not\": at character 4: 'not' needs a selection on its right");
   EXPECT_EQ(error_of("name CA and )"),
             "--select \"name CA and )\": at character 13: ')' without a matching '(' or a "
             "selection before it");
