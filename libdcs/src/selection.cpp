@@ -51,9 +51,9 @@ struct Range {
 struct SelectionNode {
   NodeKind kind = NodeKind::kAll;
   Field field = Field::kName;
-  std::vector<Pattern> patterns;                 // kPattern
-  std::vector<Range> ranges;                     // kRange
-  const std::set<std::string, std::less<>>* set = nullptr;  // kResnameSet
+  std::vector<Pattern> patterns;                               // kPattern
+  std::vector<Range> ranges;                                   // kRange
+  const std::set<std::string, std::less<>>* set = nullptr;     // kResnameSet
   std::vector<std::shared_ptr<const SelectionNode>> children;  // kNot (one), kAnd, kOr (n-ary)
   std::size_t depth = 1;  ///< of the tree below and including this node
 };
@@ -73,16 +73,15 @@ using NodePtr = std::shared_ptr<const SelectionNode>;
 // MDAnalysis 2.x ProteinSelection.prot_res: CHARMM top_all27_prot_lipid.rtf, PDB, GROMACS
 // OPLS-AA, GROMOS 53a6 and Amber (amber03, amber99sb-star-ildn N/C-terminal) residue names.
 const std::set<std::string, std::less<>> kProteinResidues = {
-    "ALA",  "ARG",  "ASN",  "ASP",  "CYS",  "GLN",  "GLU",  "GLY",  "HSD",  "HSE",  "HSP",
-    "ILE",  "LEU",  "LYS",  "MET",  "PHE",  "PRO",  "SER",  "THR",  "TRP",  "TYR",  "VAL",
-    "ALAD", "HIS",  "MSE",  "ARGN", "ASPH", "CYS2", "CYSH", "QLN",  "PGLU", "GLUH", "HIS1",
-    "HISD", "HISE", "HISH", "LYSH", "ASN1", "CYS1", "HISA", "HISB", "HIS2", "HID",  "HIE",
-    "HIP",  "ORN",  "DAB",  "LYN",  "HYP",  "CYM",  "CYX",  "ASH",  "GLH",  "ACE",  "NME",
-    "NALA", "NGLY", "NSER", "NTHR", "NLEU", "NILE", "NVAL", "NASN", "NGLN", "NARG", "NHID",
-    "NHIE", "NHIP", "NTRP", "NPHE", "NTYR", "NGLU", "NASP", "NLYS", "NPRO", "NCYS", "NCYX",
-    "NMET", "CALA", "CGLY", "CSER", "CTHR", "CLEU", "CILE", "CVAL", "CASF", "CASN", "CGLN",
-    "CARG", "CHID", "CHIE", "CHIP", "CTRP", "CPHE", "CTYR", "CGLU", "CASP", "CLYS", "CPRO",
-    "CCYS", "CCYX", "CMET", "CME",  "ASF"};
+    "ALA",  "ARG",  "ASN",  "ASP",  "CYS",  "GLN",  "GLU",  "GLY",  "HSD",  "HSE",  "HSP",  "ILE",
+    "LEU",  "LYS",  "MET",  "PHE",  "PRO",  "SER",  "THR",  "TRP",  "TYR",  "VAL",  "ALAD", "HIS",
+    "MSE",  "ARGN", "ASPH", "CYS2", "CYSH", "QLN",  "PGLU", "GLUH", "HIS1", "HISD", "HISE", "HISH",
+    "LYSH", "ASN1", "CYS1", "HISA", "HISB", "HIS2", "HID",  "HIE",  "HIP",  "ORN",  "DAB",  "LYN",
+    "HYP",  "CYM",  "CYX",  "ASH",  "GLH",  "ACE",  "NME",  "NALA", "NGLY", "NSER", "NTHR", "NLEU",
+    "NILE", "NVAL", "NASN", "NGLN", "NARG", "NHID", "NHIE", "NHIP", "NTRP", "NPHE", "NTYR", "NGLU",
+    "NASP", "NLYS", "NPRO", "NCYS", "NCYX", "NMET", "CALA", "CGLY", "CSER", "CTHR", "CLEU", "CILE",
+    "CVAL", "CASF", "CASN", "CGLN", "CARG", "CHID", "CHIE", "CHIP", "CTRP", "CPHE", "CTYR", "CGLU",
+    "CASP", "CLYS", "CPRO", "CCYS", "CCYX", "CMET", "CME",  "ASF"};
 
 // MDAnalysis 2.x NucleicSelection.nucl_res.
 const std::set<std::string, std::less<>> kNucleicResidues = {
@@ -92,7 +91,7 @@ const std::set<std::string, std::less<>> kNucleicResidues = {
 
 // Every word with a meaning; anything else in keyword position is an unknown keyword.
 constexpr std::array<std::string_view, 17> kKeywords = {
-    "all",   "none",  "name",    "resname", "resid",   "segid", "chainID", "chainid", "chain",
+    "all",   "none",  "name",    "resname",  "resid",   "segid", "chainID", "chainid", "chain",
     "index", "bynum", "protein", "backbone", "nucleic", "not",   "and",     "or"};
 
 bool is_keyword(std::string_view token) {
@@ -469,7 +468,8 @@ class Parser {
 
   detail::Range parse_range(const Token& v, const Token& keyword) const {
     const std::string_view s = v.text;
-    const std::string expected = "'" + keyword.text + "' expects integers or ranges a:b, a-b, a to b";
+    const std::string expected =
+        "'" + keyword.text + "' expects integers or ranges a:b, a-b, a to b";
     std::size_t i = 0;
     long long lo = 0, hi = 0;
     auto space = [&] {

@@ -47,8 +47,8 @@ void jacobi_eigen(Mat4& a, Mat4& v) {
         if (a[p][q] == 0.0) continue;
         // The rotation angle that zeroes a[p][q] (Numerical Recipes' stable form).
         const double theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
-        const double t = (theta >= 0.0 ? 1.0 : -1.0) /
-                         (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
+        const double t =
+            (theta >= 0.0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
         const double c = 1.0 / std::sqrt(t * t + 1.0);
         const double s = t * c;
         for (std::size_t k = 0; k < 4; ++k) {  // A <- A J
@@ -115,9 +115,12 @@ RigidFit least_squares_fit(const std::vector<Vec3>& mobile, const std::vector<Ve
   q0 /= norm, q1 /= norm, q2 /= norm, q3 /= norm;
 
   auto& rot = fit.rotation;
-  rot[0] = {q0 * q0 + q1 * q1 - q2 * q2 - q3 * q3, 2 * (q1 * q2 - q0 * q3), 2 * (q1 * q3 + q0 * q2)};
-  rot[1] = {2 * (q1 * q2 + q0 * q3), q0 * q0 - q1 * q1 + q2 * q2 - q3 * q3, 2 * (q2 * q3 - q0 * q1)};
-  rot[2] = {2 * (q1 * q3 - q0 * q2), 2 * (q2 * q3 + q0 * q1), q0 * q0 - q1 * q1 - q2 * q2 + q3 * q3};
+  rot[0] = {q0 * q0 + q1 * q1 - q2 * q2 - q3 * q3, 2 * (q1 * q2 - q0 * q3),
+            2 * (q1 * q3 + q0 * q2)};
+  rot[1] = {2 * (q1 * q2 + q0 * q3), q0 * q0 - q1 * q1 + q2 * q2 - q3 * q3,
+            2 * (q2 * q3 - q0 * q1)};
+  rot[2] = {2 * (q1 * q3 - q0 * q2), 2 * (q2 * q3 + q0 * q1),
+            q0 * q0 - q1 * q1 - q2 * q2 + q3 * q3};
 
   // RMSD from the fitted points themselves (not from the eigenvalue, which cancels badly when
   // the fit is nearly exact).

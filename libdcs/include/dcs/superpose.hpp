@@ -12,9 +12,9 @@ namespace dcs {
 /// A rigid motion x -> rotation * (x - from_centre) + to_centre.
 struct RigidFit {
   std::array<std::array<double, 3>, 3> rotation{};  ///< row-major, proper (det +1)
-  Vec3 from_centre{};  ///< centroid of the mobile points, Å
-  Vec3 to_centre{};    ///< centroid of the reference points, Å
-  double rmsd = 0.0;   ///< of the fitted mobile points to the reference, Å
+  Vec3 from_centre{};                               ///< centroid of the mobile points, Å
+  Vec3 to_centre{};                                 ///< centroid of the reference points, Å
+  double rmsd = 0.0;  ///< of the fitted mobile points to the reference, Å
   Vec3 apply(const Vec3& x) const;
 };
 
