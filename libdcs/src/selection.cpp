@@ -182,7 +182,9 @@ bool parse_class(std::string_view pat, std::size_t i, std::size_t j, CharClass& 
   if (out.negated) chunks[0].erase(0, 1);
   for (std::size_t c = 0; c < chunks.size(); ++c) {
     const std::string& chunk = chunks[c];
-    if (chunk.empty()) return false;  // "--" in the regex: a set operation in Python's re
+    // An empty chunk ("--" in the regex, a set operation in Python's re) or a one-byte chunk
+    // between two ranges ("a-x-c") reads differently in Python's re: refused, not guessed.
+    if (chunk.empty() || (c > 0 && c + 1 < chunks.size() && chunk.size() < 2)) return false;
     // The last byte of a chunk and the first of the next one bound a range.
     const std::size_t first = c > 0 ? 1 : 0;
     const std::size_t end = c + 1 < chunks.size() ? chunk.size() - 1 : chunk.size();
@@ -253,8 +255,25 @@ class Parser {
 
  private:
   [[noreturn]] void fail(std::size_t position, const std::string& reason) const {
-    throw UsageError(std::string(what_) + " \"" + std::string(text_) + "\": at character " +
-                     std::to_string(position) + ": " + reason);
+    throw UsageError(printable(std::string(what_) + " \"" + std::string(text_) +
+                               "\": at character " + std::to_string(position) + ": " + reason));
+  }
+
+  // A message with control bytes (a NUL would cut what() short) shown as \xNN.
+  static std::string printable(std::string_view text) {
+    static constexpr char kHex[] = "0123456789ABCDEF";
+    std::string out;
+    for (char c : text) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (byte < 0x20 || byte == 0x7f) {
+        out += "\\x";
+        out += kHex[byte >> 4];
+        out += kHex[byte & 15];
+      } else {
+        out += c;
+      }
+    }
+    return out;
   }
 
   std::size_t end_position() const { return text_.size() + 1; }

@@ -190,6 +190,12 @@ TEST(SelectionErrors, MessagesNameThePosition) {
             "selection before it");
 }
 
+TEST(SelectionErrors, ControlBytesAreShownEscaped) {
+  EXPECT_EQ(error_of(std::string("nam\0e\tCA", 8)),
+            "--select \"nam\\x00e\\x09CA\": at character 1: unknown keyword 'nam\\x00e' (did you "
+            "mean 'name'?)");
+}
+
 TEST(SelectionErrors, DeepNestingIsRefusedNotOverflowed) {
   std::string deep;
   for (int i = 0; i < 100000; ++i) deep += "(";

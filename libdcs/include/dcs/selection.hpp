@@ -20,7 +20,9 @@
 //   not S | S and S | S or S | ( S )
 // Several values after one keyword mean "or": `name CA CB` = `name CA or name CB`. Values run
 // up to the next keyword, operator or parenthesis; a leading backslash lets a value be spelled
-// like a keyword (`name \protein`) and is removed, as in MDAnalysis.
+// like a keyword (`name \protein`) and is removed, as in MDAnalysis. Words that are keywords
+// only in MDAnalysis (type, mass, around, byres, ...) are plain values here: `name type` selects
+// atoms named "type" where MDAnalysis refuses the text.
 // R is an integer (optional leading -) or an inclusive range "a:b", "a-b" or "a to b" (spaces
 // allowed around ':' and '-': "1 : 5", "1- 5"; "-5--3" is -5 to -3; "1 -5" is two values, 1 and
 // -5, as MDAnalysis reads them).
@@ -30,12 +32,15 @@
 //   not name CA and resid 5          ==   (not name CA) and resid 5
 // Use parentheses whenever `and` and `or` are mixed.
 // Stricter than MDAnalysis: a range with a > b, a number with trailing text ("1:5x"), an
-// insertion code ("10A") and a bracket wildcard that Python would turn into a malformed regex
-// are refused instead of selecting nothing or ignoring the rest.
+// insertion code ("10A"), an empty text, and the rare bracket wildcards whose reading by
+// Python's fnmatch + re is obscure (an empty range next to another range) are refused instead
+// of selecting nothing or ignoring the rest. Values are compared byte by byte (MDAnalysis
+// compares Unicode characters: '?' differs for non-ASCII names).
 //
 // Errors are dcs::UsageError with the message
 //   <what> "TEXT": at character N: reason
-// where N is 1-based and points at the offending token (or one past the end of the text).
+// where N is 1-based and points at the offending token (or one past the end of the text), and
+// control bytes (tab, newline, NUL, ...) of TEXT and of the tokens quoted are shown as \xNN.
 #pragma once
 
 #include <cstddef>
