@@ -44,6 +44,7 @@ SELECTIONS = [
     "name [CN]",
     "name [!CNO]*",
     "name [A-C]?",
+    "name [b-a-C] [z-a]",                       # fnmatch drops reversed ranges with their ends
     "resname LYS ARG",
     "resname GL?",
     "resname *",
