@@ -4,7 +4,7 @@
     fuzz/make_corpus.py OUTDIR
 
 writes OUTDIR/<target>/ (seed files, named by content hash) and OUTDIR/<target>.dict for the
-targets pqr, xyzq, gzip, options and values:
+targets pqr, xyzq, gzip, options, values and selection:
 - pqr: the first ~2 KB (whole lines) of every PQR file of Debian's apbs-data package
   (/usr/share/apbs, 73 files), tests/data/pqr/*.pqr and the hand-written fuzz/seeds/pqr/*;
 - xyzq: the same atoms as "x y z q" lines, tests/data/pqr/*.xyzq, fuzz/seeds/xyzq/*;
@@ -13,7 +13,9 @@ targets pqr, xyzq, gzip, options and values:
   plain files, plus fuzz/seeds/gzip/*;
 - options: the README's command lines, one argument per line, plus fuzz/seeds/options/*; its
   dictionary holds every option name found in apps/dcs/cli.cpp, so it never goes stale;
-- values: sizes, units, devices, shards and file names, plus fuzz/seeds/values/*.
+- values: sizes, units, devices, shards and file names, plus fuzz/seeds/values/*;
+- selection: selection texts (every keyword, wildcard, range spelling and operator, and the
+  errors), plus fuzz/seeds/selection/*; its dictionary holds the keywords and operators.
 Nothing here is committed: the corpora are rebuilt from the installed data each run (libFuzzer
 adds what it finds to the same directories; scripts/run-fuzzers.sh starts them afresh).
 """
@@ -159,6 +161,23 @@ def main():
     for data in hand_seeds("values"):
         put(values, data)
 
+    selection = os.path.join(out, "selection")
+    for text in ["all", "none", "name CA", "name CA CB N", "name C* ?H [!CN]* [a-z]", "resname GL? HS[DEP]",
+                 "resid 1:10 20-30 40 to 50 -5--3", "resid 1 : 5 7- 9", "index 0 5:9", "bynum 1 100-200",
+                 "segid PROA", "chainID A B", "chainid A", "chain A", "protein", "backbone", "nucleic",
+                 "protein and not backbone", "name CA or name CB and resid 5",
+                 "not (segid PROA and name CA) or (resid 1:3 and not protein)", "((all))", "name \\protein",
+                 "", "nam CA", "name", "(name CA", "name CA)", "resid 5:3", "resid 1.5", "resid 10A",
+                 "protein backbone", "name CA and", "not", "()", "name [z-a] [b-a-c] [!] [", "resid 1:5x"]:
+        put(selection, text.encode())
+    for data in hand_seeds("selection"):
+        put(selection, data)
+    write_dict(os.path.join(out, "selection.dict"),
+               ["all", "none", "name", "resname", "resid", "segid", "chainID", "chainid", "chain",
+                "index", "bynum", "protein", "backbone", "nucleic", "not", "and", "or", "(", ")",
+                " ", "*", "?", "[", "]", "[!", "-", ":", " to ", "\\", "CA", "PROA", "1:5", "-3--1",
+                "9223372036854775807", "-9223372036854775808", "99999999999999999999"])
+
     write_dict(os.path.join(out, "pqr.dict"),
                ["ATOM", "HETATM", "MODEL", "ENDMDL", "REMARK", "TER", "END", "CRYST1", "USER", "atom",
                 "AT0M", "        ", "\r\n", "\r", "\t", "-", ".", "e-5", "1e30", "nan", "inf",
@@ -166,7 +185,8 @@ def main():
                 "  1.8240", "-0.5000", "9999999"])
     write_dict(os.path.join(out, "xyzq.dict"), ["#", " ", "\t", "\r\n", "\r", "-", ".", "e-5", "1e6",
                                                 "1e30", "nan", "inf", "0x1p3", "+", "+-1"])
-    counts = {t: len(os.listdir(os.path.join(out, t))) for t in ("pqr", "xyzq", "gzip", "options", "values")}
+    counts = {t: len(os.listdir(os.path.join(out, t))) for t in ("pqr", "xyzq", "gzip", "options", "values",
+                                                                  "selection")}
     print("make_corpus: " + ", ".join(f"{t} {n} seeds" for t, n in counts.items()), file=sys.stderr)
 
 
