@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds chemfiles (the C++ library that reads DCD, XTC, TRR, TPR, Amber NetCDF and, through VMD's
+# molfile plugin, PSF) from the source distribution on PyPI, whose lib/ is the whole library
+# with its dependencies vendored as tarballs: it configures without network access and builds as
+# a static library (about 2 minutes on 2 cores). Installed into .deps/chemfiles-VERSION/
+# (git-ignored); CMake finds it there (DCS_CHEMFILES_DIR). Idempotent.
+# Usage: scripts/setup-chemfiles.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+version=0.10.4
+prefix="$PWD/.deps/chemfiles-$version"
+if [[ -f "$prefix/.dcs-built" ]]; then
+  echo "setup-chemfiles: $prefix is up to date" >&2
+  exit 0
+fi
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+python3 -m pip download -q --disable-pip-version-check --no-deps --no-binary chemfiles \
+  "chemfiles==$version" -d "$work" >&2
+tar -xzf "$work/chemfiles-$version.tar.gz" -C "$work"
+rm -rf "$prefix"
+# Position-independent: the Python module (issue 23) links the same archive.
+cmake -S "$work/chemfiles-$version/lib" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCHFL_BUILD_TESTS=OFF \
+  -DCMAKE_INSTALL_PREFIX="$prefix" >&2
+cmake --build "$work/build" -j "$(nproc)" >&2
+cmake --install "$work/build" >&2
+touch "$prefix/.dcs-built"
+echo "setup-chemfiles: built chemfiles $version into $prefix" >&2
