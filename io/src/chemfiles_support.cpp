@@ -1,0 +1,50 @@
+#include "chemfiles_support.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+#include <system_error>
+
+#include <chemfiles/misc.hpp>
+
+#include "dcs/error.hpp"
+#include "dcs/log.hpp"
+
+namespace dcs::io::detail {
+
+void route_chemfiles_warnings() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    chemfiles::set_warning_callback(
+        [](const std::string& message) { log().warn("chemfiles: {}", printable(message)); });
+  });
+}
+
+void check_readable(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (!fs::exists(status)) {
+    throw InputError(path, 0,
+                     error && error != std::errc::no_such_file_or_directory
+                         ? "cannot access the file: " + error.message()
+                         : "no such file");
+  }
+  if (fs::is_directory(status)) throw InputError(path, 0, "is a directory");
+  if (!fs::is_regular_file(status)) throw InputError(path, 0, "not a regular file");
+  if (FILE* f = std::fopen(path.c_str(), "rb")) {
+    std::fclose(f);
+  } else {
+    throw InputError(path, 0, "cannot open: " + std::system_category().message(errno));
+  }
+}
+
+std::string lower_file_name(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  for (char& c : name)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return name;
+}
+
+}  // namespace dcs::io::detail

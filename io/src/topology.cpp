@@ -1,0 +1,124 @@
+// read_topology(): the format from the file name, then PSF and TPR through chemfiles, PRMTOP
+// through prmtop.cpp, PQR through read_atoms(). Every result is checked against dcs/limits.hpp.
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include <chemfiles/Error.hpp>
+#include <chemfiles/Frame.hpp>
+#include <chemfiles/Trajectory.hpp>
+
+#include "chemfiles_support.hpp"
+#include "dcs/error.hpp"
+#include "dcs/io/checksum.hpp"
+#include "dcs/io/pqr.hpp"
+#include "dcs/io/topology.hpp"
+#include "dcs/limits.hpp"
+#include "dcs/log.hpp"
+#include "line_source.hpp"
+#include "prmtop_lines.hpp"
+
+namespace dcs::io {
+namespace {
+
+enum class Kind { kPsf, kPrmtop, kTpr, kPqr };
+
+Kind kind_of(const std::string& path) {
+  const std::string name = detail::lower_file_name(path);
+  const auto ends = [&](std::string_view suffix) {
+    return name.size() > suffix.size() && name.ends_with(suffix);
+  };
+  if (ends(".psf")) return Kind::kPsf;
+  if (ends(".prmtop") || ends(".parm7")) return Kind::kPrmtop;
+  if (ends(".tpr")) return Kind::kTpr;
+  if (ends(".pqr") || ends(".pqr.gz")) return Kind::kPqr;
+  throw UsageError(path +
+                   ": unknown topology format; the name must end in one of: " + topology_formats());
+}
+
+/// PSF or TPR through chemfiles: names, residues (name, number, PSF segment), charges, and for
+/// TPR the positions it stores.
+System read_with_chemfiles(const std::string& path, Kind kind) {
+  detail::route_chemfiles_warnings();
+  detail::check_readable(path);
+  const bool tpr = kind == Kind::kTpr;
+  System system;
+  try {
+    chemfiles::Trajectory file(path, 'r', tpr ? "TPR" : "PSF");
+    const chemfiles::Frame frame = file.read();
+    const chemfiles::Topology& topology = frame.topology();
+    const auto positions = frame.positions();
+    system.atoms.resize(frame.size());
+    for (std::size_t i = 0; i < frame.size(); ++i) {
+      Atom& atom = system.atoms[i];
+      atom.serial = static_cast<long long>(i) + 1;
+      atom.name = frame[i].name();
+      atom.charge = frame[i].charge();
+      if (tpr) atom.position = {positions[i][0], positions[i][1], positions[i][2]};
+      if (const auto residue = topology.residue_for_atom(i)) {
+        atom.res_name = residue->name();
+        // TPR residue numbers restart in every molecule (each water is residue 1); the
+        // residue's ordinal over the system is what GROMACS' .gro output and MDAnalysis use.
+        atom.res_seq = tpr ? static_cast<long long>(&*residue - topology.residues().data()) + 1
+                           : residue->id().value_or(0);
+        if (const auto segname = residue->get("segname");
+            segname && segname->kind() == chemfiles::Property::STRING)
+          atom.segment = segname->as_string();
+        if (const auto chain = residue->get("chainid");
+            chain && chain->kind() == chemfiles::Property::STRING)
+          atom.chain = chain->as_string();
+      }
+    }
+  } catch (const chemfiles::Error& error) {
+    throw InputError(path, 0,
+                     std::string("cannot read as ") + (tpr ? "GROMACS TPR" : "PSF") + ": " +
+                         printable(error.what()));
+  }
+  return system;
+}
+
+void check_atoms(const System& system, const std::string& path) {
+  if (system.atoms.empty()) throw InputError(path, 0, "no atoms");
+  for (std::size_t i = 0; i < system.atoms.size(); ++i) {
+    const Atom& atom = system.atoms[i];
+    const std::string which = "atom " + std::to_string(i + 1) + ": ";
+    if (!std::isfinite(atom.charge) || std::fabs(atom.charge) > limits::kMaxCharge)
+      throw InputError(path, 0,
+                       which + "charge " + std::to_string(atom.charge) +
+                           " is not finite or beyond the limit of 1e6 e");
+    for (double c : atom.position)
+      if (!std::isfinite(c) || std::fabs(c) > limits::kMaxCoordinate)
+        throw InputError(path, 0,
+                         which + "coordinate " + std::to_string(c) +
+                             " is not finite or beyond the limit of 1e6 Å");
+  }
+}
+
+}  // namespace
+
+std::string topology_formats() {
+  return "PSF (.psf), AMBER PRMTOP (.prmtop, .parm7), GROMACS TPR (.tpr), PQR (.pqr, .pqr.gz)";
+}
+
+System read_topology(const std::string& path) {
+  const Kind kind = kind_of(path);
+  if (kind == Kind::kPqr) return read_atoms(path);
+  System system;
+  if (kind == Kind::kPrmtop) {
+    detail::check_readable(path);
+    detail::InputFile file(path);
+    detail::FileLineSource source(file, path);
+    system = detail::parse_prmtop_lines(source, path);
+    system.source_sha256 = file.finish_sha256();
+  } else {
+    system = read_with_chemfiles(path, kind);
+    system.source_format = kind == Kind::kPsf ? "psf" : "tpr";
+    system.source_sha256 = sha256_file(path);
+  }
+  system.source_path = path;
+  check_atoms(system, path);
+  log().debug("read {} atoms ({}) from {}", system.size(), system.source_format, printable(path));
+  return system;
+}
+
+}  // namespace dcs::io
