@@ -382,14 +382,16 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
     if (parse_only && !app.get_subcommands().empty()) return 0;
     if (const std::optional<int> status = run_subcommand(sub, quoted_command_line(argc, argv)))
       return *status;
-    const bool no_inputs = options.config.inputs.empty() && options.atoms_from.empty();
+    const bool no_inputs = options.config.inputs.empty() && options.atoms_from.empty() &&
+                           app.count("--topology") + app.count("--trajectory") == 0;
+    const char* required = "--atoms (or --topology with --trajectory) is required (see dcs --help)";
     if (no_inputs && !pipeline::mpi_info().active) {
-      std::cerr << "dcs: --atoms is required (see dcs --help)\n";
+      std::cerr << "dcs: " << required << "\n";
       return static_cast<int>(ExitCode::kUsageError);
     }
     RunConfig config;
     pipeline::on_every_rank([&] {
-      if (no_inputs) throw UsageError("--atoms is required (see dcs --help)");
+      if (no_inputs) throw UsageError(required);
       config = make_run_config(app, options, quoted_command_line(argc, argv));
     });
     if (parse_only) {

@@ -131,18 +131,16 @@ FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const G
         read_at(file.fd_, found_key.data(), found_key.size(), sizeof h, path);
       }
       std::string differs;
-      if (h.version != kVersion)
-        differs = fmt::format("version {}", h.version);
+      if (h.version != kVersion) differs = fmt::format("version {}", h.version);
       else if (h.nx != grid.nx() || h.ny != grid.ny() || h.nz != grid.nz())
         differs = fmt::format("its grid is {}, this run's {}", grid_text(h.nx, h.ny, h.nz),
                               grid_text(grid.nx(), grid.ny(), grid.nz()));
-      else if (found_key != key)
-        differs = "it was made from other inputs or with other settings";
+      else if (found_key != key) differs = "it was made from other inputs or with other settings";
       if (differs.empty()) {
         fresh = false;
       } else if (resume) {
-        throw ResumeMismatch(fmt::format("{} cannot be resumed: {}; use --force to start afresh",
-                                         path, differs));
+        throw ResumeMismatch(
+            fmt::format("{} cannot be resumed: {}; use --force to start afresh", path, differs));
       }
     }
   }
@@ -199,8 +197,8 @@ FrameAccumulatorFile::~FrameAccumulatorFile() {
 }
 
 std::uint64_t FrameAccumulatorFile::slot_offset(std::int64_t z, int slot) const {
-  return kHeaderBytes + (static_cast<std::uint64_t>(z) * 2 + static_cast<std::uint64_t>(slot)) *
-                            slot_bytes_;
+  return kHeaderBytes +
+         (static_cast<std::uint64_t>(z) * 2 + static_cast<std::uint64_t>(slot)) * slot_bytes_;
 }
 
 int FrameAccumulatorFile::best_slot(std::int64_t z, std::int64_t* frames) {

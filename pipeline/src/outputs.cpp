@@ -76,7 +76,7 @@ std::string beside_output(const RunConfig& config, const char* extension) {
 }  // namespace
 
 OutputPaths output_paths(const RunConfig& config, const std::string& input, long long model) {
-  const bool single = config.inputs.size() == 1;
+  const bool single = config.inputs.size() == 1 || config.trajectory.has_value();
   const bool named = single && !config.output.empty();
   OutputPaths paths;
   if (config.write_hdf5) paths.h5 = named ? config.output : named_output(config, input, ".h5");

@@ -172,8 +172,7 @@ class BlockRun {
                   ProgressSink* progress, double& evaluations_done) {
     const std::size_t frames = source_.frames().size();
     const std::size_t plane = grid_.plane_points();
-    const double frame_evaluations = static_cast<double>(plane) *
-                                     static_cast<double>(z1_ - z0_) *
+    const double frame_evaluations = static_cast<double>(plane) * static_cast<double>(z1_ - z0_) *
                                      static_cast<double>(source_.selected_atoms());
     ThreadPool pool(std::min(8u, resolve_threads(0)));
     auto last_checkpoint = SteadyClock::now();
@@ -184,7 +183,7 @@ class BlockRun {
         // Timed: a signal sets the interrupt flag without notifying.
         while (!stop_ && done_.count(k) == 0 && !interrupt_requested())
           changed_.wait_for(lock, std::chrono::milliseconds(100));
-        if (stop_) break;  // another thread failed: keep what was added, then rethrow
+        if (stop_) break;                // another thread failed: keep what was added, then rethrow
         if (done_.count(k) == 0) break;  // interrupted
         b = done_[k];
         done_.erase(k);
@@ -311,8 +310,8 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
       } else {
         file->load(z, a);
         if (a.frames > static_cast<std::int64_t>(frames))
-          throw InternalError(fmt::format("{}: plane {} holds {} frames of {}", file->path(), z,
-                                          a.frames, frames));
+          throw InternalError(
+              fmt::format("{}: plane {} holds {} frames of {}", file->path(), z, a.frames, frames));
       }
       held = std::min(held, a.frames);
     }
@@ -321,8 +320,7 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
     // start at their first missing frame.
     const std::size_t from = first_block ? 0 : compute_from;
     evaluations_done += static_cast<double>(plane) * static_cast<double>(z1 - z0) *
-                        static_cast<double>(source.selected_atoms()) *
-                        static_cast<double>(from);
+                        static_cast<double>(source.selected_atoms()) * static_cast<double>(from);
     if (from >= frames) {
       report.frames_reused += frames;
       continue;

@@ -30,8 +30,8 @@ namespace dcs::pipeline {
 struct FramePlan {
   std::int64_t z_begin = 0;  ///< this process's planes [z_begin, z_end)
   std::int64_t z_end = 0;
-  std::int64_t block = 1;  ///< planes whose statistics are held in memory at once
-  std::int64_t step = 1;   ///< planes per compute_slab() call (a multiple of plane_multiple)
+  std::int64_t block = 1;   ///< planes whose statistics are held in memory at once
+  std::int64_t step = 1;    ///< planes per compute_slab() call (a multiple of plane_multiple)
   std::size_t buffers = 2;  ///< frame buffers of `block` planes (at least workers + 1)
   double checkpoint_seconds = 10.0;
 };

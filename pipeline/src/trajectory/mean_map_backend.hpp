@@ -12,8 +12,7 @@ class MeanMapBackend final : public PotentialBackend {
  public:
   /// `file` holds every plane's statistics over `frames` frames; `computed_by` is the backend
   /// that computed them (its names are the map's provenance; its reductions are used).
-  MeanMapBackend(io::FrameAccumulatorFile& file, std::int64_t frames,
-                 PotentialBackend& computed_by)
+  MeanMapBackend(io::FrameAccumulatorFile& file, std::int64_t frames, PotentialBackend& computed_by)
       : file_(file), frames_(frames), by_(computed_by) {}
 
   std::string name() const override { return by_.name(); }

@@ -112,13 +112,15 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
 
 /// --null-output: every frame computed and added in memory, nothing written (benchmarks).
 RunResult run_without_output(const RunConfig& config, FrameSource& source, const GridSpec& grid,
-                             Workers& workers, ProgressSink* progress, SteadyClock::time_point start) {
+                             Workers& workers, ProgressSink* progress,
+                             SteadyClock::time_point start) {
   const SlabHint hint = combined_hint(workers);
   const FramePlan plan =
       make_frame_plan(grid, 0, grid.nz(), workers.list.size(), hint.plane_multiple,
                       memory_budget(config), config.checkpoint_seconds);
-  const FrameEngineReport report = run_frame_engine(source, grid, config.physics, workers.list,
-                                                    nullptr, plan, progress, config.trajectory->files.front());
+  const FrameEngineReport report =
+      run_frame_engine(source, grid, config.physics, workers.list, nullptr, plan, progress,
+                       config.trajectory->files.front());
   RunResult result;
   result.input = config.trajectory->files.front();
   result.atoms = source.selected_atoms();
@@ -143,13 +145,11 @@ RunResult run_without_output(const RunConfig& config, FrameSource& source, const
 
 }  // namespace
 
-std::pair<std::int64_t, std::int64_t> plane_share(std::int64_t nz, std::int64_t multiple,
-                                                  int rank, int size) {
+std::pair<std::int64_t, std::int64_t> plane_share(std::int64_t nz, std::int64_t multiple, int rank,
+                                                  int size) {
   multiple = std::max<std::int64_t>(multiple, 1);
   const std::int64_t units = (nz + multiple - 1) / multiple;  // the last may be short
-  const auto bound = [&](int r) {
-    return std::min(nz, units * r / std::max(size, 1) * multiple);
-  };
+  const auto bound = [&](int r) { return std::min(nz, units * r / std::max(size, 1) * multiple); };
   return {bound(rank), rank + 1 == size ? nz : bound(rank + 1)};
 }
 
@@ -177,8 +177,7 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
 
   job.extra_settings = trajectory_settings(t, *source);
   const OutputPaths paths = output_paths(config, job.in.input);
-  const std::string frames_path =
-      (paths.h5.empty() ? paths.store : paths.h5) + ".frames.partial";
+  const std::string frames_path = (paths.h5.empty() ? paths.store : paths.h5) + ".frames.partial";
   io::ResumeKey key = resume_key(config, job.in.system, grid, workers.first());
   for (const auto& setting : job.extra_settings) key.settings.push_back(setting);
   const std::string file_key = key.input_sha256 + "\n" + io::settings_text(key);
@@ -198,8 +197,8 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     check_free_space(frames_path, io::FrameAccumulatorFile::file_bytes(grid),
                      "the frame statistics");
     lock = io::PartialLock::acquire(frames_path, config.wait_lock);
-    file.emplace(io::FrameAccumulatorFile::open(frames_path, grid, file_key, config.resume,
-                                                config.force));
+    file.emplace(
+        io::FrameAccumulatorFile::open(frames_path, grid, file_key, config.resume, config.force));
     if (file->resumed()) log().info("resuming the frame statistics in {}", frames_path);
   });
   FrameEngineReport report;
@@ -215,10 +214,11 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     const std::size_t budget = memory_budget(config);
     const FramePlan plan = make_frame_plan(grid, z_begin, z_end, workers.list.size(),
                                            hint.plane_multiple, budget, config.checkpoint_seconds);
-    log().info("frames: planes {}..{} in blocks of {}, {} frame buffers, {} of host memory "
-               "(budget {})",
-               z_begin, z_end - 1, plan.block, plan.buffers,
-               format_bytes(frame_plan_bytes(grid, plan)), format_bytes(budget));
+    log().info(
+        "frames: planes {}..{} in blocks of {}, {} frame buffers, {} of host memory "
+        "(budget {})",
+        z_begin, z_end - 1, plan.block, plan.buffers, format_bytes(frame_plan_bytes(grid, plan)),
+        format_bytes(budget));
     sharing.together([&] {
       if (z_end > z_begin)
         report = run_frame_engine(*source, grid, config.physics, workers.list,

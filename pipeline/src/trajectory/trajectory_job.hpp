@@ -13,10 +13,10 @@
 #include <cstdint>
 #include <functional>
 
+#include "../devices.hpp"
 #include "dcs/pipeline/progress.hpp"
 #include "dcs/pipeline/run_config.hpp"
 #include "dcs/pipeline/run_result.hpp"
-#include "../devices.hpp"
 
 namespace dcs::pipeline {
 
@@ -32,8 +32,8 @@ class PlaneSharing {
 };
 
 /// This process's share of nz planes: contiguous, boundaries on multiples of `multiple`.
-std::pair<std::int64_t, std::int64_t> plane_share(std::int64_t nz, std::int64_t multiple,
-                                                  int rank, int size);
+std::pair<std::int64_t, std::int64_t> plane_share(std::int64_t nz, std::int64_t multiple, int rank,
+                                                  int size);
 
 /// The trajectory's map (rank 0's result is the map's; the other ranks' only report their part).
 RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink* progress,

@@ -26,7 +26,7 @@ struct MapExtras {
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> integers;
   std::vector<std::pair<std::string, std::vector<double>>> reals;
   std::vector<std::pair<std::string, std::vector<std::string>>> texts;  ///< string datasets
-  std::vector<std::pair<std::string, std::string>> attributes;         ///< on the group
+  std::vector<std::pair<std::string, std::string>> attributes;          ///< on the group
 };
 
 }  // namespace dcs::io
