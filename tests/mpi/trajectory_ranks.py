@@ -76,12 +76,13 @@ def main():
         print("SKIPPED: no mpirun")
         sys.exit(77)
     psf, dcd = data_files()
-    args = ["--topology", psf, "--trajectory", dcd, "--frames", "::4", "--grid", "30",
-            "--device", DEVICE, "--no-progress", "--threads", "1"]
+    base = ["--topology", psf, "--trajectory", dcd, "--device", DEVICE, "--no-progress",
+            "--threads", "1"]
+    args = base + ["--frames", "::4", "--grid", "30"]
     with tempfile.TemporaryDirectory(prefix="dcs-mpi-traj-") as work:
-        plain = os.path.join(work, "plain.h5")
-        run([DCS] + args + ["-o", plain])
         if CASE == "trajectory_ranks_match_the_serial_run":
+            plain = os.path.join(work, "plain.h5")
+            run([DCS] + args + ["-o", plain])
             if SERIAL:
                 serial = os.path.join(work, "serial.h5")
                 run([SERIAL] + args + ["-o", serial])
@@ -93,7 +94,7 @@ def main():
                 if os.path.exists(out + ".frames.partial"):
                     fail("frame statistics left behind")
         elif CASE == "trajectory_killed_under_3_ranks_resumes_under_2":
-            slow = args + ["--checkpoint-interval", "0", "--frames", "::1", "--grid", "48"]
+            slow = base + ["--checkpoint-interval", "0", "--grid", "48"]
             whole = os.path.join(work, "whole.h5")
             start = time.time()
             run([DCS] + slow + ["-o", whole])
@@ -104,8 +105,17 @@ def main():
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                     start_new_session=True)
             time.sleep(max(1.0, took * 0.4))
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+            # kill -9 one rank: mpirun then stops the others.
+            ranks = subprocess.run(["pgrep", "-f", f"^{DCS} "], capture_output=True,
+                                   text=True).stdout.split()
+            if not ranks:
+                fail(f"no rank running after {max(1.0, took * 0.4):.1f} s")
+            os.kill(int(ranks[-1]), signal.SIGKILL)
+            proc.wait(timeout=120)
+            deadline = time.time() + 60
+            while time.time() < deadline and subprocess.run(
+                    ["pgrep", "-f", f"^{DCS} "], capture_output=True).returncode == 0:
+                time.sleep(0.1)
             if os.path.exists(out):
                 fail(f"finished before the kill ({took:.1f} s uninterrupted)")
             if not os.path.exists(out + ".frames.partial"):
