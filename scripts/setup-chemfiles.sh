@@ -27,7 +27,7 @@ rm -rf "$prefix"
 # Position-independent: the Python module (issue 23) links the same archive.
 cmake -S "$work/chemfiles-$version/lib" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON -DCHFL_BUILD_TESTS=OFF \
-  -DCMAKE_INSTALL_PREFIX="$prefix" >&2
+  -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 >&2  # CMake 4 refuses its minimum of 3.x < 3.5 otherwise
 cmake --build "$work/build" -j "$(nproc)" >&2
 cmake --install "$work/build" >&2
 touch "$prefix/.dcs-built"
