@@ -169,15 +169,19 @@ std::map<std::string, Section> read_sections(LineSource& source, const std::stri
   return sections;
 }
 
-const Section& section(const std::map<std::string, Section>& sections, const std::string& flag,
-                       char type, const std::string& name) {
+// `flag` is a C string so that callers pass no temporary (GCC 13's -Wdangling-reference takes a
+// reference returned from a call with a temporary argument for a dangling one).
+const Section& section(const std::map<std::string, Section>& sections, const char* flag, char type,
+                       const std::string& name) {
   const auto found = sections.find(flag);
-  if (found == sections.end()) throw InputError(name, 0, "no %FLAG " + flag + " section");
+  if (found == sections.end())
+    throw InputError(name, 0, std::string("no %FLAG ") + flag + " section");
   const Section& s = found->second;
   const bool numeric_ok = type == 'e' ? s.format->type != 'a' : s.format->type == type;
   if (!numeric_ok)
-    throw InputError(name, s.flag_line,
-                     "%FLAG " + flag + " has a %FORMAT of the wrong type for its values");
+    throw InputError(
+        name, s.flag_line,
+        std::string("%FLAG ") + flag + " has a %FORMAT of the wrong type for its values");
   return s;
 }
 
