@@ -60,7 +60,7 @@ def run(cmd):
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}\n{proc.stderr[-3000:]}")
-    return wall, proc.stderr
+    return wall, proc.stderr + proc.stdout
 
 
 def main():

@@ -117,7 +117,8 @@ if want hybrid; then
   grep -hE "^\|" "$out/hybrid.md" "$out/hybrid_1e6.md" | head -n 40
 fi
 if want test; then
-  step "ctest (all labels)" ctest.log ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900
+  step "ctest (all labels)" ctest.log ctest --test-dir "$build" -j 4 --output-on-failure --timeout 900 \
+       -R "${TEST_REGEX:-.}"
   grep -E "tests passed|Skipped|Failed|\*\*\*Skipped" "$out/ctest.log" | tail -n 15
 fi
 if want sanitize; then
@@ -194,7 +195,7 @@ fi
 if want mpi; then
   # One GPU per rank (shared where there are fewer GPUs), compared with the serial build.
   step "MPI tests on GPUs" mpi_gpu.log env DCS_TEST_DEVICE=cuda DCS_SERIAL_BIN="$PWD/$build/bin/dcs" \
-       ctest --test-dir "$mpibuild" -L mpi --output-on-failure
+       ctest --test-dir "$mpibuild" -L mpi -R "${MPI_TEST_REGEX:-.}" --output-on-failure
 fi
 if want mpibench; then
   step "MPI benchmark" mpibench.log "$python" bench/mpi_bench.py "$mpibuild/bin/dcs" "$out" ${MPIBENCH_ARGS:-}
