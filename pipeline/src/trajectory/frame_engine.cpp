@@ -292,12 +292,20 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
   report.worker_busy_seconds.assign(workers.size(), 0.0);
   const std::size_t plane = grid.plane_points();
   std::vector<std::unique_ptr<HostBuffer>> buffers;
-  for (std::size_t b = 0; b < plan.buffers; ++b)
+  for (std::size_t b = 0; b < plan.buffers && plan.z_end > plan.z_begin; ++b)
     buffers.push_back(workers.front()->allocate_host(static_cast<std::size_t>(plan.block) * plane));
   const double total = static_cast<double>(plane) * static_cast<double>(plan.z_end - plan.z_begin) *
                        static_cast<double>(source.selected_atoms()) * static_cast<double>(frames);
   if (progress != nullptr) progress->begin(label, total);
   double evaluations_done = 0.0;
+  if (plan.z_end <= plan.z_begin) {  // no planes here (MPI ranks > planes): times and fits only
+    System atoms;
+    for (std::size_t k = 0; k < frames; ++k) {
+      const auto read_start = SteadyClock::now();
+      source.read(k, atoms, &report.times_ps[k], &report.fit_rmsd[k]);
+      report.decode_seconds += seconds_since(read_start);
+    }
+  }
   bool first_block = true;
   for (std::int64_t z0 = plan.z_begin; z0 < plan.z_end; z0 += plan.block) {
     const std::int64_t z1 = std::min(plan.z_end, z0 + plan.block);

@@ -214,16 +214,21 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     const std::size_t budget = memory_budget(config);
     const FramePlan plan = make_frame_plan(grid, z_begin, z_end, workers.list.size(),
                                            hint.plane_multiple, budget, config.checkpoint_seconds);
-    log().info(
-        "frames: planes {}..{} in blocks of {}, {} frame buffers, {} of host memory "
-        "(budget {})",
-        z_begin, z_end - 1, plan.block, plan.buffers, format_bytes(frame_plan_bytes(grid, plan)),
-        format_bytes(budget));
+    if (z_end > z_begin)
+      log().info(
+          "frames: planes {}..{} in blocks of {}, {} frame buffers, {} of host memory "
+          "(budget {})",
+          z_begin, z_end - 1, plan.block, plan.buffers, format_bytes(frame_plan_bytes(grid, plan)),
+          format_bytes(budget));
+    else
+      log().info(
+          "frames: no planes for this rank (more ranks than groups of {} planes); it reads the "
+          "frames' times only",
+          hint.plane_multiple);
     sharing.together([&] {
-      if (z_end > z_begin)
-        report = run_frame_engine(*source, grid, config.physics, workers.list,
-                                  config.null_output ? nullptr : &*file, plan,
-                                  leader ? progress : nullptr, job.label);
+      report = run_frame_engine(*source, grid, config.physics, workers.list,
+                                config.null_output ? nullptr : &*file, plan,
+                                leader ? progress : nullptr, job.label);
     });
     log().info(
         "frames: {} computed, {} found in the checkpoints, in {:.3f} s ({:.2f} frames/s); "
