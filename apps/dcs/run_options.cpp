@@ -39,6 +39,10 @@ void add_trajectory_options(CLI::App& app, RunOptions& o) {
                  "Fit each frame onto the first frame's atoms of this selection (least squares) "
                  "before mapping it, e.g. \"name CA\"")
       ->group(g_md);
+  app.add_flag("--frame-maps", t.frame_maps,
+               "Also keep every frame's map: <stem>.frames.h5, float32 [frame][z][y][x] "
+               "(frames x points x 4 bytes)")
+      ->group(g_md);
 }
 
 void add_io_options(CLI::App& app, RunOptions& o) {
@@ -246,7 +250,7 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
     config.inputs.insert(config.inputs.end(), listed.begin(), listed.end());
   }
   const bool trajectory = app.count("--topology") + app.count("--trajectory") > 0;
-  for (const char* option : {"--frames", "--select", "--align"})
+  for (const char* option : {"--frames", "--select", "--align", "--frame-maps"})
     if (!trajectory && app.count(option) > 0)
       throw UsageError(fmt::format("{} applies to --topology with --trajectory", option));
   if (trajectory) {

@@ -150,6 +150,7 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
     add("--frames", to_string(t->frames));
     add("--select", t->select);
     add("--align", t->align);
+    add("--frame-maps", flag(t->frame_maps));
   }
   return settings;
 }

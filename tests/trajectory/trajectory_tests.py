@@ -11,6 +11,7 @@ Cases:
   reference_prmtop_nc AMBER PRMTOP+NetCDF
   workers_identical   --cpu-workers 1 and 3 (and in plane blocks), and a second file: identical
   kill_resume         kill -9 mid-run, --resume: identical to an uninterrupted run
+  frame_maps          --frame-maps: each frame's map as a one-frame run's, and after kill -9
   refusals            mismatched atom counts, bad --frames, empty selections: clear errors,
                       nothing written
 Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
@@ -216,6 +217,55 @@ def case_kill_resume(args, work):
     print(found[0] if found else resumed.stderr)
     same_datasets(whole, out, "kill -9 + --resume")
     check(not os.path.exists(partial), "frame statistics left after the resumed run")
+
+
+def case_frame_maps(args, work):
+    """--frame-maps: every frame's map, each the bytes of a one-frame run on the same grid, and
+    after kill -9 + --resume the same file."""
+    out = os.path.join(work, "m.h5")
+    common = ["--topology", data.PSF, "--trajectory", data.DCD, "--device", "cpu"]
+    dcs(args, *common, "--frames", "3:40:9", "--grid", "20", "--frame-maps", "-o", out)
+    maps_path = os.path.join(work, "m.frames.h5")
+    with h5py.File(out, "r") as h5, h5py.File(maps_path, "r") as fm:
+        pot = h5["potential"]
+        origin, spacing = pot.attrs["origin"], pot.attrs["spacing"]
+        maps = fm["frame_maps"][...]
+        frames = list(fm["frames"][...])
+        check(frames == [3, 12, 21, 30, 39], f"frames {frames}")
+        check(maps.shape == (5,) + pot.shape, f"shape {maps.shape}")
+        mean = maps.astype(np.float64).mean(0)
+        err = np.abs(mean - pot[...]).max() / np.abs(maps).max()
+        check(err < 1e-6, f"mean of the frame maps vs /potential: {err:.2e}")
+    grid = ["--origin", *(repr(float(v)) for v in origin), "--spacing", repr(float(spacing[0])),
+            "--grid", "20"]
+    for j, f in enumerate(frames):
+        single = os.path.join(work, f"f{f}.h5")
+        dcs(args, *common, "--frames", str(f), *grid, "-o", single)
+        with h5py.File(single, "r") as h5:
+            check(h5["potential"][...].tobytes() == maps[j].tobytes(),
+                  f"frame {f}: frame map differs from the one-frame run")
+    # kill -9 and --resume: the frame maps (and the map) as uninterrupted.
+    slow = common + ["--grid", "40", "--checkpoint-interval", "0", "--threads", "1",
+                     "--frame-maps"]
+    whole = os.path.join(work, "whole.h5")
+    dcs(args, *slow, "-o", whole)
+    killed = os.path.join(work, "killed.h5")
+    proc = subprocess.Popen([args.dcs, *slow, "-o", killed, "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and not os.path.exists(killed + ".frames.partial"):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    check(not os.path.exists(killed), "the run finished before the kill")
+    dcs(args, *slow, "-o", killed, "--resume")
+    same_datasets(whole, killed, "frame maps run, kill -9 + --resume")
+    with h5py.File(os.path.join(work, "whole.frames.h5"), "r") as a, \
+            h5py.File(os.path.join(work, "killed.frames.h5"), "r") as b:
+        check(a["frame_maps"][...].tobytes() == b["frame_maps"][...].tobytes(),
+              "frame maps differ after kill -9 + --resume")
+    print("frame_maps: one-frame runs and kill -9 + --resume identical")
 
 
 def case_refusals(args, work):

@@ -36,8 +36,10 @@ class BlockRun {
  public:
   BlockRun(FrameSource& source, const GridSpec& grid, const Physics& physics,
            const std::vector<PotentialBackend*>& workers, const FramePlan& plan,
-           std::vector<std::unique_ptr<HostBuffer>>& buffers, FrameEngineReport& report)
-      : source_(source),
+           std::vector<std::unique_ptr<HostBuffer>>& buffers, FrameEngineReport& report,
+           io::FrameMapsFile* frame_maps)
+      : frame_maps_(frame_maps),
+        source_(source),
         grid_(grid),
         physics_(physics),
         workers_(workers),
@@ -162,6 +164,7 @@ class BlockRun {
   void checkpoint(std::vector<io::PlaneAccumulator>& acc, io::FrameAccumulatorFile* file) {
     if (file == nullptr) return;
     const auto start = SteadyClock::now();
+    if (frame_maps_ != nullptr) frame_maps_->sync();  // the maps of the frames counted below
     for (std::size_t i = 0; i < acc.size(); ++i)
       if (acc[i].frames > 0) file->store(z0_ + static_cast<std::int64_t>(i), acc[i]);
     file->sync();
@@ -196,6 +199,7 @@ class BlockRun {
             if (acc[i].frames == static_cast<std::int64_t>(k)) acc[i].add(values + i * plane);
         });
         report_.accumulate_seconds += seconds_since(start);
+        if (frame_maps_ != nullptr) frame_maps_->write(k, z0_, z1_ - z0_, values);
         ++report_.frames_computed;
         {
           std::lock_guard lock(mutex_);
@@ -219,6 +223,7 @@ class BlockRun {
     if (interrupt_requested()) throw InterruptedError("interrupted");
   }
 
+  io::FrameMapsFile* frame_maps_;
   FrameSource& source_;
   const GridSpec& grid_;
   const Physics& physics_;
@@ -283,7 +288,8 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
                                    const Physics& physics,
                                    const std::vector<PotentialBackend*>& workers,
                                    io::FrameAccumulatorFile* file, const FramePlan& plan,
-                                   ProgressSink* progress, const std::string& label) {
+                                   ProgressSink* progress, const std::string& label,
+                                   io::FrameMapsFile* frame_maps) {
   const auto start = SteadyClock::now();
   FrameEngineReport report;
   const std::size_t frames = source.frames().size();
@@ -333,7 +339,7 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
       report.frames_reused += frames;
       continue;
     }
-    BlockRun block(source, grid, physics, workers, plan, buffers, report);
+    BlockRun block(source, grid, physics, workers, plan, buffers, report, frame_maps);
     block.run(z0, z1, acc, from, compute_from, file, progress, evaluations_done);
     first_block = false;
   }

@@ -21,6 +21,7 @@
 #include "dcs/backend.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/io/frame_accumulators.hpp"
+#include "dcs/io/frame_maps.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/pipeline/progress.hpp"
 #include "frame_source.hpp"
@@ -60,12 +61,15 @@ struct FrameEngineReport {
 
 /// Adds every listed frame of `source` to the statistics of planes [plan.z_begin, plan.z_end)
 /// in `file` (continuing each plane's checkpoint; none: in memory only, for --null-output), with
-/// `workers` (the engine prepares each frame's atoms). Throws the first error of any thread,
-/// InterruptedError on dcs::interrupt_requested() (after checkpointing the frames added).
+/// `workers` (the engine prepares each frame's atoms). With `frame_maps`, every frame's planes
+/// are written there too (before the checkpoint that counts the frame). Throws the first error of
+/// any thread, InterruptedError on dcs::interrupt_requested() (after checkpointing the frames
+/// added).
 FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
                                    const Physics& physics,
                                    const std::vector<PotentialBackend*>& workers,
                                    io::FrameAccumulatorFile* file, const FramePlan& plan,
-                                   ProgressSink* progress, const std::string& label);
+                                   ProgressSink* progress, const std::string& label,
+                                   io::FrameMapsFile* frame_maps = nullptr);
 
 }  // namespace dcs::pipeline

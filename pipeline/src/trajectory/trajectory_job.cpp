@@ -181,16 +181,28 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
   io::ResumeKey key = resume_key(config, job.in.system, grid, workers.first());
   for (const auto& setting : job.extra_settings) key.settings.push_back(setting);
   const std::string file_key = key.input_sha256 + "\n" + io::settings_text(key);
+  // --frame-maps: "<stem>.frames.h5" beside the first output, built under its partial name.
+  const std::string maps_path = t.frame_maps
+                                    ? std::filesystem::path(!paths.h5.empty()   ? paths.h5
+                                                            : !paths.dx.empty() ? paths.dx
+                                                                                : paths.mrc)
+                                          .replace_extension(".frames.h5")
+                                          .string()
+                                    : std::string();
+  const std::string maps_partial = maps_path.empty() ? "" : io::partial_path_for(maps_path);
 
   // --resume with the outputs complete: the one-map job skips them, without the frames.
   bool complete = false;
   io::PartialLock lock;
   std::optional<io::FrameAccumulatorFile> file;
+  std::optional<io::FrameMapsFile> maps;
   sharing.together([&] {
     check_inputs_untouched(t, paths, frames_path);
+    check_inputs_untouched(t, paths, maps_path);
     if (config.resume && !paths.h5.empty() && std::filesystem::exists(paths.h5)) {
       const io::ResumeKey done = io::read_completed_key(paths.h5);
-      complete = done.input_sha256 == key.input_sha256 && done.settings == key.settings;
+      complete = done.input_sha256 == key.input_sha256 && done.settings == key.settings &&
+                 (maps_path.empty() || std::filesystem::exists(maps_path));
     }
     if (complete || !leader || config.null_output) return;
     io::check_output_path(frames_path, /*force=*/true);
@@ -199,14 +211,29 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     lock = io::PartialLock::acquire(frames_path, config.wait_lock);
     file.emplace(
         io::FrameAccumulatorFile::open(frames_path, grid, file_key, config.resume, config.force));
+    if (!maps_path.empty()) {
+      io::check_output_path(maps_path, config.force);
+      check_free_space(maps_partial, io::FrameMapsFile::file_bytes(grid, source->frames().size()),
+                       "the frame maps");
+      maps.emplace(io::FrameMapsFile::open(maps_partial, grid, source->frames(),
+                                           std::string(unit_name(config.physics.unit)), file_key,
+                                           file->resumed(), config.force));
+      if (file->resumed() && !maps->reused()) {  // the frames checkpointed have no maps
+        log().warn("{} is missing or another run's: the frames are computed afresh", maps_partial);
+        file.emplace(
+            io::FrameAccumulatorFile::open(frames_path, grid, file_key, false, config.force));
+      }
+    }
     if (file->resumed()) log().info("resuming the frame statistics in {}", frames_path);
   });
   FrameEngineReport report;
   if (!complete) {
     sharing.together([&] {  // the other ranks open the file rank 0 made (or kept)
-      if (!leader && !config.null_output)
-        file.emplace(io::FrameAccumulatorFile::open(frames_path, grid, file_key, true, false,
-                                                    /*create=*/false));
+      if (leader || config.null_output) return;
+      file.emplace(io::FrameAccumulatorFile::open(frames_path, grid, file_key, true, false,
+                                                  /*create=*/false));
+      if (!maps_path.empty())
+        maps.emplace(io::FrameMapsFile::open_made(maps_partial, grid, source->frames().size()));
     });
     const SlabHint hint = combined_hint(workers);
     const auto [z_begin, z_end] =
@@ -228,7 +255,7 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     sharing.together([&] {
       report = run_frame_engine(*source, grid, config.physics, workers.list,
                                 config.null_output ? nullptr : &*file, plan,
-                                leader ? progress : nullptr, job.label);
+                                leader ? progress : nullptr, job.label, maps ? &*maps : nullptr);
     });
     log().info(
         "frames: {} computed, {} found in the checkpoints, in {:.3f} s ({:.2f} frames/s); "
@@ -258,6 +285,10 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     }
     LocalExecutor executor;
     result = run_read_map(config, job, file ? mean_workers : workers, executor, nullptr);
+    if (maps) {
+      maps->commit(maps_path, config.force);
+      result.outputs.push_back(maps_path);
+    }
     if (file) {
       file->remove();
       lock.release();

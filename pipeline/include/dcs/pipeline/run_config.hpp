@@ -63,8 +63,9 @@ struct TrajectoryRequest {
   std::string topology;            ///< charges and identities: .psf, .prmtop, .tpr, .pqr
   std::vector<std::string> files;  ///< frames: .dcd, .xtc, .trr, .nc, read in order
   FrameRange frames;
-  std::string select;  ///< the atoms whose potential is mapped; empty: every atom
-  std::string align;   ///< atoms fitted onto the first frame's before mapping; empty: none
+  std::string select;       ///< the atoms whose potential is mapped; empty: every atom
+  std::string align;        ///< atoms fitted onto the first frame's before mapping; empty: none
+  bool frame_maps = false;  ///< also every frame's map, in "<stem>.frames.h5"
 };
 
 struct RunConfig {
