@@ -68,13 +68,12 @@ std::uint64_t create(const std::string& path, const GridSpec& grid,
   const Failure failure(path, false);
   const Writer w(failure);
   const Handle fapl = h5::file_access_plist(failure);
-  const Handle file(failure.id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                               "H5Fcreate"),
-                    H5Fclose);
+  const Handle file(
+      failure.id(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), "H5Fcreate"),
+      H5Fclose);
   w.text(file.get(), "format", kFormat);
   w.text(file.get(), "key", key);
-  w.dataset(file.get(), "frames", H5T_STD_I64LE, H5T_NATIVE_INT64, {frames.size()},
-            frames.data());
+  w.dataset(file.get(), "frames", H5T_STD_I64LE, H5T_NATIVE_INT64, {frames.size()}, frames.data());
   const Handle dcpl(failure.id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
   failure.status(H5Pset_layout(dcpl.get(), H5D_CONTIGUOUS), "H5Pset_layout");
   failure.status(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
@@ -104,9 +103,8 @@ std::uint64_t FrameMapsFile::file_bytes(const GridSpec& grid, std::size_t frames
 }
 
 FrameMapsFile FrameMapsFile::open(const std::string& path, const GridSpec& grid,
-                                  const std::vector<std::int64_t>& frames,
-                                  const std::string& units, const std::string& key, bool resume,
-                                  bool replace) {
+                                  const std::vector<std::int64_t>& frames, const std::string& units,
+                                  const std::string& key, bool resume, bool replace) {
   check_output_path(path, /*force=*/true);
   FrameMapsFile file;
   file.path_ = path;

@@ -289,6 +289,19 @@ def case_refusals(args, work):
         check(needle in run.stderr, f"{options}: expected '{needle}' in: {run.stderr}")
         check(not os.path.exists(out) and not os.path.exists(out + ".frames.partial"),
               f"{options}: left files")
+    # A trajectory cut in the middle of frame 60: refused naming the file and the frame, after
+    # 60 frames were computed; neither outputs nor checkpoints are left (the input must change).
+    cut = os.path.join(work, "cut.dcd")
+    with open(data.DCD, "rb") as f:
+        whole = f.read()
+    frame_bytes = (len(whole) - 276) // 98  # adk_dims.dcd: 98 frames after its headers
+    with open(cut, "wb") as f:
+        f.write(whole[:len(whole) - 38 * frame_bytes - frame_bytes // 2])
+    run = dcs(args, "--topology", data.PSF, "--trajectory", cut, "--grid", "8", "-o", out,
+              "--frame-maps", rc=3)
+    check("cut.dcd" in run.stderr and "frame" in run.stderr, run.stderr)
+    left = sorted(os.listdir(work))
+    check(left == ["cut.dcd"], f"a refused trajectory left {left}")
     print("refusals: every bad input explained, nothing written")
 
 

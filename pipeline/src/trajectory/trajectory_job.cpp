@@ -227,73 +227,87 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     if (file->resumed()) log().info("resuming the frame statistics in {}", frames_path);
   });
   FrameEngineReport report;
-  if (!complete) {
-    sharing.together([&] {  // the other ranks open the file rank 0 made (or kept)
-      if (leader || config.null_output) return;
-      file.emplace(io::FrameAccumulatorFile::open(frames_path, grid, file_key, true, false,
-                                                  /*create=*/false));
-      if (!maps_path.empty())
-        maps.emplace(io::FrameMapsFile::open_made(maps_partial, grid, source->frames().size()));
-    });
-    const SlabHint hint = combined_hint(workers);
-    const auto [z_begin, z_end] =
-        plane_share(grid.nz(), hint.plane_multiple, sharing.rank(), sharing.size());
-    const std::size_t budget = memory_budget(config);
-    const FramePlan plan = make_frame_plan(grid, z_begin, z_end, workers.list.size(),
-                                           hint.plane_multiple, budget, config.checkpoint_seconds);
-    if (z_end > z_begin)
-      log().info(
-          "frames: planes {}..{} in blocks of {}, {} frame buffers, {} of host memory "
-          "(budget {})",
-          z_begin, z_end - 1, plan.block, plan.buffers, format_bytes(frame_plan_bytes(grid, plan)),
-          format_bytes(budget));
-    else
-      log().info(
-          "frames: no planes for this rank (more ranks than groups of {} planes); it reads the "
-          "frames' times only",
-          hint.plane_multiple);
-    sharing.together([&] {
-      report = run_frame_engine(*source, grid, config.physics, workers.list,
-                                config.null_output ? nullptr : &*file, plan,
-                                leader ? progress : nullptr, job.label, maps ? &*maps : nullptr);
-    });
-    log().info(
-        "frames: {} computed, {} found in the checkpoints, in {:.3f} s ({:.2f} frames/s); "
-        "decoding {:.3f} s, adding {:.3f} s, checkpoints {:.3f} s",
-        report.frames_computed, report.frames_reused, report.wall_seconds,
-        static_cast<double>(report.frames_computed) / std::max(report.wall_seconds, 1e-9),
-        report.decode_seconds, report.accumulate_seconds, report.checkpoint_seconds);
-  }
-
   RunResult result;
-  sharing.together([&] {
-    if (!leader) return;
-    if (config.null_output) {
-      result.input = job.in.input;
-      return;
+  try {
+    if (!complete) {
+      sharing.together([&] {  // the other ranks open the file rank 0 made (or kept)
+        if (leader || config.null_output) return;
+        file.emplace(io::FrameAccumulatorFile::open(frames_path, grid, file_key, true, false,
+                                                    /*create=*/false));
+        if (!maps_path.empty())
+          maps.emplace(io::FrameMapsFile::open_made(maps_partial, grid, source->frames().size()));
+      });
+      const SlabHint hint = combined_hint(workers);
+      const auto [z_begin, z_end] =
+          plane_share(grid.nz(), hint.plane_multiple, sharing.rank(), sharing.size());
+      const std::size_t budget = memory_budget(config);
+      const FramePlan plan =
+          make_frame_plan(grid, z_begin, z_end, workers.list.size(), hint.plane_multiple, budget,
+                          config.checkpoint_seconds);
+      if (z_end > z_begin)
+        log().info(
+            "frames: planes {}..{} in blocks of {}, {} frame buffers, {} of host memory "
+            "(budget {})",
+            z_begin, z_end - 1, plan.block, plan.buffers,
+            format_bytes(frame_plan_bytes(grid, plan)), format_bytes(budget));
+      else
+        log().info(
+            "frames: no planes for this rank (more ranks than groups of {} planes); it reads the "
+            "frames' times only",
+            hint.plane_multiple);
+      sharing.together([&] {
+        report = run_frame_engine(*source, grid, config.physics, workers.list,
+                                  config.null_output ? nullptr : &*file, plan,
+                                  leader ? progress : nullptr, job.label, maps ? &*maps : nullptr);
+      });
+      log().info(
+          "frames: {} computed, {} found in the checkpoints, in {:.3f} s ({:.2f} frames/s); "
+          "decoding {:.3f} s, adding {:.3f} s, checkpoints {:.3f} s",
+          report.frames_computed, report.frames_reused, report.wall_seconds,
+          static_cast<double>(report.frames_computed) / std::max(report.wall_seconds, 1e-9),
+          report.decode_seconds, report.accumulate_seconds, report.checkpoint_seconds);
     }
-    // The mean as the map of the one-map job, computed by a backend that reads it back.
-    // (Complete outputs: the job finds them so and skips them.)
-    Workers mean_workers;
-    std::optional<io::MapExtras> extras;
-    if (file) {
-      mean_workers.owned.push_back(std::make_unique<MeanMapBackend>(
-          *file, static_cast<std::int64_t>(source->frames().size()), workers.first()));
-      mean_workers.list.push_back(mean_workers.owned.back().get());
-      extras.emplace(trajectory_extras(config, *source, report, *file));
-      job.extras = &*extras;
+
+    sharing.together([&] {
+      if (!leader) return;
+      if (config.null_output) {
+        result.input = job.in.input;
+        return;
+      }
+      // The mean as the map of the one-map job, computed by a backend that reads it back.
+      // (Complete outputs: the job finds them so and skips them.)
+      Workers mean_workers;
+      std::optional<io::MapExtras> extras;
+      if (file) {
+        mean_workers.owned.push_back(std::make_unique<MeanMapBackend>(
+            *file, static_cast<std::int64_t>(source->frames().size()), workers.first()));
+        mean_workers.list.push_back(mean_workers.owned.back().get());
+        extras.emplace(trajectory_extras(config, *source, report, *file));
+        job.extras = &*extras;
+      }
+      LocalExecutor executor;
+      result = run_read_map(config, job, file ? mean_workers : workers, executor, nullptr);
+      if (maps) {
+        maps->commit(maps_path, config.force);
+        result.outputs.push_back(maps_path);
+      }
+      if (file) {
+        file->remove();
+        lock.release();
+      }
+    });
+  } catch (const Error& error) {
+    // A bad frame, selection or setting cannot be resumed (the inputs or options must change,
+    // which --resume refuses): nothing is kept. Interruptions and I/O failures keep the
+    // checkpoints for --resume.
+    const ExitCode code = error.exit_code();
+    if (leader && (code == ExitCode::kInputError || code == ExitCode::kUsageError)) {
+      if (file) file->remove();
+      std::error_code ignored;
+      if (!maps_partial.empty()) std::filesystem::remove(maps_partial, ignored);
     }
-    LocalExecutor executor;
-    result = run_read_map(config, job, file ? mean_workers : workers, executor, nullptr);
-    if (maps) {
-      maps->commit(maps_path, config.force);
-      result.outputs.push_back(maps_path);
-    }
-    if (file) {
-      file->remove();
-      lock.release();
-    }
-  });
+    throw;
+  }
   result.frames = source->frames().size();
   result.frames_computed = report.frames_computed;
   result.slabs_computed = 0;  // the mean map's slabs are read back, not computed

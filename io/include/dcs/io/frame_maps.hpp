@@ -26,8 +26,7 @@ class FrameMapsFile {
                             const std::vector<std::int64_t>& frames, const std::string& units,
                             const std::string& key, bool resume, bool replace);
   /// The file rank 0 made (MPI): its dataset's offset read back, opened for writing.
-  static FrameMapsFile open_made(const std::string& path, const GridSpec& grid,
-                                 std::size_t frames);
+  static FrameMapsFile open_made(const std::string& path, const GridSpec& grid, std::size_t frames);
 
   FrameMapsFile(FrameMapsFile&&) noexcept;
   FrameMapsFile& operator=(FrameMapsFile&&) noexcept;
