@@ -4,7 +4,7 @@
     fuzz/make_corpus.py OUTDIR
 
 writes OUTDIR/<target>/ (seed files, named by content hash) and OUTDIR/<target>.dict for the
-targets pqr, xyzq, gzip, options, values and selection:
+targets pqr, xyzq, gzip, options, values, selection, prmtop and trajectory:
 - pqr: the first ~2 KB (whole lines) of every PQR file of Debian's apbs-data package
   (/usr/share/apbs, 73 files), tests/data/pqr/*.pqr and the hand-written fuzz/seeds/pqr/*;
 - xyzq: the same atoms as "x y z q" lines, tests/data/pqr/*.xyzq, fuzz/seeds/xyzq/*;
@@ -16,6 +16,11 @@ targets pqr, xyzq, gzip, options, values and selection:
 - values: sizes, units, devices, shards and file names, plus fuzz/seeds/values/*;
 - selection: selection texts (every keyword, wildcard, range spelling and operator, and the
   errors), plus fuzz/seeds/selection/*; its dictionary holds the keywords and operators.
+- prmtop: fuzz/seeds/prmtop/* and, with the venv of scripts/setup-md.sh, MDAnalysisTests'
+  small AMBER parm7 files (good and broken) and the first 4 KB of bala/ache.prmtop;
+- trajectory: in fuzz_trajectory's layout, fuzz/seeds/trajectory/* and, with that venv, 3-frame
+  DCD/XTC/TRR/NetCDF files of 5 and 12 atoms written by MDAnalysis (whole, doubled, cut),
+  MDAnalysisTests' small NetCDF files and the first 4 KB of its large trajectories.
 Nothing here is committed: the corpora are rebuilt from the installed data each run (libFuzzer
 adds what it finds to the same directories; scripts/run-fuzzers.sh starts them afresh).
 """
@@ -24,7 +29,9 @@ import gzip
 import hashlib
 import os
 import re
+import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -80,6 +87,79 @@ def write_dict(path, words):
 
 def gzip_seed(flags, a, b, text):
     return bytes([flags, a, b]) + text
+
+
+# Written by the MDAnalysis venv's Python (scripts/setup-md.sh): 3 frames of the first 5 and
+# 12 atoms of adk (12: XTC compresses from 10 atoms on) in every trajectory format dcs reads.
+WRITE_SMALL_TRAJECTORIES = """
+import os, sys, warnings
+warnings.filterwarnings("ignore")
+import MDAnalysis as mda, MDAnalysisTests.datafiles as d
+u = mda.Universe(d.PSF, d.DCD)
+for n in (5, 12):
+    for ext in ("dcd", "xtc", "trr", "ncdf"):
+        with mda.Writer(os.path.join(sys.argv[1], f"s{n}.{ext}"), n_atoms=n) as w:
+            for ts in u.trajectory[:3]:
+                w.write(u.atoms[:n])
+print(os.path.dirname(d.PSF))
+"""
+TRAJECTORY_KIND = {".dcd": 0, ".xtc": 1, ".trr": 2, ".nc": 3, ".ncdf": 3}
+
+
+def trajectory_seed(kind, atoms, data, twice=False):
+    """fuzz_trajectory's layout: kind (| 4: the file twice), atoms - 1 (u16 LE), the file."""
+    return bytes([kind | (4 if twice else 0), (atoms - 1) & 0xFF, (atoms - 1) >> 8]) + data
+
+
+def md_seeds(out):
+    """prmtop and trajectory seeds: hand-written ones, and where the venv of scripts/setup-md.sh
+    exists, small trajectories written by MDAnalysis plus heads of MDAnalysisTests' files."""
+    prmtop = os.path.join(out, "prmtop")
+    traj = os.path.join(out, "trajectory")
+    for data in hand_seeds("prmtop"):
+        put(prmtop, data)
+    for data in hand_seeds("trajectory"):
+        put(traj, data)
+    python = os.path.join(ROOT, ".venv-md", "bin", "python")
+    if not os.path.exists(python):
+        print("make_corpus: no .venv-md (scripts/setup-md.sh); prmtop and trajectory get the "
+              "hand-written seeds only", file=sys.stderr)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        data_dir = subprocess.run([python, "-c", WRITE_SMALL_TRAJECTORIES, tmp], check=True,
+                                  capture_output=True, text=True).stdout.strip()
+        for name in sorted(os.listdir(tmp)):
+            stem, ext = os.path.splitext(name)
+            data = open(os.path.join(tmp, name), "rb").read()
+            atoms = int(stem[1:])
+            put(traj, trajectory_seed(TRAJECTORY_KIND[ext], atoms, data))
+            put(traj, trajectory_seed(TRAJECTORY_KIND[ext], atoms, data, twice=True))
+            put(traj, trajectory_seed(TRAJECTORY_KIND[ext], atoms, data[: len(data) * 2 // 3]))
+    amber = os.path.join(data_dir, "Amber")
+    for name, atoms in (("ace_mbondi3.nc", 6), ("cpptraj_traj.nc", 84)):
+        path = os.path.join(amber, name)
+        if os.path.exists(path):
+            put(traj, trajectory_seed(3, atoms, open(path, "rb").read()))
+    # Heads of the large files: the headers and the first bytes of a frame.
+    for name, atoms in (("adk_dims.dcd", 3341), ("adk_oplsaa.xtc", 47681), ("adk_oplsaa.trr", 47681),
+                        (os.path.join("Amber", "bala.ncdf"), 2661)):
+        path = os.path.join(data_dir, name)
+        if os.path.exists(path):
+            kind = TRAJECTORY_KIND[os.path.splitext(path)[1]]
+            put(traj, trajectory_seed(kind, atoms, open(path, "rb").read(4096)))
+    for name in ("ace_mbondi3.parm7", "ace_mbondi3.error1.parm7", "ace_mbondi3.error2.parm7",
+                 "ace_mbondi3.error3.parm7", "ace_mbondi3.negative.parm7"):
+        path = os.path.join(amber, name)
+        if os.path.exists(path):
+            put(prmtop, open(path, "rb").read())
+    for name in ("bala.prmtop", "ache.prmtop"):
+        path = os.path.join(amber, name)
+        if os.path.exists(path):
+            put(prmtop, head(path, 4096))
+    write_dict(os.path.join(out, "prmtop.dict"),
+               ["%FLAG ", "%FORMAT(", "%COMMENT", "%VERSION", "POINTERS", "ATOM_NAME", "CHARGE",
+                "RESIDUE_LABEL", "RESIDUE_POINTER", "MASS", "20a4", "10I8", "5E16.8", "1a80",
+                "\r\n", "nan", "inf", "E+99", "       0", "-1"])
 
 
 def main():
@@ -185,8 +265,10 @@ def main():
                 "  1.8240", "-0.5000", "9999999"])
     write_dict(os.path.join(out, "xyzq.dict"), ["#", " ", "\t", "\r\n", "\r", "-", ".", "e-5", "1e6",
                                                 "1e30", "nan", "inf", "0x1p3", "+", "+-1"])
-    counts = {t: len(os.listdir(os.path.join(out, t))) for t in ("pqr", "xyzq", "gzip", "options", "values",
-                                                                  "selection")}
+    md_seeds(out)
+    counts = {t: len(os.listdir(os.path.join(out, t)))
+              for t in ("pqr", "xyzq", "gzip", "options", "values", "selection", "prmtop",
+                        "trajectory")}
     print("make_corpus: " + ", ".join(f"{t} {n} seeds" for t, n in counts.items()), file=sys.stderr)
 
 

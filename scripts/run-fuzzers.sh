@@ -2,8 +2,8 @@
 # Builds the libFuzzer targets of fuzz/ (preset "fuzz": clang, ASan+UBSan, CPU only) and runs
 # each for a bounded time on a seed corpus made from apbs-data (fuzz/make_corpus.py).
 # Usage: scripts/run-fuzzers.sh [seconds-per-target]     (default 60)
-# Environment: DCS_FUZZ_TARGETS="pqr xyzq gzip options values selection" (a subset), DCS_FUZZ_JOBS (targets
-# run side by side; default the CPU count), DCS_FUZZ_RSS_MB (2048).
+# Environment: DCS_FUZZ_TARGETS="pqr xyzq gzip options values selection prmtop trajectory" (a
+# subset), DCS_FUZZ_JOBS (targets run side by side; default the CPU count), DCS_FUZZ_RSS_MB (2048).
 # Exit status 1 when any target found something (a crash, leak, UB, an exception other than
 # InputError/UsageError, or a broken invariant): its report is printed, its log is
 # build/fuzz/logs/<target>.log and the input that triggers it is under
@@ -14,7 +14,7 @@ source scripts/lib/debian.sh
 
 seconds="${1:-60}"
 [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -gt 0 ]] || { echo "usage: $0 [seconds-per-target]" >&2; exit 2; }
-targets=(${DCS_FUZZ_TARGETS:-pqr xyzq gzip options values selection})
+targets=(${DCS_FUZZ_TARGETS:-pqr xyzq gzip options values selection prmtop trajectory})
 jobs="${DCS_FUZZ_JOBS:-$(nproc)}"
 rss_mb="${DCS_FUZZ_RSS_MB:-2048}"
 
@@ -23,6 +23,9 @@ rss_mb="${DCS_FUZZ_RSS_MB:-2048}"
 packages=(clang libclang-rt-14-dev llvm-14 cmake ninja-build pkg-config libhdf5-dev libcli11-dev
           libspdlog-dev libfmt-dev zlib1g-dev libdeflate-dev libssl-dev apbs-data python3)
 install_missing_debs run-fuzzers "${packages[@]}"
+
+# chemfiles (the trajectory readers' library), built once into .deps/ (idempotent).
+bash scripts/setup-chemfiles.sh
 
 build=build/fuzz
 start=$(date +%s)
@@ -47,6 +50,7 @@ max_len() {
     options) echo 1024 ;;
     values) echo 256 ;;
     selection) echo 1024 ;;
+    trajectory) echo 16384 ;;  # a few frames of a dozen atoms, or a header and a frame's start
     *) echo 8192 ;;
   esac
 }

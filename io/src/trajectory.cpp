@@ -2,7 +2,8 @@
 // frames and check its atom count, then closed; read() keeps the file of the last frame read
 // open, so a sequential pass opens each file twice in all. Before a file reaches chemfiles,
 // trajectory_guard.cpp checks what chemfiles would otherwise trust (the atom count in the
-// header sizes its buffers), so corrupt headers are refused without huge allocations.
+// header sizes its buffers), so corrupt headers are refused without huge allocations, and
+// xtc_check.cpp walks each XTC frame's compressed data before chemfiles decodes it.
 #include "dcs/io/trajectory.hpp"
 
 #include <cmath>
@@ -57,6 +58,7 @@ struct FileInfo {
   TrajectoryKind kind;
   std::int64_t first = 0;   ///< index of its first frame over all files
   std::int64_t frames = 0;  ///< frames in this file
+  detail::XtcFrames xtc;    ///< XTC: frame offsets for detail::check_xtc_frame
 };
 
 }  // namespace
@@ -85,14 +87,15 @@ TrajectoryReader::TrajectoryReader(const std::vector<std::string>& paths, std::s
     detail::check_readable(path);
     const std::string mismatch =
         " atoms per frame, but the topology " + topology_name + " has " + std::to_string(atoms);
-    detail::guard_trajectory_file(path, *kind, atoms, mismatch);
-    FileInfo info{path, *kind, impl_->frames, 0};
+    FileInfo info{path, *kind, impl_->frames, 0, {}};
+    info.xtc = detail::guard_trajectory_file(path, *kind, atoms, mismatch);
     try {
       chemfiles::Trajectory file(path, 'r', chemfiles_format(*kind));
       info.frames = static_cast<std::int64_t>(file.nsteps());
       if (info.frames > 0) {
         // The atom count is per frame in XTC/TRR; the first frame stands for the file here,
         // and read() checks every frame.
+        if (info.kind == TrajectoryKind::kXtc) detail::check_xtc_frame(path, info.xtc, 0, atoms);
         const chemfiles::Frame frame = file.read_step(0);
         if (frame.size() != atoms)
           throw InputError(path, 0, std::to_string(frame.size()) + mismatch);
@@ -136,6 +139,8 @@ void TrajectoryReader::read(std::int64_t index, TrajectoryFrame& out) {
       s.open.emplace(file.path, 'r', chemfiles_format(file.kind));
       s.open_file = f;
     }
+    if (file.kind == TrajectoryKind::kXtc)
+      detail::check_xtc_frame(file.path, file.xtc, static_cast<std::size_t>(local), s.atoms);
     const chemfiles::Frame frame = s.open->read_step(static_cast<std::size_t>(local));
     if (frame.size() != s.atoms)
       throw InputError(file.path, 0,

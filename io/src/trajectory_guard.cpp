@@ -6,6 +6,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "dcs/error.hpp"
 
@@ -132,9 +133,10 @@ void guard_dcd(Bytes& b, std::size_t atoms, const std::string& mismatch) {
 // XTC (chemfiles XTCFormat::determine_frame_offsets): per frame magic 1995, natoms, step, time,
 // box (9 floats), natoms again; up to 9 atoms uncompressed (12 bytes each), otherwise precision,
 // minint, maxint, smallidx, the byte count at +88 and the bytes padded to 4.
-void guard_xtc(Bytes& b, std::size_t atoms, const std::string& mismatch) {
+void guard_xtc(Bytes& b, std::size_t atoms, const std::string& mismatch, XtcFrames& frames) {
   std::uint64_t at = 0;
   for (std::int64_t frame = 0; at < b.size(); ++frame) {
+    frames.offsets.push_back(at);
     b.set_context("frame " + std::to_string(frame) + ": ");
     if (b.i32(at, "XTC frame header") != 1995) b.fail("not an XTC frame (magic number)");
     check_atoms(b, b.i32(at + 4, "XTC frame header"), atoms, mismatch);
@@ -149,6 +151,7 @@ void guard_xtc(Bytes& b, std::size_t atoms, const std::string& mismatch) {
     b.need(at, bytes, "XTC frame");
     at += bytes;
   }
+  frames.offsets.push_back(at);
 }
 
 // TRR (chemfiles TRRFormat::read_frame_header): magic 1993, the string "GMX_trn_file" (length
@@ -204,7 +207,8 @@ void guard_netcdf(Bytes& b, std::size_t atoms, const std::string& mismatch) {
         "only NetCDF-3 files with 64-bit offsets are read (AMBER's format; convert others "
         "with e.g. cpptraj or MDAnalysis)");
   std::uint64_t at = 4;
-  if (b.i32(at, "NetCDF header") < 0) b.fail("corrupt NetCDF header (negative record count)");
+  const std::int64_t records = b.i32(at, "NetCDF header");
+  if (records < 0) b.fail("corrupt NetCDF header (negative record count)");
   at += 4;
   const auto count = [&](std::int64_t tag, const char* what) {
     const std::int64_t t = b.i32(at, "NetCDF header");
@@ -240,9 +244,11 @@ void guard_netcdf(Bytes& b, std::size_t atoms, const std::string& mismatch) {
   };
   const std::int64_t dims = count(10, "dimension");
   std::optional<std::int64_t> atom_dim;
+  std::vector<std::int64_t> lengths;  // 0: the record (frame) dimension
   for (std::int64_t i = 0; i < dims; ++i) {
     const std::string dim = name();
     const std::int64_t length = b.i32(at, "NetCDF header");
+    lengths.push_back(length);
     at += 4;
     if (length < 0) b.fail("corrupt NetCDF header (negative dimension)");
     // Dimensions size chemfiles' buffers: besides the atoms, AMBER's are 3 (spatial) or 5
@@ -254,34 +260,82 @@ void guard_netcdf(Bytes& b, std::size_t atoms, const std::string& mismatch) {
   check_atoms(b, *atom_dim, atoms, mismatch);
   attributes();
   const std::int64_t variables = count(11, "variable");
+  // Where each variable's data lie: fixed-size ones once, record ones once per frame, records
+  // one after the other (NetCDF-3). chemfiles reads frames past the end of the file without an
+  // error, so every frame the header claims must be in the file.
+  struct Extent {
+    std::uint64_t offset, bytes;
+    bool record;
+  };
+  std::vector<Extent> extents;
+  std::uint64_t record_bytes = 0;
+  bool coordinates = false;
   for (std::int64_t v = 0; v < variables; ++v) {
-    name();
+    const std::string variable = name();
     const std::int64_t ndims = b.i32(at, "NetCDF header");
     at += 4;
     if (ndims < 0 || ndims > 16) b.fail("corrupt NetCDF header (variable rank)");
+    std::uint64_t values = 1;
+    bool record = false;
     for (std::int64_t d = 0; d < ndims; ++d) {
       const std::int64_t id = b.i32(at, "NetCDF header");
       at += 4;
       if (id < 0 || id >= dims) b.fail("corrupt NetCDF header (dimension index)");
+      const std::int64_t length = lengths[static_cast<std::size_t>(id)];
+      if (length == 0 && d == 0) record = true;
+      else values *= static_cast<std::uint64_t>(length);  // each < 2^31
+      if (values > b.size()) values = b.size() + 1;       // beyond the file in any case
     }
     attributes();
-    b.need(at, 16, "NetCDF header");
+    // chemfiles' size-of-type has no case for an unknown type (undefined behaviour).
+    const std::int64_t type = b.i32(at, "NetCDF header");
+    if (type < 1 || type > 6)
+      b.fail("corrupt NetCDF header (variable type " + std::to_string(type) + ")");
+    static constexpr std::array<std::uint64_t, 7> kSize{0, 1, 1, 2, 4, 4, 8};
+    const std::uint64_t bytes = (values * kSize[static_cast<std::size_t>(type)] + 3) & ~3ull;
+    const std::int64_t offset = b.i64(at + 8, "NetCDF header");
+    if (offset < 0) b.fail("corrupt NetCDF header (negative data offset)");
+    extents.push_back({static_cast<std::uint64_t>(offset), bytes, record});
+    if (record) record_bytes += bytes;
+    if (variable == "coordinates") coordinates = record && ndims == 3 && bytes > 0;
     at += 16;  // type, size, 64-bit offset
+  }
+  // Without it chemfiles only warns and gives every frame zero positions.
+  if (!coordinates)
+    b.fail("no 'coordinates' variable of (frame, atom, spatial): not an AMBER NetCDF trajectory");
+  for (const Extent& e : extents) {
+    if (!e.record) {
+      b.need(e.offset, e.bytes, "NetCDF variable data");
+    } else if (records > 0) {
+      const auto last = static_cast<std::uint64_t>(records - 1);
+      const bool fits = record_bytes != 0 && last <= b.size() / record_bytes &&
+                        e.offset <= b.size() &&
+                        last * record_bytes + e.bytes <= b.size() - e.offset;
+      if (!fits) {
+        const std::uint64_t whole = record_bytes == 0 || e.offset + e.bytes > b.size()
+                                        ? 0
+                                        : (b.size() - e.offset - e.bytes) / record_bytes + 1;
+        b.fail("frame " + std::to_string(whole) + ": truncated (the header claims " +
+               std::to_string(records) + " frames)");
+      }
+    }
   }
 }
 
 }  // namespace
 
-void guard_trajectory_file(const std::string& path, TrajectoryKind kind, std::size_t atoms,
-                           const std::string& mismatch) {
+XtcFrames guard_trajectory_file(const std::string& path, TrajectoryKind kind, std::size_t atoms,
+                                const std::string& mismatch) {
+  XtcFrames frames;
   Bytes bytes(path);
   if (bytes.size() == 0) bytes.fail("empty file");
   switch (kind) {
     case TrajectoryKind::kDcd: guard_dcd(bytes, atoms, mismatch); break;
-    case TrajectoryKind::kXtc: guard_xtc(bytes, atoms, mismatch); break;
+    case TrajectoryKind::kXtc: guard_xtc(bytes, atoms, mismatch, frames); break;
     case TrajectoryKind::kTrr: guard_trr(bytes, atoms, mismatch); break;
     case TrajectoryKind::kNetcdf: guard_netcdf(bytes, atoms, mismatch); break;
   }
+  return frames;
 }
 
 }  // namespace dcs::io::detail

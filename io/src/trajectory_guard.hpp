@@ -9,13 +9,16 @@
 #include <cstddef>
 #include <string>
 
+#include "xtc_check.hpp"
+
 namespace dcs::io::detail {
 
 enum class TrajectoryKind { kDcd, kXtc, kTrr, kNetcdf };
 
 /// Throws InputError "<path>: <N><mismatch>" when a header states N != `atoms` atoms, and
 /// InputError "<path>: [frame K: ]reason" for a header that is truncated or inconsistent.
-void guard_trajectory_file(const std::string& path, TrajectoryKind kind, std::size_t atoms,
-                           const std::string& mismatch);
+/// For XTC, returns the frame offsets that check_xtc_frame() needs (empty for the others).
+XtcFrames guard_trajectory_file(const std::string& path, TrajectoryKind kind, std::size_t atoms,
+                                const std::string& mismatch);
 
 }  // namespace dcs::io::detail

@@ -113,6 +113,11 @@ def main():
     compare("TPR+XTC+TRR", md_dump, d.TPR, [d.XTC, d.TRR], segids=False)
     compare("PRMTOP+NCDF", md_dump, d.PRMncdf, [d.NCDF], segids=False)
     compare("PRMTOP ache", md_dump, d.PRM, [], segids=False)
+    amber = os.path.join(os.path.dirname(d.PRM))
+    compare("PARM7+NC ace_mbondi3", md_dump, os.path.join(amber, "ace_mbondi3.parm7"),
+            [os.path.join(amber, "ace_mbondi3.nc")], segids=False)
+    compare("PARM7 ace_mbondi3.negative", md_dump, os.path.join(amber, "ace_mbondi3.negative.parm7"),
+            [], segids=False)
     # A PQR as the topology: adk_open.pqr has adk's 3341 atoms in the PSF's order.
     compare("PQR+DCD", md_dump, d.PQR, [d.DCD], segids=False)
     if failures:

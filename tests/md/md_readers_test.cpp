@@ -312,6 +312,20 @@ TEST(Trajectory, TruncatedXtcNamesFileAndFrame) {
   }
 }
 
+TEST(Trajectory, TruncatedNetcdfNamesFileAndFrame) {
+  REQUIRE_MD_DATA();
+  dcs::test::ScratchDir dir;
+  const fs::path source = md_data("Amber/bala.ncdf");
+  const std::string path = truncated_copy(dir, source, "cut.ncdf", fs::file_size(source) - 100);
+  try {
+    TrajectoryReader reader({path}, 2661, "bala.prmtop");
+    FAIL() << "the truncated NetCDF file was opened";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), path);
+    EXPECT_NE(std::string(e.what()).find("frame 29: truncated"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Trajectory, UnknownExtensionEmptyAndMissing) {
   dcs::test::ScratchDir dir;
   EXPECT_THROW(TrajectoryReader({"run.gro"}, 10, "t.psf"), UsageError);
