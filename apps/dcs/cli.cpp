@@ -16,6 +16,7 @@
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "dcs/pipeline/mpi.hpp"
+#include "dcs/spelling.hpp"
 #include "dcs/version.hpp"
 #include "listing.hpp"
 #include "preview.hpp"
@@ -52,22 +53,6 @@ std::string shell_quote(const std::string& arg) {
   std::string quoted = "'";
   for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
-}
-
-/// Edits (insertions, deletions, substitutions) from `a` to `b`.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 /// The name among `names` closest to `given`, if it is close enough to be a typo of it.

@@ -1,3 +1,4 @@
+// What the chemfiles-based readers share (chemfiles_support.hpp).
 #include "chemfiles_support.hpp"
 
 #include <cerrno>
@@ -10,6 +11,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
+#include "input_path.hpp"
 
 namespace dcs::io::detail {
 
@@ -22,16 +24,10 @@ void route_chemfiles_warnings() {
 }
 
 void check_readable(const std::string& path) {
+  check_input_exists(path, "a topology or trajectory file");
   namespace fs = std::filesystem;
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
-  if (!fs::exists(status)) {
-    throw InputError(path, 0,
-                     error && error != std::errc::no_such_file_or_directory
-                         ? "cannot access the file: " + error.message()
-                         : "no such file");
-  }
-  if (fs::is_directory(status)) throw InputError(path, 0, "is a directory");
   if (!fs::is_regular_file(status)) throw InputError(path, 0, "not a regular file");
   if (FILE* f = std::fopen(path.c_str(), "rb")) {
     std::fclose(f);

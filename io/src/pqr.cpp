@@ -10,6 +10,7 @@
 #include "atom_text.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
+#include "input_path.hpp"
 #include "line_source.hpp"
 
 namespace dcs::io {
@@ -62,20 +63,6 @@ bool is_structure_file(const std::string& path) {
   return false;
 }
 
-/// The file exists and is not a directory.
-void check_exists(const std::string& path) {
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const fs::file_status status = fs::status(path, error);
-  if (!fs::exists(status)) {
-    throw InputError(path, 0,
-                     error && error != std::errc::no_such_file_or_directory
-                         ? "cannot access the file: " + error.message()
-                         : "no such file");
-  }
-  if (fs::is_directory(status)) throw InputError(path, 0, "is a directory, not an atom file");
-}
-
 FileKind checked_kind(const std::string& path) {
   const std::optional<FileKind> kind = file_kind(path);
   if (kind) return *kind;
@@ -93,7 +80,7 @@ FileKind checked_kind(const std::string& path) {
 /// read_models. The file is opened and read once; its SHA-256 comes from the same pass.
 std::vector<System> read_file(const std::string& path, const ModelRead& how,
                               const ReadOptions& options) {
-  check_exists(path);
+  detail::check_input_exists(path, "an atom file");
   const FileKind kind = checked_kind(path);
   std::error_code error;
   const std::uintmax_t size = std::filesystem::file_size(path, error);
