@@ -12,7 +12,7 @@ targets pqr, xyzq, gzip, options, values, selection, prmtop and trajectory:
   target in 1-4 members, with trailing zeros, garbage or truncation, as real .gz bytes and as
   plain files, plus fuzz/seeds/gzip/*;
 - options: the README's command lines, one argument per line, plus fuzz/seeds/options/*; its
-  dictionary holds every option name found in apps/dcs/cli.cpp, so it never goes stale;
+  dictionary holds every option name found in apps/dcs/*.cpp, so it never goes stale;
 - values: sizes, units, devices, shards and file names, plus fuzz/seeds/values/*;
 - selection: selection texts (every keyword, wildcard, range spelling and operator, and the
   errors), plus fuzz/seeds/selection/*; its dictionary holds the keywords and operators.
@@ -216,7 +216,9 @@ def main():
         put(options, "\n".join(args))
     for data in hand_seeds("options"):
         put(options, data)
-    cli = open(os.path.join(ROOT, "apps", "dcs", "cli.cpp"), encoding="utf-8").read()
+    # Every option the command line defines (cli.cpp, run_options.cpp, ...).
+    cli = "".join(open(path, encoding="utf-8").read()
+                  for path in sorted(glob.glob(os.path.join(ROOT, "apps", "dcs", "*.cpp"))))
     names = set()
     for spec in re.findall(r'add_(?:option|flag|subcommand)\(\s*"([^"]+)"', cli):
         names.update(n for n in spec.split(",") if n)
@@ -224,7 +226,9 @@ def main():
                             "common", "own", "static", "dynamic", "slurm", "0/2", "kT/e", "kcal/mol/e",
                             "kJ/mol/e", "V", "e/A", "2G", "512M", "1.5GiB", "m.pqr", "m.pqr.gz", "m.xyzq",
                             "out.h5", "x.dx.gz", "-1", "0", "1e308", "nan", "inf", "1e-300", "129",
-                            "1000000", "1000001", "0x10", "--", "-", "=", "\n"]
+                            "1000000", "1000001", "0x10", "--", "-", "=", "\n", "::10", "0:10:2",
+                            "-1:", "name CA", "protein", "m.psf", "m.prmtop", "m.tpr", "m.dcd",
+                            "m.xtc", "m.nc"]
     write_dict(os.path.join(out, "options.dict"), words)
 
     values = os.path.join(out, "values")
