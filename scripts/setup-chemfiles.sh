@@ -2,15 +2,18 @@
 # Builds chemfiles (the C++ library that reads DCD, XTC, TRR, TPR, Amber NetCDF and, through VMD's
 # molfile plugin, PSF) from the source distribution on PyPI, whose lib/ is the whole library
 # with its dependencies vendored as tarballs: it configures without network access and builds as
-# a static library (about 2 minutes on 2 cores). Installed into .deps/chemfiles-VERSION/
-# (git-ignored); CMake finds it there (DCS_CHEMFILES_DIR). Idempotent.
+# a static library (about 5 minutes on 2 cores). Installed into .deps/chemfiles-VERSION/
+# (git-ignored); CMake finds it there (DCS_CHEMFILES_DIR). Idempotent: rebuilt when the patches
+# in scripts/chemfiles-patches/ change (their checksum is the stamp).
+# The patches fix what chemfiles 0.10.4 gets wrong for dcs's users; each says why in its lines.
 # Usage: scripts/setup-chemfiles.sh   (DCS_CHEMFILES_SDIST=PATH: that source tarball instead of
 # PyPI's, for machines without network: the GPU machine builds from a carried copy)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=0.10.4
 prefix="$PWD/.deps/chemfiles-$version"
-if [[ -f "$prefix/.dcs-built" ]]; then
+stamp="$(cat scripts/chemfiles-patches/*.patch | sha256sum | cut -d' ' -f1)"
+if [[ -f "$prefix/.dcs-built" && "$(cat "$prefix/.dcs-built")" == "$stamp" ]]; then
   echo "setup-chemfiles: $prefix is up to date" >&2
   exit 0
 fi
@@ -23,6 +26,9 @@ else
     "chemfiles==$version" -d "$work" >&2
 fi
 tar -xzf "$work/chemfiles-$version.tar.gz" -C "$work"
+for p in scripts/chemfiles-patches/*.patch; do
+  patch -s -p1 -d "$work/chemfiles-$version" <"$p"
+done
 rm -rf "$prefix"
 # Position-independent: the Python module (issue 23) links the same archive.
 cmake -S "$work/chemfiles-$version/lib" -B "$work/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
@@ -30,5 +36,5 @@ cmake -S "$work/chemfiles-$version/lib" -B "$work/build" -G Ninja -DCMAKE_BUILD_
   -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_POLICY_VERSION_MINIMUM=3.5 >&2  # CMake 4 refuses its minimum of 3.x < 3.5 otherwise
 cmake --build "$work/build" -j "$(nproc)" >&2
 cmake --install "$work/build" >&2
-touch "$prefix/.dcs-built"
+echo "$stamp" >"$prefix/.dcs-built"
 echo "setup-chemfiles: built chemfiles $version into $prefix" >&2

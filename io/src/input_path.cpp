@@ -18,7 +18,8 @@ void check_input_exists(const std::string& path, const char* kind) {
                          ? "cannot access the file: " + error.message()
                          : "no such file");
   }
-  if (fs::is_directory(status)) throw InputError(path, 0, std::string("is a directory, not ") + kind);
+  if (fs::is_directory(status))
+    throw InputError(path, 0, std::string("is a directory, not ") + kind);
 }
 
 }  // namespace dcs::io::detail
