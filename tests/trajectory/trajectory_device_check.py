@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Trajectory runs on the GPU machine (no MDAnalysis there): the CUDA backend's averaged maps
 against the CPU backend's (which trajectory_tests.py checks against the float64 reference),
-one GPU vs every GPU byte-identical, and kill -9 + --resume on the GPUs byte-identical.
+one GPU vs every GPU byte-identical (the frame maps too), and kill -9 + --resume on the GPUs
+byte-identical.
 
     trajectory_device_check.py --dcs DCS --data DIR   (DIR: adk.psf, adk_dims.dcd,
                                                         adk_oplsaa.tpr, adk_oplsaa.xtc)
@@ -60,8 +61,12 @@ def main():
         for label, options in cases.items():
             cpu, one, every = (os.path.join(work, f"{n}.h5") for n in ("cpu", "one", "all"))
             dcs(args, *options, "--device", "cpu", "-o", cpu, "--force")
-            dcs(args, *options, "--device", "cuda:0", "-o", one, "--force")
-            dcs(args, *options, "--device", "cuda", "-o", every, "--force")
+            dcs(args, *options, "--device", "cuda:0", "-o", one, "--force", "--frame-maps")
+            dcs(args, *options, "--device", "cuda", "-o", every, "--force", "--frame-maps")
+            with h5py.File(one[:-3] + ".frames.h5", "r") as x, \
+                    h5py.File(every[:-3] + ".frames.h5", "r") as y:
+                if x["frame_maps"][...].tobytes() != y["frame_maps"][...].tobytes():
+                    fail(f"{label}: frame maps of 1 GPU and {count} GPUs differ")
             a, b, c = load(cpu), load(one), load(every)
             scale = max(abs(a["trajectory/min"]).max(), abs(a["trajectory/max"]).max())
             for name in NAMES:
