@@ -1,6 +1,8 @@
 // read_topology(): the format from the file name, then PSF and TPR through chemfiles, PRMTOP
 // through prmtop.cpp, PQR through read_atoms(). Every result is checked against dcs/limits.hpp.
 #include <cmath>
+#include <new>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -73,6 +75,16 @@ System read_with_chemfiles(const std::string& path, Kind kind) {
     throw InputError(path, 0,
                      std::string("cannot read as ") + (tpr ? "GROMACS TPR" : "PSF") + ": " +
                          printable(error.what()));
+  } catch (const std::bad_alloc&) {
+    // chemfiles' TPR reader trusts the sizes in the file (a string table of 8e18 bytes, found by
+    // fuzzing): a damaged file, not a lack of memory.
+    throw InputError(path, 0,
+                     std::string("cannot read as ") + (tpr ? "GROMACS TPR" : "PSF") +
+                         ": the file is damaged (it declares a size no real file has)");
+  } catch (const std::length_error&) {
+    throw InputError(path, 0,
+                     std::string("cannot read as ") + (tpr ? "GROMACS TPR" : "PSF") +
+                         ": the file is damaged (it declares a size no real file has)");
   }
   return system;
 }

@@ -219,6 +219,38 @@ std::string truncated_copy(const dcs::test::ScratchDir& dir, const fs::path& sou
   return path;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define DCS_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DCS_UNDER_ASAN 1
+#endif
+#endif
+
+// Found by fuzzing read_topology: one length byte of cobrotoxin_2024_4.tpr's string table
+// zeroed makes chemfiles ask for an 8e18-byte string. Refused as a damaged file (exit 3), not
+// reported as "out of memory".
+TEST(Topology, TprDeclaringAnImpossibleSizeIsADamagedFile) {
+  REQUIRE_MD_DATA();
+#ifdef DCS_UNDER_ASAN
+  GTEST_SKIP() << "AddressSanitizer reports the impossible allocation itself, before chemfiles' "
+                  "new can throw";
+#endif
+  dcs::test::ScratchDir dir;
+  const std::string path = dir.file("damaged.tpr");
+  fs::copy_file(md_data("cobrotoxin_2024_4.tpr"), path);
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(13725);
+  file.put('\0');
+  file.close();
+  try {
+    dcs::io::read_topology(path);
+    FAIL() << "a damaged TPR file was read";
+  } catch (const InputError& error) {
+    EXPECT_NE(std::string(error.what()).find("damaged"), std::string::npos) << error.what();
+  }
+}
+
 TEST(Trajectory, ReadsDcdFrames) {
   REQUIRE_MD_DATA();
   const dcs::System adk = dcs::io::read_topology(md_data("adk.psf").string());
