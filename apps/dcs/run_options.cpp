@@ -10,6 +10,7 @@
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "dcs/parallel.hpp"
+#include "dcs/presets.hpp"
 
 namespace dcs::app {
 namespace {
@@ -124,11 +125,29 @@ void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
   app.add_option("--units", o.units, "kT/e | kcal/mol/e | kJ/mol/e | V | e/A")
       ->capture_default_str()
       ->group(g_phys);
-  app.add_option("--temperature", config.physics.temperature, "K (for kT/e)")
+  app.add_option("--temperature", config.physics.temperature, "K (for kT/e and the Debye length)")
       ->capture_default_str()
       ->group(g_phys);
-  app.add_option("--dielectric", config.physics.dielectric, "Relative permittivity")
+  app.add_option("--dielectric", config.physics.dielectric,
+                 "Relative permittivity; with --dielectric-model distance, k of eps = k*r "
+                 "(per Å). Default 1, or 78.54 (water) with --ionic-strength")
       ->capture_default_str()
+      ->group(g_phys);
+  app.add_option("--dielectric-model", o.dielectric_model,
+                 "constant | distance (eps = k*r with k from --dielectric, ChimeraX's "
+                 "distance-dependent dielectric)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"constant", "distance"}))
+      ->group(g_phys);
+  app.add_option("--ionic-strength", config.physics.ionic_strength,
+                 "mol/L: Debye-Hückel screening exp(-r/λ)/r, λ from I, --temperature and "
+                 "--dielectric (0.15 M in water at 298.15 K: λ = 7.857 Å)")
+      ->capture_default_str()
+      ->group(g_phys);
+  app.add_option("--preset", o.preset,
+                 "chimerax | pymol: that tool's constant, units, dielectric and grid defaults "
+                 "(ChimeraX coulombic: eps = 4r, 331.62 kcal/mol/e, 1 Å grid; PyMOL map_new "
+                 "coulomb: eps = 2, 557 kT/e, 2/3 Å grid)")
       ->group(g_phys);
   app.add_option("--min-distance", config.physics.min_distance,
                  "Distances below this (Å) are clamped to it: no infinities at atom centres")
@@ -201,6 +220,33 @@ void set_grid(const CLI::App& app, const RunOptions& o, GridRequest& grid) {
   if (!o.center.empty()) grid.center = Vec3{o.center[0], o.center[1], o.center[2]};
 }
 
+/// --preset: the tool's physics and grid defaults, under the options given explicitly.
+void apply_preset(const CLI::App& app, const RunOptions& o, RunConfig& config) {
+  const Preset& preset = find_preset(o.preset);
+  // The preset's Coulomb constant is a number in its own unit (and, for kT/e, at its own
+  // temperature): another unit would silently rescale it.
+  if (app.count("--units"))
+    throw UsageError(
+        fmt::format("--units does not combine with --preset {} (its Coulomb "
+                    "constant {:g} is in {}); drop one of them",
+                    preset.name, preset.physics.coulomb_constant, unit_name(preset.physics.unit)));
+  Physics physics = preset.physics;
+  if (app.count("--temperature")) physics.temperature = config.physics.temperature;
+  if (app.count("--dielectric")) physics.dielectric = config.physics.dielectric;
+  if (app.count("--dielectric-model"))
+    physics.dielectric_model = parse_dielectric_model(o.dielectric_model);
+  physics.ionic_strength = config.physics.ionic_strength;
+  physics.min_distance = config.physics.min_distance;
+  config.physics = physics;
+  GridRequest& grid = config.grid;
+  if (!app.count("--grid") && !app.count("--spacing")) {
+    grid.counts.reset();
+    grid.spacing = preset.spacing;
+  }
+  if (!app.count("--padding")) grid.padding = preset.padding;
+  grid.layout = preset.layout;
+}
+
 /// The atom files listed in `path` ("-": stdin), one a line, blank lines and "#" lines skipped.
 std::vector<std::string> read_atom_list(const std::string& path) {
   std::ifstream file;
@@ -259,6 +305,11 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
   }
   set_grid(app, o, config.grid);
   config.physics.unit = parse_unit(o.units);
+  config.physics.dielectric_model = parse_dielectric_model(o.dielectric_model);
+  // Debye-Hueckel screening is a property of a solvent: without --dielectric, water's.
+  if (config.physics.ionic_strength > 0.0 && !app.count("--dielectric"))
+    config.physics.dielectric = kWaterDielectric;
+  if (!o.preset.empty()) apply_preset(app, o, config);
   config.models = parse_models(o.models);
   config.common_model_grid = o.model_grid == "common";
   config.write_hdf5 = !o.no_hdf5;

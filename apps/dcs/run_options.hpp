@@ -19,6 +19,8 @@ struct RunOptions {
   double spacing = 0.0;
   std::vector<double> origin, center;
   std::string units = "kT/e";
+  std::string dielectric_model = "constant";
+  std::string preset;
   std::string dx_arg, mrc_arg;
   bool no_hdf5 = false;
   double tolerance = 0.0;

@@ -107,8 +107,10 @@ void print_summary(const RunResult& result) {
       "({:.3f}, {:.3f}, {:.3f})\n",
       grid.nx(), grid.ny(), grid.nz(), grid.points(), grid.spacing[0], grid.spacing[1],
       grid.spacing[2], grid.origin[0], grid.origin[1], grid.origin[2]);
+  fmt::print("  physics   {}\n", describe_model(meta.physics));
   fmt::print("  potential {} (factor {:.6g} {}): min {:.6g}  max {:.6g}  mean {:.6g}  rms {:.6g}\n",
-             unit, meta.coulomb_factor, factor_unit(meta.physics.unit), s.min, s.max, s.mean,
+             unit, meta.coulomb_factor,
+             factor_unit(meta.physics.unit, meta.physics.dielectric_model), s.min, s.max, s.mean,
              s.rms);
   if (const ColourRange& colours = meta.colour_range; colours.known())
     fmt::print(

@@ -37,15 +37,24 @@ void write_potential_attributes(hid_t id, const MapMetadata& meta, const Writer&
   w.number(id, "temperature", meta.physics.temperature);
   w.number(id, "dielectric", meta.physics.dielectric);
   w.number(id, "coulomb_factor", meta.coulomb_factor);
-  w.text(id, "coulomb_factor_unit", factor_unit(meta.physics.unit));
+  w.text(id, "coulomb_factor_unit", factor_unit(meta.physics.unit, meta.physics.dielectric_model));
+  // The physics model (README: which model to use when) and its parameters.
+  w.text(id, "physics", describe_model(meta.physics));
+  w.text(id, "dielectric_model", dielectric_model_name(meta.physics.dielectric_model));
+  w.number(id, "ionic_strength", meta.physics.ionic_strength);
+  if (meta.physics.ionic_strength > 0.0) w.number(id, "debye_length", debye_length(meta.physics));
+  w.number(id, "coulomb_constant", coulomb_constant(meta.physics));
+  w.text(id, "preset", meta.physics.preset);
   w.number(id, "min_distance", meta.physics.min_distance);
   w.text(id, "length_unit", "angstrom");
   w.text(id, "description",
-         fmt::format("Electrostatic potential V(p) = C * sum_i q_i / max(|p - r_i|, r_min) in {} "
-                     "by direct Coulomb summation. Shape [nz][ny][nx] (axis_order zyx: x varies "
+         fmt::format("Electrostatic potential V(p) = C * sum_i q_i g(max(|p - r_i|, r_min)) in {} "
+                     "by direct Coulomb summation, g(r) = {} ({}). Shape [nz][ny][nx] (axis_order "
+                     "zyx: x varies "
                      "fastest); value [k][j][i] is at origin + (i*hx, j*hy, k*hz) Angstrom; "
                      "origin, spacing and dims are given as (x, y, z).",
-                     unit_name(meta.physics.unit)));
+                     unit_name(meta.physics.unit), pair_formula(meta.physics),
+                     describe_model(meta.physics)));
   // Which model(s) of the input (--models): "first" and "each" map one model, "average" the
   // mean over model_count models, listed in model_numbers.
   const ModelInfo& models = meta.models;

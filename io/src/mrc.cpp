@@ -111,6 +111,9 @@ Header mrc_header(const MapMetadata& meta, const GridStats* stats) {
   };
   int count = 0;
   for (const std::string& label : labels) put_label(h, count++, label);
+  if (!(meta.physics.dielectric_model == DielectricModel::kConstant &&
+        meta.physics.ionic_strength == 0.0 && meta.physics.preset.empty()))
+    put_label(h, count++, describe_model(meta.physics));  // cut at 80 characters
   if (!meta.provenance.input_path.empty())
     put_label(h, count++, "input " + meta.provenance.input_path);
   if (const std::string models = describe(meta.models); !models.empty())

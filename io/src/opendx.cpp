@@ -145,12 +145,15 @@ std::string header_comments(const MapMetadata& meta) {
   out += fmt::format("# POTENTIAL ({})\n", unit);
   out += "# \n";
 
-  append_comment(out, "Direct Coulomb summation: V(p) = C * sum_i q_i / max(|p - r_i|, r_min)");
+  append_comment(out, fmt::format("Direct Coulomb summation: V(p) = C * sum_i q_i g(max(|p - r_i|, "
+                                  "r_min)), g(r) = {}",
+                                  pair_formula(physics)));
+  append_comment(out, "model: " + describe_model(physics));
   append_comment(out, fmt::format("units: {} (temperature {:.6g} K, dielectric {:.6g})", unit,
                                   physics.temperature, physics.dielectric));
   append_comment(
       out, fmt::format("C = {:.10g} {}; distances clamped at r_min = {:.6g} A", meta.coulomb_factor,
-                       factor_unit(physics.unit), physics.min_distance));
+                       factor_unit(physics.unit, physics.dielectric_model), physics.min_distance));
   append_comment(out, fmt::format("grid: {} x {} x {} points, node-centred, origin and deltas in "
                                   "Angstrom; values listed z fastest",
                                   meta.grid.nx(), meta.grid.ny(), meta.grid.nz()));

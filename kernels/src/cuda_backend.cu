@@ -79,6 +79,12 @@ class CudaBackend final : public PotentialBackend {
     validate(physics);
     if (system.atoms.empty()) throw UsageError("no atoms to compute");
     check_grid(grid);
+    const PairTerm term = pair_term(physics);
+    if (term.kind != PairKind::kCoulomb && !kernel_->requirements.every_model)
+      throw UsageError("--kernel " + std::string(kernel_->name) +
+                       " computes the constant-dielectric Coulomb term only; "
+                       "use a production kernel for --ionic-strength or --dielectric-model "
+                       "distance");
     const std::vector<GridAtom> atoms = pack_grid_atoms(system, grid, coulomb_factor(physics));
 
     ScopedDevice scoped(device_.ordinal);
@@ -91,6 +97,8 @@ class CudaBackend final : public PotentialBackend {
 
     grid_ = grid;
     min_r2_ = static_cast<float>(physics.min_distance * physics.min_distance);
+    pair_ = term.kind;
+    screen_c_ = static_cast<float>(screened_exponent_scale(term.kappa));  // lengths in Å
     atom_count_ = atoms.size();
   }
 
@@ -118,7 +126,7 @@ class CudaBackend final : public PotentialBackend {
 
     events_->start.record(stream);
     detail::enqueue_potential(*kernel_, grid_, slab, min_r2_, d_atoms_.data(), atom_count_,
-                              d_slab_.data(), stream);
+                              d_slab_.data(), stream, pair_, screen_c_);
     events_->kernels.record(stream);
 
     // One reduction per plane, so that a plane's statistics never depend on the slab it was
@@ -214,6 +222,8 @@ class CudaBackend final : public PotentialBackend {
   DeviceBuffer<double> d_reference_;
   GridSpec grid_;
   float min_r2_ = 0.0f;
+  PairKind pair_ = PairKind::kCoulomb;
+  float screen_c_ = 0.0f;
   std::size_t atom_count_ = 0;
   BackendTimings timings_;
 };

@@ -322,6 +322,11 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
   add("units", std::string(unit_name(config.physics.unit)));
   add("temperature", fmt::format("{:.17g}", config.physics.temperature));
   add("dielectric", fmt::format("{:.17g}", config.physics.dielectric));
+  // The model: a partial file of another model (or preset constant) is never continued.
+  add("dielectric_model", std::string(dielectric_model_name(config.physics.dielectric_model)));
+  add("ionic_strength", fmt::format("{:.17g}", config.physics.ionic_strength));
+  add("preset", config.physics.preset);
+  add("coulomb_constant", fmt::format("{:.17g}", coulomb_constant(config.physics)));
   add("min_distance", fmt::format("{:.17g}", config.physics.min_distance));
   add("atoms", std::to_string(system.size()));
   // Which model(s) of the file: maps of other models never mix on --resume.

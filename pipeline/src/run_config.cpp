@@ -138,6 +138,9 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--units", std::string(unit_name(config.physics.unit)));
   add("--temperature", fmt::format("{:.17g}", config.physics.temperature));
   add("--dielectric", fmt::format("{:.17g}", config.physics.dielectric));
+  add("--dielectric-model", std::string(dielectric_model_name(config.physics.dielectric_model)));
+  add("--ionic-strength", fmt::format("{:.17g}", config.physics.ionic_strength));
+  add("--preset", config.physics.preset.empty() ? "-" : config.physics.preset);
   add("--min-distance", fmt::format("{:.17g}", config.physics.min_distance));
   add("--kernel", config.backend.kernel);
   add("--reduction", config.backend.reduction);

@@ -58,8 +58,10 @@ class BackendTest : public ::testing::TestWithParam<BackendCase> {
   }
 
   struct Exact {
-    double value = 0.0;  ///< C * sum q_i / max(r_i, r_min)
-    double scale = 0.0;  ///< C * sum |q_i| / max(r_i, r_min): the size of the rounding errors
+    double value = 0.0;  ///< C * sum q_i g(max(r_i, r_min))
+    /// C * sum |q_i| g(max(r_i, r_min)) times g's condition number (1 for 1/r, 2 for 1/r^2,
+    /// 1 + r/lambda for the screened term): the size of the rounding errors.
+    double scale = 0.0;
   };
 
   /// Exact potential of `system` at grid point (i, j, k), in the unit of `physics`.
@@ -67,12 +69,25 @@ class BackendTest : public ::testing::TestWithParam<BackendCase> {
                         std::int64_t i, std::int64_t j, std::int64_t k) {
     const Vec3 p = grid.point(i, j, k);
     Exact exact;
+    // The model's g(r), written out here from its definition (not through dcs::pair_term's
+    // arithmetic): 1/r, exp(-r/lambda)/r or 1/r^2, r clamped at r_min.
+    const double lambda = debye_length(physics);
     for (const Atom& atom : system.atoms) {
-      const double r = std::sqrt((p[0] - atom.position[0]) * (p[0] - atom.position[0]) +
-                                 (p[1] - atom.position[1]) * (p[1] - atom.position[1]) +
-                                 (p[2] - atom.position[2]) * (p[2] - atom.position[2]));
-      exact.value += atom.charge / std::max(r, physics.min_distance);
-      exact.scale += std::fabs(atom.charge) / std::max(r, physics.min_distance);
+      const double r = std::max(std::sqrt((p[0] - atom.position[0]) * (p[0] - atom.position[0]) +
+                                          (p[1] - atom.position[1]) * (p[1] - atom.position[1]) +
+                                          (p[2] - atom.position[2]) * (p[2] - atom.position[2])),
+                                physics.min_distance);
+      double g = 1.0 / r;
+      double condition = 1.0;  // how much g magnifies a relative error of r
+      if (physics.dielectric_model == DielectricModel::kDistance) {
+        g = 1.0 / (r * r);
+        condition = 2.0;
+      } else if (physics.ionic_strength > 0.0) {
+        g = std::exp(-r / lambda) / r;
+        condition = 1.0 + r / lambda;  // float32 r, times r/lambda in the exponent
+      }
+      exact.value += atom.charge * g;
+      exact.scale += std::fabs(atom.charge) * g * condition;
     }
     exact.value *= coulomb_factor(physics);
     exact.scale *= coulomb_factor(physics);
@@ -181,6 +196,55 @@ TEST_P(BackendTest, OneChargeGivesFactorQOverREverywhere) {
   Physics physics;
   physics.unit = Unit::KcalPerMolPerE;
   expect_analytic(system, grid, physics);
+}
+
+/// The physics models of dcs/physics.hpp beyond the default, and the presets' constants.
+inline std::vector<std::pair<std::string, Physics>> model_physics() {
+  Physics screened;
+  screened.ionic_strength = 0.15;
+  screened.dielectric = 78.54;
+  Physics strong = screened;  // a Debye length of 1.4 Å: exp(-r/lambda) spans 1e-30 on the grid
+  strong.ionic_strength = 4.5;
+  strong.dielectric = 20.0;
+  Physics distance;
+  distance.dielectric_model = DielectricModel::kDistance;
+  distance.dielectric = 4.0;
+  Physics chimerax = distance;
+  chimerax.unit = Unit::KcalPerMolPerE;
+  chimerax.coulomb_constant = 331.62;
+  Physics pymol;
+  pymol.dielectric = 2.0;
+  pymol.coulomb_constant = 557.0;
+  return {{"debye-hueckel 0.15 M", screened},
+          {"debye-hueckel 4.5 M, eps 20", strong},
+          {"eps = 4r", distance},
+          {"chimerax constants", chimerax},
+          {"pymol constants", pymol}};
+}
+
+TEST_P(BackendTest, OneChargeUnderEveryModelMatchesTheAnalyticForm) {
+  const System system = make_system({make_atom(0.31, -0.17, 0.23, -1.5)});
+  const GridSpec grid = make_spec(17, 15, 13, {-6.0, -5.1, -4.4}, {0.73, 0.69, 0.71});
+  for (const auto& [label, physics] : model_physics()) {
+    SCOPED_TRACE(label);
+    expect_analytic(system, grid, physics);
+  }
+}
+
+TEST_P(BackendTest, ApbsMoleculeUnderEveryModelMatchesReference) {
+  // A real molecule (Debian apbs-data) and a fine box through its middle, where points come
+  // within tenths of an Å of atoms, under each model: the fast paths against the float64 loop.
+  System system;
+  if (!load_apbs("examples/hca-bind/hca.pqr", system))
+    GTEST_SKIP() << "apbs-data not installed under " << apbs_data_dir();
+  GridRequest fine;
+  fine.counts = std::array<std::int64_t, 3>{28, 26, 24};
+  fine.spacing = 0.37;
+  const GridSpec grid = make_grid(system, fine);
+  for (const auto& [label, physics] : model_physics()) {
+    SCOPED_TRACE(label);
+    expect_matches_reference(system, grid, "hca_fine " + label, 0, physics);
+  }
 }
 
 TEST_P(BackendTest, OneChargeOnAnAnisotropicGrid) {

@@ -66,6 +66,40 @@ TEST(MakeGrid, SpacingAloneDerivesCountsThatCoverThePaddedBox) {
   }
 }
 
+TEST(MakeGrid, PymolLayoutPutsDimPointsHalfASpacingBelowTheCentre) {
+  // PyMOL's ObjectMap: Dim = ceil(edge / h), origin = centre - Dim h / 2 (it never reaches the
+  // buffered box's upper corner).
+  const System system = two_atoms();  // box 10 x 4 x 2 Å
+  GridRequest request;
+  request.spacing = 2.0 / 3.0;
+  request.padding = 2.0;
+  request.layout = GridLayout::kPymol;
+  const GridSpec grid = make_grid(system, request);
+  EXPECT_EQ(grid.nx(), 21);  // 14 / (2/3) = 21 exactly
+  EXPECT_EQ(grid.ny(), 12);  // 8 / (2/3) = 12
+  EXPECT_EQ(grid.nz(), 9);   // 6 / (2/3) = 9
+  EXPECT_NEAR(grid.origin[0], 5.0 - 0.5 * 21 * (2.0 / 3.0), 1e-12);
+  EXPECT_NEAR(grid.origin[2], 1.0 - 0.5 * 9 * (2.0 / 3.0), 1e-12);
+}
+
+TEST(MakeGrid, ChimeraxLayoutStartsHalfASpacingBeyondThePadding) {
+  // ChimeraX coulombic: numpy.arange(min - (pad + h/2), max + (pad + h/2), h).
+  const System system = two_atoms();
+  GridRequest request;
+  request.spacing = 1.0;
+  request.padding = 5.0;
+  request.layout = GridLayout::kChimerax;
+  const GridSpec grid = make_grid(system, request);
+  EXPECT_EQ(grid.nx(), 21);  // arange(-5.5, 15.5, 1): 21 points
+  EXPECT_EQ(grid.ny(), 15);
+  EXPECT_EQ(grid.nz(), 13);
+  EXPECT_DOUBLE_EQ(grid.origin[0], -5.5);
+  EXPECT_DOUBLE_EQ(grid.origin[1], -5.5);
+  // --origin wins over the layout.
+  request.origin = Vec3{1, 2, 3};
+  EXPECT_DOUBLE_EQ(make_grid(system, request).origin[0], 1.0);
+}
+
 TEST(MakeGrid, CountsAndSpacingTogetherAreTakenAsGiven) {
   GridRequest request;
   request.counts = Counts{10, 20, 30};

@@ -8,6 +8,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/physics.hpp"
+#include "dcs/presets.hpp"
 
 namespace dcs {
 namespace {
@@ -115,6 +116,67 @@ TEST(Physics, ValidateRefusesNonPositiveOrNonFiniteParameters) {
     m.min_distance = bad;
     EXPECT_THROW(validate(m), UsageError) << "min_distance " << bad;
   }
+}
+
+TEST(Physics, DebyeLengthIsApbsFigureAtPhysiologicalSaltInWater) {
+  Physics p;
+  EXPECT_TRUE(std::isinf(debye_length(p)));
+  p.ionic_strength = 0.15;
+  p.dielectric = 78.54;
+  EXPECT_NEAR(debye_length(p), 7.857, 5e-4);  // what APBS logs for 0.15 M, 78.54, 298.15 K
+  // lambda ~ sqrt(eps T / I): four times the salt halves it.
+  Physics q = p;
+  q.ionic_strength = 0.6;
+  EXPECT_NEAR(debye_length(q), debye_length(p) / 2.0, 1e-12);
+  const PairTerm term = pair_term(p);
+  EXPECT_EQ(term.kind, PairKind::kScreened);
+  EXPECT_NEAR(term.kappa * debye_length(p), 1.0, 1e-15);
+}
+
+TEST(Physics, DistanceDielectricDividesByKAndSquaresTheLength) {
+  Physics p;
+  p.dielectric_model = DielectricModel::kDistance;
+  p.dielectric = 4.0;
+  Physics constant;
+  EXPECT_DOUBLE_EQ(coulomb_factor(p), coulomb_factor(constant) / 4.0);
+  EXPECT_EQ(pair_term(p).kind, PairKind::kInverseSquare);
+  EXPECT_EQ(pair_term(p).length_power(), 2);
+  EXPECT_EQ(factor_unit(Unit::KcalPerMolPerE, DielectricModel::kDistance), "kcal*A^2/(mol*e^2)");
+  EXPECT_EQ(factor_unit(Unit::ElementaryChargePerAngstrom, DielectricModel::kDistance), "A");
+  // The bound on |V| uses 1/r_min^2.
+  System one;
+  one.atoms.emplace_back();
+  one.atoms.back().charge = 2.0;
+  EXPECT_DOUBLE_EQ(max_potential(one, p), coulomb_factor(p) * 2.0 / (0.1 * 0.1));
+}
+
+TEST(Physics, ScreeningNeedsAConstantDielectricAndASaneIonicStrength) {
+  Physics p;
+  p.ionic_strength = 0.15;
+  p.dielectric_model = DielectricModel::kDistance;
+  EXPECT_THROW(validate(p), UsageError);
+  for (double bad : {-0.1, 11.0, std::numeric_limits<double>::quiet_NaN()}) {
+    Physics q;
+    q.ionic_strength = bad;
+    EXPECT_THROW(validate(q), UsageError) << bad;
+  }
+}
+
+TEST(Physics, PresetsCarryTheirToolsConstants) {
+  const Preset& chimerax = find_preset("chimerax");
+  EXPECT_DOUBLE_EQ(coulomb_factor(chimerax.physics), 331.62 / 4.0);
+  EXPECT_EQ(chimerax.physics.unit, Unit::KcalPerMolPerE);
+  EXPECT_EQ(pair_term(chimerax.physics).kind, PairKind::kInverseSquare);
+  EXPECT_DOUBLE_EQ(chimerax.surface_offset, 1.4);
+  const Preset& pymol = find_preset("pymol");
+  EXPECT_DOUBLE_EQ(coulomb_factor(pymol.physics), 557.0 / 2.0);
+  EXPECT_EQ(pair_term(pymol.physics).kind, PairKind::kCoulomb);
+  // 557 is CODATA's kT/e factor at 300 K to 4.5e-6: the preset keeps PyMOL's rounded figure.
+  Physics at300;
+  at300.temperature = 300.0;
+  EXPECT_NEAR(coulomb_constant(at300) / 557.0, 1.0, 1e-5);
+  EXPECT_THROW(find_preset("vmd"), UsageError);
+  EXPECT_NE(describe_model(pymol.physics).find("preset pymol"), std::string::npos);
 }
 
 }  // namespace

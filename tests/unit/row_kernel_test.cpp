@@ -66,7 +66,7 @@ std::vector<float> sweep(const IsaKernels& k, const Case& c, const float* yz2,
   args.nx = nx;
   args.min_r2 = min_r2;
   args.out_row = out.data();
-  k.row(args);
+  k.models[0].row(args);
   return out;
 }
 

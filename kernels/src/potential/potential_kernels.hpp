@@ -13,15 +13,17 @@ namespace dcs::cuda::detail {
 
 /// One chunk on one slab. The slab holds z_count planes of nx*ny floats, x fastest.
 struct PotentialLaunch {
-  float* d_slab = nullptr;            ///< device output of the slab
-  const GridAtom* d_atoms = nullptr;  ///< device atoms of this chunk
-  int atom_count = 0;                 ///< 1..chunk_atoms of the kernel
-  int nx = 0, ny = 0;                 ///< points per row, rows per plane
-  int z_begin = 0;                    ///< grid index of the slab's first plane
-  int z_count = 0;                    ///< planes in the slab
-  float hx = 0, hy = 0, hz = 0;       ///< Å
-  float min_r2 = 0;                   ///< Å^2, the clamp of r^2 (min_distance^2)
-  bool accumulate = false;            ///< add to the slab (a later chunk) or overwrite it
+  float* d_slab = nullptr;             ///< device output of the slab
+  const GridAtom* d_atoms = nullptr;   ///< device atoms of this chunk
+  int atom_count = 0;                  ///< 1..chunk_atoms of the kernel
+  int nx = 0, ny = 0;                  ///< points per row, rows per plane
+  int z_begin = 0;                     ///< grid index of the slab's first plane
+  int z_count = 0;                     ///< planes in the slab
+  float hx = 0, hy = 0, hz = 0;        ///< Å
+  float min_r2 = 0;                    ///< Å^2, the clamp of r^2 (min_distance^2)
+  PairKind pair = PairKind::kCoulomb;  ///< the physics model's pair term (production kernels)
+  float screen_c = 0;                  ///< screened term: -kappa log2(e), per Å
+  bool accumulate = false;             ///< add to the slab (a later chunk) or overwrite it
 };
 
 using PotentialLaunchFn = void (*)(const PotentialLaunch& launch, StreamView stream);
@@ -78,6 +80,9 @@ struct ProductionPolicy {
   /// Atoms per step of the pair loop (one warp vote for the exact path per step): 4 amortises
   /// the vote, 2 halves the run of MUFU instructions one step issues (1, 2 or 4).
   static constexpr int kUnroll = AtomsPerVote;
+  /// Whether the screened and inverse-square pair models are compiled too: not under the
+  /// 48-register cap of 5 blocks per SM, where the screened term spills.
+  static constexpr bool kEveryModel = MinBlocksPerSm <= 4;
 };
 // Measured on an H200 and an H100 (bench/results/gpu_hybrid_rsqrt_2026-11-23.md): voting per 2
 // atoms keeps each step's run of MUFU instructions short enough for the MIO queue; 3 of 16 in

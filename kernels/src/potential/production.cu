@@ -123,9 +123,10 @@ struct TileView {
 /// so the clamp of the Coulomb term is a no-op and is left out (dcs::add_unclamped_coulomb_term,
 /// the same arithmetic as the exact path's dcs::add_coulomb_term). MUFU pairs cost FADD/2 +
 /// FFMA + MUFU + FFMA; software pairs FADD/2 + FFMA + 7 + FMUL (q y0) + FFMA.
-template <int Planes, int Computed, int SoftwarePoints, int Unroll>
+template <int Planes, int Computed, int SoftwarePoints, int Unroll, class Model>
 __device__ __forceinline__ void accumulate_fast(float (&energy)[Planes], const float (&a2)[Unroll],
-                                                const float4* sm_zq, const float* offset_sq) {
+                                                const float4* sm_zq, const float* offset_sq,
+                                                Model model) {
 #pragma unroll
   for (int u = 0; u < Unroll; ++u) {
     const float4 zq = sm_zq[u];
@@ -137,8 +138,8 @@ __device__ __forceinline__ void accumulate_fast(float (&energy)[Planes], const f
     for (int m = 0; m < Computed; ++m) {
       const float r2 = fmaf(plane_offset<Planes>(m), twice_hz_d0, shifted[offset_index<Planes>(m)]);
       if (takes_software_rsqrt<Planes, SoftwarePoints>(m))
-        energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, FmaPipeRsqrt{});
-      else energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, HardwareRsqrt{});
+        energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, FmaPipeRsqrt{}, model);
+      else energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, HardwareRsqrt{}, model);
     }
   }
 }
@@ -146,10 +147,10 @@ __device__ __forceinline__ void accumulate_fast(float (&energy)[Planes], const f
 /// The exact path for a group of kUnroll atoms of which one comes near some thread's column:
 /// dz = d0 + j hz and r^2 = dx^2 + dy^2 + dz^2 per pair, then dcs::add_coulomb_term (clamp at
 /// min_r2, NaN kept). Rare; values depend only on the point, not on the slab (see stage_tile).
-template <int Planes, int Computed, int SoftwarePoints, int Unroll>
+template <int Planes, int Computed, int SoftwarePoints, int Unroll, class Model>
 __device__ __forceinline__ void accumulate_exact(float (&energy)[Planes], const TileView& tile,
                                                  int a, float px, float py, float hx, float hy,
-                                                 float hz, float min_r2) {
+                                                 float hz, float min_r2, Model model) {
 #pragma unroll
   for (int u = 0; u < Unroll; ++u) {
     const float4 xy = tile.xy[a + u];
@@ -162,18 +163,19 @@ __device__ __forceinline__ void accumulate_exact(float (&energy)[Planes], const 
       const float dz = fmaf(plane_offset<Planes>(m), hz, d0);
       const float r2 = fmaf(dz, dz, dxy2);
       if (takes_software_rsqrt<Planes, SoftwarePoints>(m))
-        energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, FmaPipeRsqrt{});
-      else energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, HardwareRsqrt{});
+        energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, FmaPipeRsqrt{}, model);
+      else energy[m] = add_coulomb_term(energy[m], q, r2, min_r2, HardwareRsqrt{}, model);
     }
   }
 }
 
 /// Every pair of the staged tile's `count` atoms (a multiple of kUnroll) with the thread's
 /// points. Every thread computes, one past the plane's end a dummy point, so whole warps vote.
-template <int Planes, int Computed, int SoftwarePoints, int Unroll>
+template <int Planes, int Computed, int SoftwarePoints, int Unroll, class Model>
 __device__ __forceinline__ void tile_pairs(float (&energy)[Planes], int count, float px, float py,
                                            float hx, float hy, float hz, float min_r2,
-                                           const TileView& tile, const float* offset_sq) {
+                                           const TileView& tile, const float* offset_sq,
+                                           Model model) {
   for (int a = 0; a < count; a += Unroll) {
     float a2[Unroll];
     bool near = false;
@@ -190,9 +192,10 @@ __device__ __forceinline__ void tile_pairs(float (&energy)[Planes], int count, f
     // comes near one of its threads' columns (rare), sparing the per-pair dz and clamp.
     if (__any_sync(0xffffffffu, near))
       accumulate_exact<Planes, Computed, SoftwarePoints, Unroll>(energy, tile, a, px, py, hx, hy,
-                                                                 hz, min_r2);
+                                                                 hz, min_r2, model);
     else
-      accumulate_fast<Planes, Computed, SoftwarePoints, Unroll>(energy, a2, tile.zq + a, offset_sq);
+      accumulate_fast<Planes, Computed, SoftwarePoints, Unroll>(energy, a2, tile.zq + a, offset_sq,
+                                                                model);
   }
 }
 
@@ -242,7 +245,15 @@ __device__ __forceinline__ void stage_tile(const ProductionLaunch& launch, int p
 
 /// The thread's Planes points of which the first Computed exist (Computed < Planes only in the
 /// last group of a slab). Every point is computed with the same arithmetic whatever Computed is.
-template <class Policy, int Computed>
+/// The pair model of kind Kind (dcs/physics.hpp), its constant from the launch.
+template <PairKind Kind>
+__device__ __forceinline__ auto device_pair_model(const PotentialLaunch& launch) {
+  if constexpr (Kind == PairKind::kScreened) return ScreenedPair<float>{launch.screen_c};
+  else if constexpr (Kind == PairKind::kInverseSquare) return InverseSquarePair{};
+  else return CoulombPair{};
+}
+
+template <class Policy, PairKind Kind, int Computed>
 __device__ __forceinline__ void production_body(const ProductionLaunch& launch, int point_blocks,
                                                 float4* sm_xy, float4* sm_zq, float* sm_d0) {
   constexpr int kThreads = Policy::kThreads;
@@ -259,6 +270,7 @@ __device__ __forceinline__ void production_body(const ProductionLaunch& launch, 
   const float py = static_cast<float>(grid_y);
   const float hx = base.hx, hy = base.hy, hz = base.hz, min_r2 = base.min_r2;
   const TileView tile{sm_xy, sm_zq, sm_d0};
+  const auto model = device_pair_model<Kind>(base);
 
   float energy[kPlanes] = {};
   for (int tile_begin = 0; tile_begin < base.atom_count; tile_begin += kTile) {
@@ -267,12 +279,12 @@ __device__ __forceinline__ void production_body(const ProductionLaunch& launch, 
     // padded count. Both are recomputed from the uniform tile_begin, so that no per-thread
     // register has to survive the pair loop for them.
     if (tile_begin + kTile <= base.atom_count)
-      tile_pairs<kPlanes, Computed, kSoftware, Policy::kUnroll>(energy, kTile, px, py, hx, hy, hz,
-                                                                min_r2, tile, launch.offset_sq);
+      tile_pairs<kPlanes, Computed, kSoftware, Policy::kUnroll>(
+          energy, kTile, px, py, hx, hy, hz, min_r2, tile, launch.offset_sq, model);
     else
       tile_pairs<kPlanes, Computed, kSoftware, Policy::kUnroll>(
           energy, padded_count(base.atom_count - tile_begin), px, py, hx, hy, hz, min_r2, tile,
-          launch.offset_sq);
+          launch.offset_sq, model);
   }
 
   wait_for_previous_grid();
@@ -288,18 +300,20 @@ __device__ __forceinline__ void production_body(const ProductionLaunch& launch, 
 
 /// The last plane group of a slab may hold fewer planes: dispatch to a body compiled for
 /// exactly that many, so no thread computes a plane it cannot store.
-template <class Policy, int Computed>
+template <class Policy, PairKind Kind, int Computed>
 __device__ __forceinline__ void production_tail(const ProductionLaunch& launch, int planes,
                                                 int point_blocks, float4* sm_xy, float4* sm_zq,
                                                 float* sm_d0) {
   if constexpr (Computed >= 1) {
     if (planes == Computed)
-      production_body<Policy, Computed>(launch, point_blocks, sm_xy, sm_zq, sm_d0);
-    else production_tail<Policy, Computed - 1>(launch, planes, point_blocks, sm_xy, sm_zq, sm_d0);
+      production_body<Policy, Kind, Computed>(launch, point_blocks, sm_xy, sm_zq, sm_d0);
+    else
+      production_tail<Policy, Kind, Computed - 1>(launch, planes, point_blocks, sm_xy, sm_zq,
+                                                  sm_d0);
   }
 }
 
-template <class Policy>
+template <class Policy, PairKind Kind>
 __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSm)
     production_kernel(const __grid_constant__ ProductionLaunch launch, int point_blocks) {
   __shared__ float4 sm_xy[Policy::kTileAtoms];
@@ -312,8 +326,9 @@ __global__ void __launch_bounds__(Policy::kThreads, Policy::kMinBlocksPerSm)
       static_cast<int>(blockIdx.x / static_cast<unsigned>(point_blocks)) * kPlanes;
   const int planes = min(kPlanes, launch.base.z_count - first_plane);
   if (planes == kPlanes)
-    production_body<Policy, kPlanes>(launch, point_blocks, sm_xy, sm_zq, sm_d0);
-  else production_tail<Policy, kPlanes - 1>(launch, planes, point_blocks, sm_xy, sm_zq, sm_d0);
+    production_body<Policy, Kind, kPlanes>(launch, point_blocks, sm_xy, sm_zq, sm_d0);
+  else
+    production_tail<Policy, Kind, kPlanes - 1>(launch, planes, point_blocks, sm_xy, sm_zq, sm_d0);
 }
 
 }  // namespace
@@ -359,8 +374,29 @@ void launch_production(const PotentialLaunch& launch, StreamView stream) {
   launch_config.stream = stream.get();
   launch_config.attrs = &attribute;
   launch_config.numAttrs = 1;
-  DCS_CUDA_CHECK(cudaLaunchKernelEx(&launch_config, production_kernel<Policy>, production,
-                                    static_cast<int>(point_blocks)));
+  const int blocks = static_cast<int>(point_blocks);
+  if constexpr (!Policy::kEveryModel) {
+    if (launch.pair != PairKind::kCoulomb)
+      throw UsageError("this production kernel computes the Coulomb term only");
+    DCS_CUDA_CHECK(cudaLaunchKernelEx(&launch_config, production_kernel<Policy, PairKind::kCoulomb>,
+                                      production, blocks));
+  } else {
+    switch (launch.pair) {
+      case PairKind::kScreened:
+        DCS_CUDA_CHECK(cudaLaunchKernelEx(
+            &launch_config, production_kernel<Policy, PairKind::kScreened>, production, blocks));
+        break;
+      case PairKind::kInverseSquare:
+        DCS_CUDA_CHECK(cudaLaunchKernelEx(&launch_config,
+                                          production_kernel<Policy, PairKind::kInverseSquare>,
+                                          production, blocks));
+        break;
+      case PairKind::kCoulomb:
+        DCS_CUDA_CHECK(cudaLaunchKernelEx(
+            &launch_config, production_kernel<Policy, PairKind::kCoulomb>, production, blocks));
+        break;
+    }
+  }
   DCS_CUDA_CHECK_LAUNCH("production", stream.get());
 }
 

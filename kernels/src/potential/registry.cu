@@ -21,16 +21,18 @@ constexpr PotentialKernel row(std::string_view name, PotentialLaunchFn launch,
   throw "registry row without a variant-table entry";
 }
 
-constexpr KernelRequirements kProductionNeeds{kProductionChunkAtoms, false, false};
-constexpr KernelRequirements kScatterNeeds{kConstantChunkAtoms, true, true};
-constexpr KernelRequirements kGatherNeeds{kConstantChunkAtoms, true, true};
+constexpr KernelRequirements kProductionNeeds{kProductionChunkAtoms, false, false, true};
+constexpr KernelRequirements kCoulombProductionNeeds{kProductionChunkAtoms, false, false,
+                                                     Production8::kEveryModel};
+constexpr KernelRequirements kScatterNeeds{kConstantChunkAtoms, true, true, false};
+constexpr KernelRequirements kGatherNeeds{kConstantChunkAtoms, true, true, false};
 
 constexpr std::array kRegistry{
     row("production", &launch_production<ProductionDefault>, kProductionNeeds),
     row("production-mufu", &launch_production<ProductionMufu>, kProductionNeeds),
     row("production-sw4", &launch_production<ProductionSoftware4>, kProductionNeeds),
     row("production-sw2", &launch_production<ProductionSoftware2>, kProductionNeeds),
-    row("production-8", &launch_production<Production8>, kProductionNeeds),
+    row("production-8", &launch_production<Production8>, kCoulombProductionNeeds),
     row("scatter", &launch_scatter, kScatterNeeds),
     row("gather", &launch_gather<GatherPlain>, kGatherNeeds),
     row("coarsened", &launch_gather<GatherCoarsened>, kGatherNeeds),
@@ -51,7 +53,9 @@ const PotentialKernel& find_potential_kernel(const std::string& name) {
 
 void enqueue_potential(const PotentialKernel& kernel, const GridSpec& grid, const Slab& slab,
                        float min_r2, const GridAtom* d_atoms, std::size_t atom_count, float* d_slab,
-                       StreamView stream) {
+                       StreamView stream, PairKind pair, float screen_c) {
+  if (pair != PairKind::kCoulomb && !kernel.requirements.every_model)  // prepare() refuses it
+    throw UsageError("--kernel " + std::string(kernel.name) + ": Coulomb term only");
   PotentialLaunch launch;
   launch.d_slab = d_slab;
   launch.nx = static_cast<int>(grid.nx());
@@ -62,6 +66,8 @@ void enqueue_potential(const PotentialKernel& kernel, const GridSpec& grid, cons
   launch.hy = static_cast<float>(grid.spacing[1]);
   launch.hz = static_cast<float>(grid.spacing[2]);
   launch.min_r2 = min_r2;
+  launch.pair = pair;
+  launch.screen_c = screen_c;
   bool first = true;
   for (const AtomChunk& chunk : atom_chunks(atom_count, kernel.requirements.chunk_atoms)) {
     launch.d_atoms = d_atoms + chunk.begin;

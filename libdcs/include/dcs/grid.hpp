@@ -57,12 +57,21 @@ struct Slab {
 
 /// How the user asked for the grid. Exactly one of the ways of giving counts must hold:
 /// `counts` (--grid), `spacing` (--spacing), or both (fixed counts and spacing).
+/// How a spacing-only request lays out the padded box: dcs's own rule, or the one of the tool a
+/// --preset reproduces, so that its maps overlay that tool's point for point.
+enum class GridLayout {
+  kDcs,       ///< n = ceil(edge / h) + 1, centred on the atoms' box
+  kPymol,     ///< PyMOL map_new: n = ceil(edge / h), origin = centre - n h / 2
+  kChimerax,  ///< ChimeraX coulombic: from min - (padding + h/2), n = ceil((edge + h) / h)
+};
+
 struct GridRequest {
   std::optional<std::array<std::int64_t, 3>> counts;  ///< --grid N or --grid NX NY NZ
   std::optional<double> spacing;                      ///< --spacing h (Å), cubic voxels
   double padding = 10.0;                              ///< Å added on every side of the atom box
   std::optional<Vec3> origin;                         ///< --origin: the first grid point
   std::optional<Vec3> center;                         ///< --center: the box centre
+  GridLayout layout = GridLayout::kDcs;  ///< spacing-only requests without --origin/--center
 };
 
 /// Places the grid for `system` as DESIGN §3 says:
@@ -71,7 +80,9 @@ struct GridRequest {
 /// - counts only: cubic voxel h = max over axes of padded_edge / (n - 1), so every axis covers
 ///   at least its padded edge; counts must be >= 2;
 /// - spacing only: n = ceil(padded_edge / h) + 1 per axis;
-/// - both: the given counts and spacing.
+/// - both: the given counts and spacing;
+/// - spacing only with layout kPymol or kChimerax (and no --origin/--center): that tool's
+///   counts and origin (GridLayout).
 /// Throws UsageError for absurd requests (validate(GridRequest)) and for a placed grid outside
 /// the float32 limits of dcs/limits.hpp: a spacing (given or derived) outside [1e-4, 1e4] Å,
 /// a grid point beyond ±1e7 Å, or a spacing under 2^-20 of the grid's coordinates.

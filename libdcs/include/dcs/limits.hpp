@@ -37,5 +37,11 @@ inline constexpr double kMaxDielectric = 1e6;
 inline constexpr double kMinMinDistance = 1e-6;  ///< Å
 inline constexpr double kMaxMinDistance = 1e3;   ///< Å
 inline constexpr double kMaxPotential = 1e30;    ///< bound on C·Σ|q|/r_min in the output unit
+/// mol/L. Debye-Hueckel is a dilute-solution theory (good to ~0.1 M, used to ~1 M); 10 M is past
+/// any solution and keeps kappa (and exp(-kappa r) per Å) finite in float32.
+inline constexpr double kMaxIonicStrength = 10.0;
+/// A preset's Coulomb constant (unit·Å/e²): the largest CODATA one is e/Å in kT/e at 1e-3 K.
+inline constexpr double kMinCoulombConstant = 1e-6;
+inline constexpr double kMaxCoulombConstant = 1e12;
 
 }  // namespace dcs::limits

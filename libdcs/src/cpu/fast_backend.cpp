@@ -123,6 +123,12 @@ class FastBackend final : public PotentialBackend {
 
     const std::size_t n = system.atoms.size();
     const double hx = grid.spacing[0];
+    // g(r) = g(hx r_grid) = hx^-power g_grid(r_grid) (and kappa hx for the screened term): the
+    // factor hx^-power goes into the staged charges.
+    const PairTerm term = pair_term(physics);
+    model_ = term.kind;
+    screen_c_ = static_cast<float>(screened_exponent_scale(term.kappa * hx));
+    const double length_scale = term.length_power() == 2 ? hx * hx : hx;
     ia_.resize(n);
     neg_fx_.resize(n);
     q_.resize(n);
@@ -137,7 +143,8 @@ class FastBackend final : public PotentialBackend {
       ia_[a] = packed[a].ix;  // grid units from here on
       neg_fx_[a] = static_cast<float>(-static_cast<double>(packed[a].rx) / hx);
       // The rsqrt policy's scale (1/2 for the Newton step) is a power of two: exact.
-      q_[a] = static_cast<float>(static_cast<double>(packed[a].q) / hx) * kernels_.charge_scale;
+      q_[a] = static_cast<float>(static_cast<double>(packed[a].q) / length_scale) *
+              kernels_.charge_scale;
       ay_[a] = (p[1] - grid.origin[1]) / hx;
       az_[a] = (p[2] - grid.origin[2]) / hx;
       iy_[a] = packed[a].iy;  // for the row tails (kernels_.tail)
@@ -175,7 +182,7 @@ class FastBackend final : public PotentialBackend {
     // point's value does not depend on how rows are grouped (threads, slabs).
     const std::int64_t lanes = kernels_.lanes;
     const std::int64_t tail = nx % lanes;
-    const bool pack_tails = kernels_.tail != nullptr && tail > 0 && 2 * tail <= lanes;
+    const bool pack_tails = kernels_.models[0].tail != nullptr && tail > 0 && 2 * tail <= lanes;
     const std::int64_t swept = pack_tails ? nx - tail : nx;
     const std::size_t rows_per_group = pack_tails ? static_cast<std::size_t>(lanes / tail) : 1;
     pool_.parallel_for(rows, [&](std::size_t begin, std::size_t end) {
@@ -186,7 +193,10 @@ class FastBackend final : public PotentialBackend {
       args.near = near.data();
       args.nx = swept;
       args.min_r2 = min_r2_;
+      args.screen_c = screen_c_;
+      const ModelKernels& sweeps = kernels_.models[static_cast<int>(model_)];
       TailArgs tails;
+      tails.screen_c = screen_c_;
       tails.y_scale = y_scale_;
       tails.z_scale = z_scale_;
       tails.min_r2 = min_r2_;
@@ -219,7 +229,7 @@ class FastBackend final : public PotentialBackend {
                                                chunk.count, y, z, min_r2_, yz2.data(), near.data());
               args.atoms = atoms;
               args.out_row = out + row * static_cast<std::size_t>(nx);
-              kernels_.row(args);
+              sweeps.row(args);
             }
           }
           if (pack_tails) {
@@ -228,7 +238,7 @@ class FastBackend final : public PotentialBackend {
             tails.neg_fy = neg_fy_.data() + chunk.begin;
             tails.iz = iz_.data() + chunk.begin;
             tails.neg_fz = neg_fz_.data() + chunk.begin;
-            kernels_.tail(tails);
+            sweeps.tail(tails);
           }
         }
       }
@@ -289,6 +299,8 @@ class FastBackend final : public PotentialBackend {
   float y_scale_ = 1.0f, z_scale_ = 1.0f;         // hy / hx, hz / hx
   std::vector<AtomChunk> chunks_;
   float min_r2_ = 0.0f;
+  PairKind model_ = PairKind::kCoulomb;
+  float screen_c_ = 0.0f;  // -kappa hx log2(e)
   BackendTimings timings_;
 };
 

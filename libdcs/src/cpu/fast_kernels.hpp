@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "dcs/physics.hpp"
 #include "dcs/variants.hpp"
 
 namespace dcs::cpu_fast {
@@ -52,7 +53,8 @@ struct RowArgs {
   const std::uint32_t* near = nullptr;
   std::size_t near_count = 0;
   std::int64_t nx = 0;
-  float min_r2 = 0.0f;  ///< min_distance^2 / hx^2
+  float min_r2 = 0.0f;    ///< min_distance^2 / hx^2
+  float screen_c = 0.0f;  ///< screened term: -kappa hx log2(e) (dcs::ScreenedPair)
   float* out_row = nullptr;
 };
 
@@ -71,6 +73,7 @@ struct TailArgs {
   float y_scale = 1.0f;           ///< hy / hx
   float z_scale = 1.0f;           ///< hz / hx
   float min_r2 = 0.0f;            ///< min_distance^2 / hx^2
+  float screen_c = 0.0f;          ///< screened term: -kappa hx log2(e)
   float x[kMaxLanes] = {};        ///< each lane's point: grid indices i, j, k
   float y[kMaxLanes] = {};
   float z[kMaxLanes] = {};
@@ -85,11 +88,16 @@ using StageFn = std::size_t (*)(const double* ay, const double* az, std::size_t 
 using RowFn = void (*)(const RowArgs& args);
 using TailFn = void (*)(const TailArgs& args);
 
+/// The sweeps of one pair model (dcs::PairKind).
+struct ModelKernels {
+  RowFn row = nullptr;
+  TailFn tail = nullptr;  ///< nullptr for one lane (rows never leave a partial vector)
+};
+
 /// The kernels of one instruction set (row_kernel.hpp instantiated by fast_kernels_<isa>.cpp).
 struct IsaKernels {
   StageFn stage = nullptr;
-  RowFn row = nullptr;
-  TailFn tail = nullptr;      ///< nullptr for one lane (rows never leave a partial vector)
+  ModelKernels models[3];     ///< indexed by dcs::PairKind
   int lanes = 1;              ///< lanes of the vector type
   float charge_scale = 1.0f;  ///< the rsqrt policy's kChargeScale: multiply staged charges by it
 };

@@ -131,7 +131,14 @@ GridSpec make_grid(const System& system, const GridRequest& request) {
     const double h = *request.spacing;
     grid.spacing = {h, h, h};
     for (int axis = 0; axis < 3; ++axis) {
-      const double n = std::ceil(edge[axis] / h - 1e-9) + 1.0;
+      double n = std::ceil(edge[axis] / h - 1e-9) + 1.0;
+      // PyMOL (layer2/ObjectMap.cpp): Dim = (int)(edge / h), one more if Dim h < edge.
+      if (request.layout == GridLayout::kPymol) {
+        n = std::floor(edge[axis] / h);
+        if (n * h < edge[axis]) n += 1.0;
+      }
+      // ChimeraX (coulombic cmd.py): numpy.arange(min - d, max + d, h), d = padding + h/2.
+      if (request.layout == GridLayout::kChimerax) n = std::ceil((edge[axis] + h) / h);
       if (n > static_cast<double>(kMaxCountPerAxis))
         throw UsageError(
             fmt::format("--spacing {} Å gives {:.0f} points along axis {}, over the "
@@ -145,11 +152,17 @@ GridSpec make_grid(const System& system, const GridRequest& request) {
   Vec3 center{};
   for (int axis = 0; axis < 3; ++axis) center[axis] = 0.5 * (lo[axis] + hi[axis]);
   if (request.center) center = *request.center;
+  const bool own_layout = request.spacing && !request.counts && !request.origin &&
+                          !request.center && request.layout != GridLayout::kDcs;
   for (int axis = 0; axis < 3; ++axis) {
     const auto a = static_cast<std::size_t>(axis);
-    grid.origin[a] = request.origin ? (*request.origin)[a]
-                                    : center[a] - 0.5 * static_cast<double>(grid.counts[a] - 1) *
-                                                      grid.spacing[a];
+    const double h = grid.spacing[a];
+    const auto n = static_cast<double>(grid.counts[a]);
+    if (own_layout && request.layout == GridLayout::kPymol)
+      grid.origin[a] = center[a] - 0.5 * n * h;
+    else if (own_layout && request.layout == GridLayout::kChimerax)
+      grid.origin[a] = lo[a] - (request.padding + 0.5 * h);
+    else grid.origin[a] = request.origin ? (*request.origin)[a] : center[a] - 0.5 * (n - 1.0) * h;
   }
   check_placed_grid(grid, request.spacing
                               ? "--spacing"

@@ -27,16 +27,42 @@ std::vector<PointCharge> point_charges(const System& system) {
   return charges;
 }
 
-double potential_at(const std::vector<PointCharge>& charges, double min_r2, double factor,
-                    const Vec3& point) {
+/// What the loops need of the physics: the factor, r_min^2 and the pair model.
+struct Summation {
+  double factor = 0.0;
+  double min_r2 = 0.0;
+  PairTerm term;
+};
+
+Summation summation(const Physics& physics) {
+  return {coulomb_factor(physics), physics.min_distance * physics.min_distance, pair_term(physics)};
+}
+
+template <class Model>
+double sum_over_atoms(const std::vector<PointCharge>& charges, double min_r2, const Vec3& point,
+                      Model model) {
   double sum = 0.0;
   for (const PointCharge& atom : charges) {
     const double dx = point[0] - atom.x;
     const double dy = point[1] - atom.y;
     const double dz = point[2] - atom.z;
-    sum = add_coulomb_term(sum, atom.q, dx * dx + dy * dy + dz * dz, min_r2);
+    sum =
+        add_coulomb_term(sum, atom.q, dx * dx + dy * dy + dz * dz, min_r2, HardwareRsqrt{}, model);
   }
-  return factor * sum;
+  return sum;
+}
+
+double potential_at(const std::vector<PointCharge>& charges, const Summation& s,
+                    const Vec3& point) {
+  switch (s.term.kind) {
+    case PairKind::kScreened:
+      return s.factor * sum_over_atoms(charges, s.min_r2, point,
+                                       ScreenedPair<double>{screened_exponent_scale(s.term.kappa)});
+    case PairKind::kInverseSquare:
+      return s.factor * sum_over_atoms(charges, s.min_r2, point, InverseSquarePair{});
+    case PairKind::kCoulomb: break;
+  }
+  return s.factor * sum_over_atoms(charges, s.min_r2, point, CoulombPair{});
 }
 
 class ReferenceBackend final : public PotentialBackend {
@@ -64,7 +90,7 @@ class ReferenceBackend final : public PotentialBackend {
     charges_ = point_charges(system);
     grid_ = grid;
     physics_ = physics;
-    factor_ = coulomb_factor(physics);
+    summation_ = summation(physics);
   }
 
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
@@ -74,7 +100,6 @@ class ReferenceBackend final : public PotentialBackend {
                        std::to_string(slab.z_begin + slab.z_count) + ") outside the grid's " +
                        std::to_string(grid_.nz()) + " planes");
     const auto start = std::chrono::steady_clock::now();
-    const double min_r2 = physics_.min_distance * physics_.min_distance;
     const std::size_t rows = static_cast<std::size_t>(slab.z_count * grid_.ny());
     parallel_for(rows, options_.threads, [&](std::size_t begin, std::size_t end) {
       for (std::size_t row = begin; row < end; ++row) {
@@ -82,8 +107,7 @@ class ReferenceBackend final : public PotentialBackend {
         const auto j = static_cast<std::int64_t>(row) % grid_.ny();
         float* out_row = out + row * static_cast<std::size_t>(grid_.nx());
         for (std::int64_t i = 0; i < grid_.nx(); ++i)
-          out_row[i] =
-              static_cast<float>(potential_at(charges_, min_r2, factor_, grid_.point(i, j, k)));
+          out_row[i] = static_cast<float>(potential_at(charges_, summation_, grid_.point(i, j, k)));
       }
     });
     timings_.kernels += seconds_since(start);
@@ -111,7 +135,7 @@ class ReferenceBackend final : public PotentialBackend {
   std::vector<PointCharge> charges_;
   GridSpec grid_;
   Physics physics_;
-  double factor_ = 0.0;
+  Summation summation_;
   BackendTimings timings_;
 };
 
@@ -123,12 +147,11 @@ std::unique_ptr<PotentialBackend> make_cpu_reference_backend(const BackendOption
 
 void reference_potential(const System& system, const Physics& physics, const Vec3* points,
                          std::size_t n_points, double* out, unsigned threads) {
-  const double factor = coulomb_factor(physics);
-  const double min_r2 = physics.min_distance * physics.min_distance;
+  const Summation s = summation(physics);
   const std::vector<PointCharge> charges = point_charges(system);
   parallel_for(n_points, threads, [&](std::size_t begin, std::size_t end) {
     for (std::size_t index = begin; index < end; ++index)
-      out[index] = potential_at(charges, min_r2, factor, points[index]);
+      out[index] = potential_at(charges, s, points[index]);
   });
 }
 

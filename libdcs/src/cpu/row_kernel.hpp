@@ -45,11 +45,21 @@ std::size_t stage_row(const double* ay, const double* az, std::size_t n, double 
   return near_count;
 }
 
+/// The pair model of kind Kind for vector type Vec (dcs/physics.hpp), its constant broadcast
+/// once per sweep: c = -kappa hx log2(e) for the screened term (lengths in units of hx).
+template <class Vec, PairKind Kind>
+[[gnu::always_inline]] inline auto make_pair_model(float c) {
+  if constexpr (Kind == PairKind::kScreened) return ScreenedPair<Vec>{Vec::broadcast(c)};
+  else if constexpr (Kind == PairKind::kInverseSquare) return InverseSquarePair{};
+  else return CoulombPair{};
+}
+
 /// Adds atom `a` of the chunk to every vector of sums: through dcs::add_coulomb_term's clamp
 /// (Clamp) or without it, for an atom stage_row found never to need it.
-template <class Vec, int Vectors, class Rsqrt, bool Clamp>
+template <class Vec, int Vectors, class Rsqrt, bool Clamp, class Model>
 [[gnu::always_inline]] inline void add_atom(const RowArgs& args, std::size_t a,
-                                            const Vec (&ix)[Vectors], Vec (&acc)[Vectors]) {
+                                            const Vec (&ix)[Vectors], Vec (&acc)[Vectors],
+                                            Model model) {
   const ChunkView& c = args.atoms;
   const Vec ia = Vec::broadcast(c.ia[a]);
   const Vec neg_fx = Vec::broadcast(c.neg_fx[a]);
@@ -59,8 +69,8 @@ template <class Vec, int Vectors, class Rsqrt, bool Clamp>
     const Vec dx = (ix[v] - ia) + neg_fx;
     const Vec r2 = multiply_add(dx, dx, yz2);
     if constexpr (Clamp)
-      acc[v] = add_coulomb_term(acc[v], q, r2, Vec::broadcast(args.min_r2), Rsqrt{});
-    else acc[v] = add_unclamped_coulomb_term(acc[v], q, r2, Rsqrt{});
+      acc[v] = add_coulomb_term(acc[v], q, r2, Vec::broadcast(args.min_r2), Rsqrt{}, model);
+    else acc[v] = add_unclamped_coulomb_term(acc[v], q, r2, Rsqrt{}, model);
   }
 }
 
@@ -68,9 +78,10 @@ template <class Vec, int Vectors, class Rsqrt, bool Clamp>
 /// pair through dcs::add_coulomb_term (clamp at min_r2, NaN kept, Rsqrt's reciprocal square
 /// root; the staged charges carry Rsqrt::kChargeScale), whose clamp is skipped for the atoms
 /// stage_row found never to need it (the result is the same to the bit).
-template <class Vec, int Vectors, class Rsqrt>
+template <class Vec, int Vectors, class Rsqrt, PairKind Kind>
 [[gnu::always_inline]] inline void sweep_block(const RowArgs& args, std::int64_t i0,
                                                std::int64_t valid) {
+  const auto model = make_pair_model<Vec, Kind>(args.screen_c);
   Vec ix[Vectors];
   Vec acc[Vectors];
   for (int v = 0; v < Vectors; ++v) {
@@ -81,10 +92,10 @@ template <class Vec, int Vectors, class Rsqrt>
   // stage_row), each near atom through the clamp in its place.
   std::size_t a = 0;
   for (std::size_t n = 0; n < args.near_count; ++n, ++a) {
-    for (; a < args.near[n]; ++a) add_atom<Vec, Vectors, Rsqrt, false>(args, a, ix, acc);
-    add_atom<Vec, Vectors, Rsqrt, true>(args, a, ix, acc);
+    for (; a < args.near[n]; ++a) add_atom<Vec, Vectors, Rsqrt, false>(args, a, ix, acc, model);
+    add_atom<Vec, Vectors, Rsqrt, true>(args, a, ix, acc, model);
   }
-  for (; a < args.atoms.count; ++a) add_atom<Vec, Vectors, Rsqrt, false>(args, a, ix, acc);
+  for (; a < args.atoms.count; ++a) add_atom<Vec, Vectors, Rsqrt, false>(args, a, ix, acc, model);
   for (int v = 0; v < Vectors; ++v) {
     const std::int64_t start = std::int64_t{Vec::kLanes} * v;
     if (start >= valid) break;
@@ -95,24 +106,25 @@ template <class Vec, int Vectors, class Rsqrt>
 }
 
 /// The whole row [0, nx): blocks of Vectors vectors, then a tail of as many vectors as it needs.
-template <class Vec, int Vectors, class Rsqrt>
+template <class Vec, int Vectors, class Rsqrt, PairKind Kind = PairKind::kCoulomb>
 void sweep_row(const RowArgs& args) {
   constexpr std::int64_t kWidth = std::int64_t{Vec::kLanes} * Vectors;
   std::int64_t i0 = 0;
-  for (; i0 + kWidth <= args.nx; i0 += kWidth) sweep_block<Vec, Vectors, Rsqrt>(args, i0, kWidth);
+  for (; i0 + kWidth <= args.nx; i0 += kWidth)
+    sweep_block<Vec, Vectors, Rsqrt, Kind>(args, i0, kWidth);
   const std::int64_t rest = args.nx - i0;
   if (rest <= 0) return;
   const std::int64_t vectors = (rest + Vec::kLanes - 1) / Vec::kLanes;
   if constexpr (Vectors > 1) {
-    if (vectors == 1) return sweep_block<Vec, 1, Rsqrt>(args, i0, rest);
+    if (vectors == 1) return sweep_block<Vec, 1, Rsqrt, Kind>(args, i0, rest);
   }
   if constexpr (Vectors > 2) {
-    if (vectors == 2) return sweep_block<Vec, 2, Rsqrt>(args, i0, rest);
+    if (vectors == 2) return sweep_block<Vec, 2, Rsqrt, Kind>(args, i0, rest);
   }
   if constexpr (Vectors > 3) {
-    if (vectors == 3) return sweep_block<Vec, 3, Rsqrt>(args, i0, rest);
+    if (vectors == 3) return sweep_block<Vec, 3, Rsqrt, Kind>(args, i0, rest);
   }
-  sweep_block<Vec, Vectors, Rsqrt>(args, i0, rest);
+  sweep_block<Vec, Vectors, Rsqrt, Kind>(args, i0, rest);
 }
 
 /// Points from the ends of several rows, one per lane, each with its own (i, j, k): the
@@ -120,8 +132,9 @@ void sweep_row(const RowArgs& args) {
 /// with p - i_atom an exact integer, so each is rounded once relative to itself), then
 /// dcs::add_coulomb_term. Six operations per pair more than a row's sweep, whose dy^2 + dz^2
 /// comes staged; worth it where the alternative is a vector mostly past the row's end.
-template <class Vec, class Rsqrt>
+template <class Vec, class Rsqrt, PairKind Kind = PairKind::kCoulomb>
 void sweep_tail(const TailArgs& t) {
+  const auto model = make_pair_model<Vec, Kind>(t.screen_c);
   const Vec px = Vec::load(t.x), py = Vec::load(t.y), pz = Vec::load(t.z);
   const Vec y_scale = Vec::broadcast(t.y_scale), z_scale = Vec::broadcast(t.z_scale);
   const Vec min_r2 = Vec::broadcast(t.min_r2);
@@ -132,19 +145,30 @@ void sweep_tail(const TailArgs& t) {
     const Vec dy = multiply_add(py - Vec::broadcast(t.iy[a]), y_scale, Vec::broadcast(t.neg_fy[a]));
     const Vec dz = multiply_add(pz - Vec::broadcast(t.iz[a]), z_scale, Vec::broadcast(t.neg_fz[a]));
     const Vec r2 = multiply_add(dx, dx, multiply_add(dy, dy, dz * dz));
-    acc = add_coulomb_term(acc, Vec::broadcast(c.q[a]), r2, min_r2, Rsqrt{});
+    acc = add_coulomb_term(acc, Vec::broadcast(c.q[a]), r2, min_r2, Rsqrt{}, model);
   }
   float sums[Vec::kLanes];
   Vec::store(sums, acc);
   for (int lane = 0; lane < t.lanes && lane < Vec::kLanes; ++lane) *t.out[lane] += sums[lane];
 }
 
+/// The kernels of one instruction set for one pair model.
+template <class Vec, int Vectors, class Rsqrt, PairKind Kind>
+constexpr ModelKernels make_model_kernels() {
+  TailFn tail = nullptr;
+  if constexpr (Vec::kLanes > 1) tail = &sweep_tail<Vec, Rsqrt, Kind>;
+  return {&sweep_row<Vec, Vectors, Rsqrt, Kind>, tail};
+}
+
 /// The kernels of one instruction set, for fast_kernels_<isa>.cpp to return.
 template <class Vec, int Vectors, class Rsqrt>
 constexpr IsaKernels make_isa_kernels() {
-  TailFn tail = nullptr;
-  if constexpr (Vec::kLanes > 1) tail = &sweep_tail<Vec, Rsqrt>;
-  return {&stage_row<Vec>, &sweep_row<Vec, Vectors, Rsqrt>, tail, Vec::kLanes, Rsqrt::kChargeScale};
+  return {&stage_row<Vec>,
+          {make_model_kernels<Vec, Vectors, Rsqrt, PairKind::kCoulomb>(),
+           make_model_kernels<Vec, Vectors, Rsqrt, PairKind::kScreened>(),
+           make_model_kernels<Vec, Vectors, Rsqrt, PairKind::kInverseSquare>()},
+          Vec::kLanes,
+          Rsqrt::kChargeScale};
 }
 
 }  // namespace dcs::cpu_fast

@@ -6,6 +6,8 @@
 
 #include <immintrin.h>
 
+#include "dcs/physics.hpp"
+
 namespace dcs::cpu_fast::avx2 {
 
 #define DCS_SIMD_INLINE [[gnu::always_inline]] inline
@@ -48,6 +50,20 @@ DCS_SIMD_INLINE Vec negative_multiply_add(Vec a, Vec b, Vec c) {
 DCS_SIMD_INLINE Vec clamp_r2(Vec r2, Vec min_r2) { return {_mm256_max_ps(min_r2.v, r2.v)}; }
 /// vrsqrtps: relative error below 1.5 * 2^-12.
 DCS_SIMD_INLINE Vec approximate_reciprocal_sqrt(Vec x) { return {_mm256_rsqrt_ps(x.v)}; }
+
+/// vrcpps: relative error below 1.5 * 2^-12.
+DCS_SIMD_INLINE Vec approximate_reciprocal(Vec x) { return {_mm256_rcp_ps(x.v)}; }
+/// 2^x = 2^n 2^f with n = round(x), f = x - n in [-1/2, 1/2] (dcs::exp2_fraction) and 2^n
+/// built in the exponent bits. x is first raised to -126 (2^-126, the smallest normal float:
+/// negligible next to the unscreened terms), with x as vmaxps's NaN-returning operand.
+DCS_SIMD_INLINE Vec exponential2(Vec x) {
+  const __m256 clamped = _mm256_max_ps(_mm256_set1_ps(-126.0f), x.v);
+  const __m256 n = _mm256_round_ps(clamped, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const Vec p = exp2_fraction(Vec{_mm256_sub_ps(clamped, n)});
+  const __m256i bits =
+      _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return {_mm256_mul_ps(p.v, _mm256_castsi256_ps(bits))};
+}
 
 #undef DCS_SIMD_INLINE
 

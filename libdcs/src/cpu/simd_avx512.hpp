@@ -6,6 +6,8 @@
 
 #include <immintrin.h>
 
+#include "dcs/physics.hpp"
+
 namespace dcs::cpu_fast::avx512 {
 
 #define DCS_SIMD_INLINE [[gnu::always_inline]] inline
@@ -52,6 +54,18 @@ DCS_SIMD_INLINE Vec clamp_r2(Vec r2, Vec min_r2) {
 /// vrsqrt14ps: relative error below 2^-14.
 DCS_SIMD_INLINE Vec approximate_reciprocal_sqrt(Vec x) {
   return {_mm512_mask_rsqrt14_ps(x.v, kAllLanes, x.v)};
+}
+
+/// vrcp14ps: relative error below 2^-14.
+DCS_SIMD_INLINE Vec approximate_reciprocal(Vec x) {
+  return {_mm512_mask_rcp14_ps(x.v, kAllLanes, x.v)};
+}
+/// 2^x = 2^n 2^f with n = round(x), f = x - n in [-1/2, 1/2] (dcs::exp2_fraction); vscalefps
+/// applies 2^n, giving 0 far below the float range and keeping NaN.
+DCS_SIMD_INLINE Vec exponential2(Vec x) {
+  const __m512 n = _mm512_mask_roundscale_ps(x.v, kAllLanes, x.v, _MM_FROUND_TO_NEAREST_INT);
+  const Vec p = exp2_fraction(Vec{_mm512_sub_ps(x.v, n)});
+  return {_mm512_mask_scalef_ps(p.v, kAllLanes, p.v, n)};
 }
 
 #undef DCS_SIMD_INLINE

@@ -25,5 +25,7 @@ inline Vec operator*(Vec a, Vec b) { return {a.v * b.v}; }
 inline Vec multiply_add(Vec a, Vec b, Vec c) { return {dcs::multiply_add(a.v, b.v, c.v)}; }
 inline Vec clamp_r2(Vec r2, Vec min_r2) { return {dcs::clamp_r2(r2.v, min_r2.v)}; }
 inline Vec reciprocal_sqrt(Vec x) { return {dcs::reciprocal_sqrt(x.v)}; }
+inline Vec reciprocal(Vec x) { return {dcs::reciprocal(x.v)}; }
+inline Vec exponential2(Vec x) { return {dcs::exponential2(x.v)}; }
 
 }  // namespace dcs::cpu_fast::scalar
