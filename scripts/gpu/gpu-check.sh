@@ -10,7 +10,9 @@
 #   (dcs_cpu_kernel_probe and the AVX kernels' disassembly), hybrid (the MUFU vs FMA-pipe rsqrt
 #   table of dcs_potential_bench), trajectory (tests/trajectory/trajectory_device_check.py: the
 #   averaged maps on the GPUs vs the CPU backend, 1 vs all GPUs, kill -9 + --resume), trajbench
-#   (bench/trajectory_bench.py, frames per second). Each step is one `if want` block below.
+#   (bench/trajectory_bench.py, frames per second), models (the physics models: model tests
+#   on every CUDA kernel, --validate under each model, the kernel table with its ceilings).
+#   Each step is one `if want` block below.
 set -uo pipefail
 out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
 shift
@@ -61,6 +63,30 @@ if want build; then
   configure
   step build build.log cmake --build "$build" -j "$jobs"
 fi
+if want models; then
+  # Issue 22's physics models on the GPU: the shared bodies' model tests on every CUDA kernel,
+  # dcs --validate on a real molecule under each model and preset, and the kernel table with the
+  # rsqrt and rsqrt + ex2 ceilings measured in the same run.
+  [[ -f $build/build.ninja ]] || configure
+  step "build models" build_models.log cmake --build "$build" -j "$jobs" --target \
+       dcs dcs_cuda_potential_tests dcs_cuda_coulomb_term_test dcs_potential_bench
+  step "model bodies: every CUDA kernel" models_bodies.log \
+       "$build/tests/cuda/potential/dcs_cuda_potential_tests" --gtest_filter='*Model*:*Analytic*'
+  step "Coulomb term edge cases on the device" models_coulomb.log \
+       "$build/tests/cuda/potential/dcs_cuda_coulomb_term_test"
+  mol=$(ls data/*.pqr | head -n 1)
+  for opts in "--ionic-strength 0.15" "--dielectric-model distance --dielectric 4" \
+              "--preset chimerax" "--preset pymol" ""; do
+    tag=$(echo "${opts:-coulomb}" | tr -c 'a-z0-9' '_')
+    step "dcs --device cuda $opts --validate (all points)" "models_run_$tag.log" \
+         "$build/bin/dcs" --atoms "$mol" --grid 97 $opts --device cuda --validate \
+         --validate-points 0 -o "$out/model_$tag.h5" --force --no-progress
+  done
+  step "model kernel table, 256^3 x 16 000 atoms" models_bench.md timeout 300 \
+       "$build/bin/dcs_potential_bench" --grid 256 --atoms 16000 --model coulomb --model screened \
+       --model distance --kernel production --kernel production-mufu --kernel production-sw4 --reps 5
+fi
+
 if want bodies; then
   # One process per test binary, so the float64 references are computed once.
   [[ -f $build/build.ninja ]] || configure

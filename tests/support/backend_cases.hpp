@@ -28,6 +28,9 @@ struct BackendCase {
   /// estimate or MUFU; up to 1.1e-6 for the GPU's FMA-pipe cubic, plus ~26 ulp of r^2 in the
   /// production kernel's plane expansion).
   double point_tolerance = 1e-6;
+  /// Computes every physics model (dcs/physics.hpp); false for the CUDA textbook kernels and
+  /// production-8, which refuse any model but Coulomb (the model tests check that they do).
+  bool every_model = true;
   /// Max error of a many-atom map relative to its max|V|: the product's specification, 1e-5
   /// for float32 paths; the reference only rounds its float64 sums to float.
   double map_tolerance = 1e-5;

@@ -22,7 +22,10 @@ struct BenchOptions {
   std::vector<std::int64_t> grid_sizes;  ///< cubic grid edge lengths (points); empty: defaults
   std::vector<std::size_t> atom_counts;  ///< empty: defaults
   std::vector<std::string> kernels;      ///< variant names; empty: all
-  int repetitions = 5;                   ///< timed repetitions after one warm-up; median taken
+  /// Physics models (GPU kernel table): "coulomb", "screened" (0.15 M in water), "distance"
+  /// (eps = 4r); empty: coulomb.
+  std::vector<std::string> models;
+  int repetitions = 5;  ///< timed repetitions after one warm-up; median taken
   int device = 0;
   unsigned threads = 0;
   bool peers = true;  ///< CPU benchmark: also measure PyMOL in the same run

@@ -63,7 +63,27 @@ __global__ void __launch_bounds__(kCeilingThreads)
   gm_out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
 }
 
+/// MUFU.RSQ and MUFU.EX2 alternating in each chain (the screened term's two special functions
+/// per pair): x <- 2^(-rsqrt(x)/2) stays in [0.5, 1.5]; the FMUL goes to the FMA pipe.
+__global__ void __launch_bounds__(kCeilingThreads)
+    rsqrt_ex2_ceiling_kernel(float* gm_out, int iterations) {
+  float value[kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c)
+    value[c] = 1.5f + 1e-3f * static_cast<float>(threadIdx.x + static_cast<unsigned>(c));
+#pragma unroll 4
+  for (int it = 0; it < iterations; ++it) {
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) value[c] = exponential2(-0.5f * rsqrtf(value[c]));
+  }
+  float sum = 0.0f;
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) sum += value[c];
+  gm_out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+
 struct Ceiling {
+  double rsqrt_ex2_per_second = 0.0;  ///< rsqrt + ex2 pairs per second
   double rsqrt_per_second = 0.0;
   double per_sm_per_clock = 0.0;
   double median_ms = 0.0;
@@ -106,9 +126,15 @@ Ceiling measure_ceiling(const DeviceInfo& device, int repetitions, StreamView st
     DCS_CUDA_CHECK_LAUNCH("rsqrt ceiling", stream.get());
   });
   ceiling.median_ms = median(ms);
+  const auto ex2_ms = time_repeated(repetitions, stream, [&] {
+    rsqrt_ex2_ceiling_kernel<<<config.grid, config.block, 0, stream.get()>>>(d_out.data(),
+                                                                             ceiling.iterations);
+    DCS_CUDA_CHECK_LAUNCH("rsqrt + ex2 ceiling", stream.get());
+  });
   const double count =
       static_cast<double>(ceiling.blocks) * kCeilingThreads * kChains * ceiling.iterations;
   ceiling.rsqrt_per_second = count / (1e-3 * ceiling.median_ms);
+  ceiling.rsqrt_ex2_per_second = count / (1e-3 * median(ex2_ms));
   ceiling.per_sm_per_clock = ceiling.rsqrt_per_second /
                              (static_cast<double>(device.multiprocessors) * device.clock_khz * 1e3);
   return ceiling;
@@ -139,6 +165,7 @@ System random_system(std::size_t atoms, const GridSpec& grid, std::uint64_t seed
 struct Problem {
   GridSpec grid;
   Physics physics;
+  std::string model = "coulomb";
   System system;
   DeviceBuffer<GridAtom> d_atoms;
 };
@@ -152,8 +179,10 @@ void evaluate(const PotentialKernel& kernel, const Problem& problem, std::size_t
         stream.get()));
   const float min_r2 =
       static_cast<float>(problem.physics.min_distance * problem.physics.min_distance);
+  const PairTerm term = pair_term(problem.physics);
   detail::enqueue_potential(kernel, problem.grid, Slab{0, planes}, min_r2, problem.d_atoms.data(),
-                            atom_count, d_slab, stream);
+                            atom_count, d_slab, stream, term.kind,
+                            static_cast<float>(screened_exponent_scale(term.kappa)));
 }
 
 /// Largest |error| over sampled points of the slab, relative to max|V| of the slab.
@@ -219,6 +248,7 @@ BenchTable ceiling_table(const DeviceInfo& device, const Ceiling& ceiling) {
   ceiling_table.rows = {
       {"rsqrt per second", scientific(ceiling.rsqrt_per_second)},
       {"per SM per clock", fixed(ceiling.per_sm_per_clock, 2)},
+      {"rsqrt + ex2 pairs per second (screened term)", scientific(ceiling.rsqrt_ex2_per_second)},
       {"SM clock used (device max, MHz)", fixed(device.clock_khz / 1e3, 0)},
       {"multiprocessors", std::to_string(device.multiprocessors)},
       {"median time (ms)", fixed(ceiling.median_ms, 3)},
@@ -237,8 +267,9 @@ BenchTable kernels_table(const DeviceInfo& device, const Ceiling& ceiling, int r
   table.name = "potential_kernels";
   table.title = "Potential kernels on " + detail::describe_device(device) +
                 ", % of the measured ceiling " + scientific(ceiling.rsqrt_per_second) + " rsqrt/s";
-  table.columns = {"kernel",    "grid",         "atoms",        "measured on",
-                   "median ms", "atom-evals/s", "% of ceiling", "max err / max abs V"};
+  table.columns = {"kernel",       "model",        "grid",
+                   "atoms",        "measured on",  "median ms",
+                   "atom-evals/s", "% of ceiling", "max err / max abs V"};
   table.notes = {
       "atom-evals/s = atoms x points / median time of one evaluation (all chunks, all launches), "
       "after one warm-up, median of " +
@@ -246,13 +277,34 @@ BenchTable kernels_table(const DeviceInfo& device, const Ceiling& ceiling, int r
       "Per-plane kernels are timed on the first planes only (and scatter on fewer atoms when one "
       "plane would take over 0.3 s): the per-pair rate does not depend on the plane count.",
       "max err / max abs V: 256 sampled points against the float64 CPU reference, relative to the "
-      "largest |V| of the computed planes."};
+      "largest |V| of the computed planes.",
+      "% of ceiling: coulomb (1/r, MUFU.RSQ) and distance (1/r^2 for eps = 4r, MUFU.RCP) against "
+      "the rsqrt ceiling; screened (exp(-r/lambda)/r at 0.15 M, MUFU.RSQ + MUFU.EX2) against the "
+      "rsqrt + ex2 ceiling."};
   return table;
 }
 
+/// The bench's physics for a model name: 0.15 M in water, or eps = 4r.
+Physics bench_physics(const std::string& model) {
+  Physics physics;
+  if (model == "screened") {
+    physics.ionic_strength = 0.15;
+    physics.dielectric = kWaterDielectric;
+  } else if (model == "distance") {
+    physics.dielectric_model = DielectricModel::kDistance;
+    physics.dielectric = 4.0;
+  } else if (model != "coulomb") {
+    throw UsageError("--model " + model + ": coulomb, screened or distance");
+  }
+  return physics;
+}
+
 /// An n^3 grid of 0.5 Å with `atoms` random atoms inside, packed and uploaded.
-Problem make_problem(std::int64_t n, std::size_t atoms, StreamView stream) {
+Problem make_problem(std::int64_t n, std::size_t atoms, const std::string& model,
+                     StreamView stream) {
   Problem problem;
+  problem.model = model;
+  problem.physics = bench_physics(model);
   problem.grid.counts = {n, n, n};
   problem.grid.origin = {0.0, 0.0, 0.0};
   problem.grid.spacing = {0.5, 0.5, 0.5};
@@ -308,6 +360,10 @@ std::vector<std::string> kernel_row(const PotentialKernel& kernel, const Problem
   const double pairs = static_cast<double>(shape.atoms) *
                        static_cast<double>(problem.grid.plane_points()) * shape.planes;
   const double rate = pairs / (1e-3 * median_ms);
+  // The screened term needs MUFU.RSQ and MUFU.EX2 per pair: its own ceiling; 1/r^2 needs one
+  // MUFU.RCP, which runs at MUFU.RSQ's rate.
+  const double limit =
+      problem.model == "screened" ? ceiling.rsqrt_ex2_per_second : ceiling.rsqrt_per_second;
 
   std::vector<float> slab(problem.grid.plane_points() * static_cast<std::size_t>(shape.planes));
   d_slab.download(slab.data(), slab.size(), stream.view());
@@ -315,12 +371,13 @@ std::vector<std::string> kernel_row(const PotentialKernel& kernel, const Problem
   const double error = sampled_error(problem, shape.atoms, slab);
   const std::int64_t n = problem.grid.nz();
   return {std::string(kernel.name),
+          problem.model,
           std::to_string(n) + "^3",
           std::to_string(atoms),
           std::to_string(shape.planes) + " planes x " + std::to_string(shape.atoms) + " atoms",
           fixed(median_ms, 3),
           scientific(rate),
-          fixed(100.0 * rate / ceiling.rsqrt_per_second, 1),
+          fixed(100.0 * rate / limit, 1),
           scientific(error)};
 }
 
@@ -340,14 +397,19 @@ std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options)
 
   const Ceiling ceiling = measure_ceiling(device, repetitions, stream.view());
   BenchTable table = kernels_table(device, ceiling, repetitions);
-  for (const std::int64_t n : sizes) {
-    for (const std::size_t atoms : atom_counts) {
-      const Problem problem = make_problem(n, atoms, stream.view());
-      DeviceBuffer<float> d_slab(problem.grid.points());
-      for (const PotentialKernel* kernel : kernels) {
-        const RunShape shape = run_shape(*kernel, problem, atoms, d_slab.data(), stream.view());
-        table.rows.push_back(
-            kernel_row(*kernel, problem, atoms, shape, repetitions, ceiling, d_slab, stream));
+  const std::vector<std::string> models =
+      options.models.empty() ? std::vector<std::string>{"coulomb"} : options.models;
+  for (const std::string& model : models) {
+    for (const std::int64_t n : sizes) {
+      for (const std::size_t atoms : atom_counts) {
+        const Problem problem = make_problem(n, atoms, model, stream.view());
+        DeviceBuffer<float> d_slab(problem.grid.points());
+        for (const PotentialKernel* kernel : kernels) {
+          if (model != "coulomb" && !kernel->requirements.every_model) continue;
+          const RunShape shape = run_shape(*kernel, problem, atoms, d_slab.data(), stream.view());
+          table.rows.push_back(
+              kernel_row(*kernel, problem, atoms, shape, repetitions, ceiling, d_slab, stream));
+        }
       }
     }
   }

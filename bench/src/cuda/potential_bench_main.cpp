@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
       else if (flag == "--atoms")
         options.atom_counts.push_back(static_cast<std::size_t>(parse_number("--atoms", value)));
       else if (flag == "--kernel") options.kernels.emplace_back(value);
+      else if (flag == "--model") options.models.emplace_back(value);
       else if (flag == "--reps")
         options.repetitions = static_cast<int>(parse_number("--reps", value));
       else if (flag == "--device")
