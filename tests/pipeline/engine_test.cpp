@@ -159,6 +159,10 @@ class FailingBackend final : public PotentialBackend {
   DiffAccum difference(const float* v, const double* r, std::size_t n) override {
     return cpu_difference(v, r, n);
   }
+  void prepare_points(const System&, const Physics&) override {}
+  void compute_points(const Vec3*, const std::uint32_t*, std::size_t, float*) override {
+    throw CudaError("device lost (test)");
+  }
   std::unique_ptr<HostBuffer> allocate_host(std::size_t floats) override {
     ++allocations;
     return allocate_plain_host(floats);

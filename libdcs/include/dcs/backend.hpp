@@ -51,6 +51,19 @@ struct SlabHint {
   std::int64_t plane_multiple = 1;
 };
 
+/// compute_points(): no atom is left out of this point's sum.
+inline constexpr std::uint32_t kNoAtom = 0xFFFFFFFFu;
+
+/// How a caller should cut a point list between calls of compute_points(): calls start at
+/// multiples of `block` points of the list (a backend evaluates a block's points relative to
+/// the block's own centre, so a value depends on its block, never on how blocks are shared out)
+/// and hold at least `min_points` points where the list allows (a GPU launch must fill the
+/// device).
+struct PointsHint {
+  std::size_t block = 1;
+  std::size_t min_points = 0;
+};
+
 /// Host memory owned by whoever allocated it (see PotentialBackend::allocate_host()).
 class HostBuffer {
  public:
@@ -106,6 +119,23 @@ class PotentialBackend {
   virtual BackendTimings timings() const { return {}; }
 
   virtual SlabHint slab_hint() const { return {}; }
+
+  // --- Potential at points (--points, meshes, --at-atoms) ------------------------------------
+
+  /// Takes the atoms and physics for the following compute_points() calls (uploads once).
+  /// Throws UsageError for an empty system.
+  virtual void prepare_points(const System& system, const Physics& physics) = 0;
+
+  /// The potential at points[0, n) (Å) into out[0, n), in the unit of the prepared physics:
+  /// each point summed over every atom but skip[i] (kNoAtom: none; --at-atoms passes the atom
+  /// at the point; skip may be nullptr) in input order and fixed atom chunks. A call starts at a
+  /// multiple of points_hint().block of the caller's list (the last block may be short), and a
+  /// value depends only on its point, its skip and its block's points: the same for any number
+  /// of calls, devices or ranks. Terms at r^2 < min_distance^2 are clamped as on the grid.
+  virtual void compute_points(const Vec3* points, const std::uint32_t* skip, std::size_t n,
+                              float* out) = 0;
+
+  virtual PointsHint points_hint() const { return {}; }
 };
 
 /// The float64 oracle: plain loops over points and atoms, never tuned.

@@ -40,9 +40,11 @@ Summation summation(const Physics& physics) {
 
 template <class Model>
 double sum_over_atoms(const std::vector<PointCharge>& charges, double min_r2, const Vec3& point,
-                      Model model) {
+                      Model model, std::uint32_t skip) {
   double sum = 0.0;
-  for (const PointCharge& atom : charges) {
+  for (std::size_t a = 0; a < charges.size(); ++a) {
+    if (a == skip) continue;
+    const PointCharge& atom = charges[a];
     const double dx = point[0] - atom.x;
     const double dy = point[1] - atom.y;
     const double dz = point[2] - atom.z;
@@ -52,17 +54,19 @@ double sum_over_atoms(const std::vector<PointCharge>& charges, double min_r2, co
   return sum;
 }
 
-double potential_at(const std::vector<PointCharge>& charges, const Summation& s,
-                    const Vec3& point) {
+/// The potential at `point` from every atom but `skip` (kNoAtom: none).
+double potential_at(const std::vector<PointCharge>& charges, const Summation& s, const Vec3& point,
+                    std::uint32_t skip = kNoAtom) {
   switch (s.term.kind) {
     case PairKind::kScreened:
       return s.factor * sum_over_atoms(charges, s.min_r2, point,
-                                       ScreenedPair<double>{screened_exponent_scale(s.term.kappa)});
+                                       ScreenedPair<double>{screened_exponent_scale(s.term.kappa)},
+                                       skip);
     case PairKind::kInverseSquare:
-      return s.factor * sum_over_atoms(charges, s.min_r2, point, InverseSquarePair{});
+      return s.factor * sum_over_atoms(charges, s.min_r2, point, InverseSquarePair{}, skip);
     case PairKind::kCoulomb: break;
   }
-  return s.factor * sum_over_atoms(charges, s.min_r2, point, CoulombPair{});
+  return s.factor * sum_over_atoms(charges, s.min_r2, point, CoulombPair{}, skip);
 }
 
 class ReferenceBackend final : public PotentialBackend {
@@ -115,6 +119,26 @@ class ReferenceBackend final : public PotentialBackend {
     plane_statistics(out, grid_.plane_points(), static_cast<std::size_t>(slab.z_count),
                      options_.threads, plane_stats);
     timings_.statistics += seconds_since(stats_start);
+  }
+
+  void prepare_points(const System& system, const Physics& physics) override {
+    if (system.atoms.empty()) throw UsageError("no atoms to compute");
+    timings_ = {};
+    charges_ = point_charges(system);
+    physics_ = physics;
+    summation_ = summation(physics);
+  }
+
+  void compute_points(const Vec3* points, const std::uint32_t* skip, std::size_t n,
+                      float* out) override {
+    if (charges_.empty()) throw UsageError("cpu-reference: compute_points() before prepare");
+    const auto start = std::chrono::steady_clock::now();
+    parallel_for(n, options_.threads, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i)
+        out[i] = static_cast<float>(
+            potential_at(charges_, summation_, points[i], skip ? skip[i] : kNoAtom));
+    });
+    timings_.kernels += seconds_since(start);
   }
 
   StatsAccum statistics(const float* values, std::size_t n) override {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "dcs/backend.hpp"
+#include "dcs/error.hpp"
 #include "dcs/io/frame_accumulators.hpp"
 
 namespace dcs::pipeline {
@@ -27,6 +28,13 @@ class MeanMapBackend final : public PotentialBackend {
   }
   DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
     return by_.difference(values, reference, n);
+  }
+  /// A mean map is read from the statistics file, never evaluated at points.
+  void prepare_points(const System&, const Physics&) override {
+    throw InternalError("the trajectory's mean map has no points to compute");
+  }
+  void compute_points(const Vec3*, const std::uint32_t*, std::size_t, float*) override {
+    throw InternalError("the trajectory's mean map has no points to compute");
   }
 
  private:
