@@ -3,6 +3,7 @@
 #include "dcs/io/mesh.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -45,6 +46,16 @@ bool is_space(char c) noexcept { return is_blank(c) || c == '\n'; }
 
 void MeshCursor::skip_space() noexcept {
   while (pos_ < data_.size() && is_space(data_[pos_])) ++pos_;
+}
+
+bool MeshCursor::looking_at(std::string_view prefix) const noexcept {
+  if (remaining() < prefix.size()) return false;
+  for (std::size_t k = 0; k < prefix.size(); ++k) {
+    const auto a = static_cast<unsigned char>(data_[pos_ + k]);
+    const auto b = static_cast<unsigned char>(prefix[k]);
+    if (std::toupper(a) != std::toupper(b)) return false;
+  }
+  return true;
 }
 
 std::string_view MeshCursor::token() {

@@ -35,6 +35,8 @@ class MeshCursor {
   std::string_view token();
   /// Skips blanks and line ends (between text and binary sections).
   void skip_space() noexcept;
+  /// Whether the bytes at the cursor begin with `prefix`, letters compared without case.
+  bool looking_at(std::string_view prefix) const noexcept;
   /// `n` raw bytes; InputError "truncated: <what> needs N bytes, M left" at the current offset.
   const char* bytes(std::size_t n, const char* what);
 

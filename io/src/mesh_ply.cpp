@@ -120,6 +120,9 @@ class PlyReader {
         long long count = 0;
         if (fields.size() != 3 || !parse_integer(fields[2].text, count) || count < 0)
           in_.fail_text("expected 'element <name> <count>' with a count >= 0");
+        for (const Element& earlier : elements_)
+          if (earlier.name == fields[1].text)
+            in_.fail_text("element " + std::string(fields[1].text) + " declared twice");
         elements_.push_back({std::string(fields[1].text), static_cast<std::uint64_t>(count), {}});
       } else if (keyword == "property") {
         if (elements_.empty()) in_.fail_text("a property before any element");

@@ -231,14 +231,11 @@ class VtkReader {
     }
   }
 
-  /// Whether the next keyword line starts with `keyword` (not consumed).
-  /// In BINARY, data start right after the line end, so nothing is skipped there.
+  /// Whether the next keyword line starts with `keyword` (not consumed). In BINARY, data start
+  /// right after the line end, so nothing is skipped there (nor read as a line).
   bool next_is(std::string_view keyword) {
     if (!binary_) in_.skip_space();
-    MeshCursor peek = in_;
-    std::string_view line;
-    if (!peek.line(line)) return false;
-    return upper(trim(line)).starts_with(keyword);
+    return in_.looking_at(keyword);
   }
 
   /// One index of a cell, checked against the points.

@@ -230,6 +230,9 @@ std::vector<Bad> bad_cases() {
        "vertex_indices\nend_header\n" +
            std::string(12, '\0') + std::string(1, '\3') + std::string(5, '\0'),
        0, "truncated: a vertex index needs 4 bytes"},
+      {"ply_element_twice", F::kPly,
+       "ply\nformat ascii 1.0\nelement vertex 1\nelement vertex 1\nend_header\n", 4,
+       "element vertex declared twice"},
       {"ply_float_indices", F::kPly,
        "ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\n"
        "property float z\nelement face 0\nproperty list uchar float vertex_indices\nend_header\n"
@@ -325,6 +328,23 @@ TEST(MeshRead, HugeDeclaredCountsAreRefusedBeforeAllocating) {
     EXPECT_THROW((void)dcs::io::parse_mesh(text, format, "huge"), dcs::InputError);
     EXPECT_LT(dcs::test::largest_allocation(), std::size_t{1} << 20) << text.substr(0, 80);
   }
+}
+
+TEST(MeshRead, LongBinaryCellDataIsNotReadAsALine) {
+  // 96 KB of big-endian polygons without a line-end byte: the check for a 5.1 OFFSETS line
+  // after POLYGONS must look at the bytes, not read them as a (too long) line.
+  std::string text = "# vtk DataFile Version 4.2\nt\nBINARY\nDATASET POLYDATA\nPOINTS 3 float\n";
+  const unsigned char point_bytes[36] = {0,    0,    0, 0, 0,    0,    0, 0, 0, 0, 0, 0,
+                                         0x3f, 0x80, 0, 0, 0,    0,    0, 0, 0, 0, 0, 0,
+                                         0,    0,    0, 0, 0x3f, 0x80, 0, 0, 0, 0, 0, 0};
+  text.append(reinterpret_cast<const char*>(point_bytes), sizeof point_bytes);
+  text += "\nPOLYGONS 6000 24000\n";
+  const char triangle[16] = {0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2};
+  for (int k = 0; k < 6000; ++k) text.append(triangle, sizeof triangle);
+  text += "\n";
+  const Mesh mesh = dcs::io::parse_mesh(text, MeshFormat::kVtk, "long.vtk");
+  EXPECT_EQ(mesh.face_count(), 6000u);
+  EXPECT_EQ(mesh.vertices[1], (Vec3{1, 0, 0}));
 }
 
 TEST(MeshRead, ReadMeshChecksNameAndFile) {

@@ -8,11 +8,11 @@
 //         "vertex_indices" (or "vertex_index"), any integer count and index types. Every other
 //         element and property is skipped by its declared type.
 //   .obj  Wavefront OBJ: v (3 to 7 numbers: x y z [w] or x y z r g b), vn, f with i, i/t, i//n,
-//         i/t/n and negative (relative) indices; vt, g, o, s, usemtl, mtllib, l, p and every
-//         other statement are ignored. A vertex's normal is the mean of the unit normals its face
-//         corners name; when some vertex gets none, the file's normals are dropped (computed from
-//         the faces instead). A file without faces whose vn count equals its v count pairs them
-//         in order (point clouds).
+//         i/t/n and negative (relative) indices, naming vertices and normals defined above it; vt,
+//         g, o, s, usemtl, mtllib, l, p and every other statement are ignored. A vertex's normal is
+//         the mean of the unit normals its face corners name; when some vertex gets none, the
+//         file's normals are dropped (computed from the faces instead). A file without faces whose
+//         vn count equals its v count pairs them in order (point clouds).
 //   .vtk  legacy VTK, DATASET POLYDATA, ASCII or BINARY (big-endian): POINTS (any numeric
 //         type), POLYGONS and TRIANGLE_STRIPS in the count form (versions <= 5.0) or the
 //         OFFSETS/CONNECTIVITY form (5.1), POINT_DATA NORMALS. VERTICES, LINES, other attributes,
