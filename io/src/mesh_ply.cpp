@@ -32,6 +32,28 @@ std::size_t size_of(Scalar type) {
 
 bool is_integer(Scalar type) { return type != Scalar::kFloat32 && type != Scalar::kFloat64; }
 
+/// The range of an integer type (ascii values outside it are refused, as binary ones cannot be).
+double lowest(Scalar type) {
+  switch (type) {
+    case Scalar::kInt8: return -128.0;
+    case Scalar::kInt16: return -32768.0;
+    case Scalar::kInt32: return -2147483648.0;
+    default: return 0.0;
+  }
+}
+
+double highest(Scalar type) {
+  switch (type) {
+    case Scalar::kInt8: return 127.0;
+    case Scalar::kUint8: return 255.0;
+    case Scalar::kInt16: return 32767.0;
+    case Scalar::kUint16: return 65535.0;
+    case Scalar::kInt32: return 2147483647.0;
+    case Scalar::kUint32: return 4294967295.0;
+    default: return 0.0;
+  }
+}
+
 std::optional<Scalar> scalar_type(std::string_view name) {
   struct Entry {
     std::string_view name;
@@ -202,10 +224,11 @@ class PlyReader {
       double value = 0.0;
       const NumberStatus status = parse_double(text, value);
       if (status == NumberStatus::kNotNumber ||
-          (is_integer(type) && (status != NumberStatus::kOk || std::floor(value) != value)))
+          (is_integer(type) && (status != NumberStatus::kOk || std::floor(value) != value ||
+                                value < lowest(type) || value > highest(type))))
         in_.fail_text(fmt::format("{} {} of element {} entry {} is not {}", what, quote(text),
                                   element_name_, entry_,
-                                  is_integer(type) ? "an integer" : "a number"));
+                                  is_integer(type) ? "an integer of its type" : "a number"));
       return value;  // not finite: vertex_problem() refuses it where it matters
     }
     const bool big = encoding_ == Encoding::kBig;

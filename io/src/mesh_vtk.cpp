@@ -342,7 +342,8 @@ class VtkReader {
     for (std::uint64_t cell = 0; cell < first; ++cell) {
       const std::size_t at = in_.pos();
       const double n = value(kInt, keyword.c_str());
-      if (!(n >= 0) || used + 1 + static_cast<std::uint64_t>(n) > second)
+      // Compared as doubles: a count such as 1e30 has no integer to convert to.
+      if (!(n >= 0 && n + 1 <= static_cast<double>(second - used)))
         fail_data(at, fmt::format("{}: cell {} of {} points overruns the declared size {}", keyword,
                                   cell, number_text(n), second));
       used += 1 + static_cast<std::uint64_t>(n);
