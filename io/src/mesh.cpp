@@ -253,7 +253,7 @@ std::vector<Vec3> vertex_normals(const Mesh& mesh) {
     }
     for (std::uint32_t k = begin; k < end; ++k) {
       Vec3& sum = normals[mesh.face_indices[k]];
-      for (int axis = 0; axis < 3; ++axis) sum[axis] += area[axis];
+      for (std::size_t axis = 0; axis < 3; ++axis) sum[axis] += area[axis];
       in_face[mesh.face_indices[k]] = true;
     }
   }
@@ -277,9 +277,22 @@ void write_mesh(const std::string& path, const Mesh& mesh, const std::vector<flo
   if (!mesh.normals.empty() && mesh.normals.size() != mesh.vertices.size())
     throw InternalError(fmt::format("write_mesh: {} normals for {} vertices", mesh.normals.size(),
                                     mesh.vertices.size()));
-  detail::MeshOutput what{mesh, values, colours, meta, {}};
+  detail::MeshOutput what{mesh, values, colours, meta, {}, {}};
   what.rgb.reserve(values.size());
   for (const float value : values) what.rgb.push_back(colours.colour(value));
+  // Unit normals: what viewers expect, and what float32 holds (a normal of 1e300, fine as a
+  // double, would be written as inf).
+  what.normals.reserve(mesh.normals.size());
+  for (const Vec3& g : mesh.normals) {
+    const double scale = std::max({std::fabs(g[0]), std::fabs(g[1]), std::fabs(g[2])});
+    if (!(scale > 0.0)) {
+      what.normals.push_back({0.0, 0.0, 0.0});
+      continue;
+    }
+    const Vec3 s{g[0] / scale, g[1] / scale, g[2] / scale};  // no overflow in the squares
+    const double length = std::sqrt(s[0] * s[0] + s[1] * s[1] + s[2] * s[2]);
+    what.normals.push_back({s[0] / length, s[1] / length, s[2] / length});
+  }
   AtomicFile file(path, meta.force);
   detail::OutputBuffer out(file);
   switch (format) {

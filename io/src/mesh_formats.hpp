@@ -122,7 +122,8 @@ struct MeshOutput {
   const std::vector<float>& values;
   const ColourMap& colours;
   const MeshWriteMeta& meta;
-  std::vector<Rgb> rgb;  ///< one per vertex
+  std::vector<Rgb> rgb;       ///< one per vertex
+  std::vector<Vec3> normals;  ///< mesh.normals as unit vectors (zero stays zero), or empty
 };
 
 void write_ply(OutputBuffer& out, const MeshOutput& what);

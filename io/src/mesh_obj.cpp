@@ -123,7 +123,7 @@ Mesh parse_obj(std::string_view bytes, const std::string& name) {
 
 void write_obj(OutputBuffer& out, const MeshOutput& what) {
   const Mesh& mesh = what.mesh;
-  const bool normals = !mesh.normals.empty();
+  const bool normals = !what.normals.empty();
   for (const std::string& comment : header_comments(what, false)) out.put("# " + comment + "\n");
   out.put("# v x y z r g b: position in Å and vertex colour (0..1)\n");
   for (std::size_t v = 0; v < mesh.vertices.size(); ++v) {
@@ -136,7 +136,7 @@ void write_obj(OutputBuffer& out, const MeshOutput& what) {
     out.put(fmt::format(" {:.4f} {:.4f} {:.4f}\n", c.r / 255.0, c.g / 255.0, c.b / 255.0));
   }
   if (normals) {
-    for (const Vec3& n : mesh.normals) {
+    for (const Vec3& n : what.normals) {
       out.put("vn");
       for (const double c : n) {
         out.put(' ');

@@ -229,7 +229,9 @@ class PlyReader {
         in_.fail_text(fmt::format("{} {} of element {} entry {} is not {}", what, quote(text),
                                   element_name_, entry_,
                                   is_integer(type) ? "an integer of its type" : "a number"));
-      return value;  // not finite: vertex_problem() refuses it where it matters
+      // As binary data would hold it (1e300 as a float is inf); not finite: vertex_problem()
+      // and normal_problem() refuse it where it matters.
+      return type == Scalar::kFloat32 ? static_cast<double>(static_cast<float>(value)) : value;
     }
     const bool big = encoding_ == Encoding::kBig;
     switch (type) {
@@ -394,7 +396,7 @@ Mesh parse_ply(std::string_view bytes, const std::string& name) {
 void write_ply(OutputBuffer& out, const MeshOutput& what) {
   const Mesh& mesh = what.mesh;
   const bool binary = mesh.binary;
-  const bool normals = !mesh.normals.empty();
+  const bool normals = !what.normals.empty();
   std::size_t widest = 0;
   for (std::size_t f = 0; f < mesh.face_count(); ++f)
     widest = std::max<std::size_t>(widest, mesh.face_offsets[f + 1] - mesh.face_offsets[f]);
@@ -416,7 +418,7 @@ void write_ply(OutputBuffer& out, const MeshOutput& what) {
     std::array<float, 6> xyz{};
     for (std::size_t a = 0; a < 3; ++a) {
       xyz[a] = static_cast<float>(mesh.vertices[v][a]);
-      if (normals) xyz[3 + a] = static_cast<float>(mesh.normals[v][a]);
+      if (normals) xyz[3 + a] = static_cast<float>(what.normals[v][a]);
     }
     const std::size_t floats = normals ? 6 : 3;
     const Rgb c = what.rgb[v];

@@ -153,7 +153,8 @@ class VtkReader {
           (type.integer && (status != NumberStatus::kOk || std::floor(v) != v)))
         in_.fail_text(fmt::format("{}: {} is not {}", what, quote(text),
                                   type.integer ? "an integer" : "a number"));
-      return v;
+      // As binary data would hold it (1e300 as a float is inf).
+      return type.name == "float" ? static_cast<double>(static_cast<float>(v)) : v;
     }
     const std::size_t at = in_.pos();
     switch (type.size) {
@@ -527,9 +528,9 @@ void write_vtk(OutputBuffer& out, const MeshOutput& what) {
     }
   }
   if (binary) out.put('\n');
-  if (!mesh.normals.empty()) {
+  if (!what.normals.empty()) {
     out.put("NORMALS normals float\n");
-    floats(mesh.normals);
+    floats(what.normals);
   }
 }
 

@@ -97,7 +97,7 @@ struct MeshWriteMeta {
 
 /// Writes `mesh` with one value per vertex (`values`, in meta.unit) and its colour from
 /// `colours`, in the format of `path`'s extension (the input's or another). Coordinates and
-/// normals are written as float32.
+/// normals are written as float32, normals as unit vectors (a zero normal stays zero).
 ///   PLY: vertex x y z [nx ny nz] red green blue (uchar) potential (float), then the faces
 ///        (list uchar|int int vertex_indices); binary_little_endian when mesh.binary, else
 ///        ascii; comments give the unit, meta.comments and the colour map.
