@@ -2,6 +2,8 @@
 #include "run_options.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <fstream>
 #include <iostream>
 
@@ -15,6 +17,7 @@
 namespace dcs::app {
 namespace {
 
+const std::string g_points = "Potential at points";
 const std::string g_io = "Input and output", g_md = "MD trajectories", g_grid = "Grid (Å)",
                   g_phys = "Physics and units", g_comp = "Compute", g_val = "Validation";
 
@@ -99,6 +102,75 @@ void add_io_options(CLI::App& app, RunOptions& o) {
                "Wait while another dcs run writes the same output (its <output>.partial) instead "
                "of refusing")
       ->group(g_io);
+}
+
+void add_points_options(CLI::App& app, RunOptions& o) {
+  app.add_option("--points", o.points,
+                 "Values at points instead of a map: a list (x y z per line, CSV or blanks) or a "
+                 "surface mesh (.ply, .obj, .vtk), written back with a value and colour per vertex")
+      ->group(g_points);
+  app.add_flag("--at-atoms", o.at_atoms,
+               "Each atom's potential from all the other atoms: a table and a PDB with the value "
+               "in the B-factor column")
+      ->group(g_points);
+  app.add_option("--offset", o.offset,
+                 "Å to move each mesh vertex along its normal before evaluating (ChimeraX: 1.4; "
+                 "default 0, or the --preset's)")
+      ->group(g_points);
+  app.add_option("--colour-range", o.colour_range,
+                 "Mesh colours: red at -R, white at 0, blue at +R (default: the 95th percentile of "
+                 "|V|)")
+      ->group(g_points);
+}
+
+/// --points / --at-atoms as a PointsRequest; the grid options have no meaning there.
+void set_points(const CLI::App& app, const RunOptions& o, RunConfig& config) {
+  const bool points = app.count("--points") > 0, at_atoms = o.at_atoms;
+  if (!points && !at_atoms) {
+    for (const char* option : {"--offset", "--colour-range"})
+      if (app.count(option) > 0)
+        throw UsageError(fmt::format("{} applies to --points or --at-atoms", option));
+    return;
+  }
+  if (points && at_atoms) throw UsageError("--points and --at-atoms: one or the other");
+  for (const char* option :
+       {"--grid", "--spacing", "--padding", "--origin", "--center", "--model-grid"})
+    if (app.count(option) > 0)
+      throw UsageError(
+          fmt::format("{} places a map's grid; a points run computes at the points "
+                      "it is given",
+                      option));
+  PointsRequest request;
+  if (at_atoms) {
+    request.source = PointsRequest::Source::kAtoms;
+  } else {
+    request.path = o.points;
+    const std::string lower = [&] {
+      std::string text = o.points;
+      for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return text;
+    }();
+    const bool mesh = lower.ends_with(".ply") || lower.ends_with(".obj") || lower.ends_with(".vtk");
+    request.source = mesh ? PointsRequest::Source::kMesh : PointsRequest::Source::kList;
+  }
+  if (app.count("--offset") > 0) {
+    if (request.source != PointsRequest::Source::kMesh)
+      throw UsageError(
+          "--offset moves mesh vertices along their normals: give --points "
+          "with a .ply, .obj or .vtk surface");
+    request.offset = o.offset;
+  } else if (!o.preset.empty() && request.source == PointsRequest::Source::kMesh) {
+    request.offset = find_preset(o.preset).surface_offset;
+  }
+  if (app.count("--colour-range") > 0) {
+    if (!(std::isfinite(o.colour_range) && o.colour_range > 0.0))
+      throw UsageError(
+          fmt::format("--colour-range must be a positive number, got {}", o.colour_range));
+    request.colour_range = o.colour_range;
+  } else if (!o.preset.empty()) {
+    request.colour_range = find_preset(o.preset).colour_range;
+  }
+  config.points = request;
 }
 
 void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
@@ -276,6 +348,7 @@ constexpr unsigned kMaxThreadsPerHardwareThread = 4;
 void add_run_options(CLI::App& app, RunOptions& options) {
   add_io_options(app, options);
   add_trajectory_options(app, options);
+  add_points_options(app, options);
   add_grid_and_physics_options(app, options);
   add_compute_options(app, options);
 }
@@ -310,6 +383,7 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
   if (config.physics.ionic_strength > 0.0 && !app.count("--dielectric"))
     config.physics.dielectric = kWaterDielectric;
   if (!o.preset.empty()) apply_preset(app, o, config);
+  set_points(app, o, config);
   config.models = parse_models(o.models);
   config.common_model_grid = o.model_grid == "common";
   config.write_hdf5 = !o.no_hdf5;

@@ -33,6 +33,10 @@ struct RunOptions {
   std::string atoms_from;        ///< --atoms-from: a file listing atom files ("-": stdin)
   TrajectoryRequest trajectory;  ///< --topology, --trajectory, --select, --align
   std::string frames;            ///< --frames
+  std::string points;            ///< --points FILE
+  bool at_atoms = false;         ///< --at-atoms
+  double offset = 0.0;           ///< --offset
+  double colour_range = 0.0;     ///< --colour-range
 };
 
 /// Adds every option of a map run to `app` (groups: input and output, grid, physics, compute,

@@ -102,17 +102,25 @@ void print_summary(const RunResult& result) {
   fmt::print("  atoms     {}\n", result.atoms);
   if (const std::string models = describe(meta.models); !models.empty())
     fmt::print("  models    {}\n", models);
-  fmt::print(
-      "  grid      {} x {} x {} = {} points, spacing {:.4g} x {:.4g} x {:.4g} A, origin "
-      "({:.3f}, {:.3f}, {:.3f})\n",
-      grid.nx(), grid.ny(), grid.nz(), grid.points(), grid.spacing[0], grid.spacing[1],
-      grid.spacing[2], grid.origin[0], grid.origin[1], grid.origin[2]);
+  if (result.points > 0) {
+    fmt::print("  points    {}\n", result.points_description);
+  } else {
+    fmt::print(
+        "  grid      {} x {} x {} = {} points, spacing {:.4g} x {:.4g} x {:.4g} A, origin "
+        "({:.3f}, {:.3f}, {:.3f})\n",
+        grid.nx(), grid.ny(), grid.nz(), grid.points(), grid.spacing[0], grid.spacing[1],
+        grid.spacing[2], grid.origin[0], grid.origin[1], grid.origin[2]);
+  }
   fmt::print("  physics   {}\n", describe_model(meta.physics));
   fmt::print("  potential {} (factor {:.6g} {}): min {:.6g}  max {:.6g}  mean {:.6g}  rms {:.6g}\n",
              unit, meta.coulomb_factor,
              factor_unit(meta.physics.unit, meta.physics.dielectric_model), s.min, s.max, s.mean,
              s.rms);
-  if (const ColourRange& colours = meta.colour_range; colours.known())
+  if (result.points > 0) {
+    if (result.colour_range > 0.0)
+      fmt::print("  colours   mesh vertices red-white-blue from -{0:.3g} to +{0:.3g} {1}\n",
+                 result.colour_range, unit);
+  } else if (const ColourRange& colours = meta.colour_range; colours.known())
     fmt::print(
         "  colours   view with a colour range of ±{:.3g} {} ({:g}th percentile of |V|; "
         "the file's colour_range)\n",

@@ -14,6 +14,7 @@
 #include "devices.hpp"
 #include "inputs.hpp"
 #include "outputs.hpp"
+#include "points/points_job.hpp"
 #include "trajectory/trajectory_job.hpp"
 
 #ifdef DCS_HAVE_MPI
@@ -56,6 +57,19 @@ std::vector<RunResult> run_trajectory_here(const RunConfig& config, const RunCon
   return {std::move(result)};
 }
 
+/// The potential at points of one atom file (points/), by this process: every local worker.
+std::vector<RunResult> run_points_here(const RunConfig& rank_config, ProgressSink* progress) {
+  if (pipeline::mpi_info().active)
+    throw UsageError(
+        "--points and --at-atoms run in one process (every GPU of its node); run "
+        "them without mpirun/srun --mpi");
+  pipeline::Workers workers = pipeline::make_workers(rank_config);
+  log_workers(workers);
+  RunResult result = pipeline::run_points(rank_config, workers, progress);
+  if (progress != nullptr) progress->finished(result);
+  return {std::move(result)};
+}
+
 }  // namespace
 
 std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progress);
@@ -73,7 +87,7 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
   RunConfig config = given;
   pipeline::on_every_rank([&] {
     check_config(given);
-    if (config.trajectory) return pipeline::prepare_output_dir(config);
+    if (config.trajectory || config.points) return pipeline::prepare_output_dir(config);
     if (config.shard) config.inputs = shard_inputs(given.inputs, *config.shard);
     if (config.inputs.empty()) return;
     pipeline::prepare_output_dir(config);
@@ -81,6 +95,7 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
   });
   const RunConfig rank_config = pipeline::rank_local_config(config);
   if (config.trajectory) return run_trajectory_here(config, rank_config, progress);
+  if (config.points) return run_points_here(rank_config, progress);
   if (config.inputs.empty()) return {};  // this shard has nothing to do
 
   pipeline::ModelCache cache;

@@ -74,7 +74,26 @@ void check_trajectory(const RunConfig& config) {
 
 }  // namespace
 
+/// --points / --at-atoms: one atom file, and none of the options that only shape maps.
+void check_points(const RunConfig& config) {
+  if (config.trajectory)
+    throw UsageError("--points/--at-atoms take one atom file (--atoms), not a trajectory");
+  if (config.inputs.size() != 1)
+    throw UsageError(
+        fmt::format("--points/--at-atoms take one atom file, got {}", config.inputs.size()));
+  if (config.write_dx || config.write_mrc || !config.write_hdf5)
+    throw UsageError(
+        "--dx, --mrc and --no-hdf5 shape map outputs; a points run writes a CSV "
+        "and an HDF5 table (and the mesh or a PDB)");
+  if (config.models != ModelsMode::kFirst)
+    throw UsageError("--models applies to maps; a points run takes the file's first model");
+  if (config.shard) throw UsageError("--shard splits a batch of maps, not a points run");
+  if (config.resume) throw UsageError("--resume continues maps; a points run is not resumable");
+  if (config.null_output) throw UsageError("--null-output applies to maps");
+}
+
 void check_config(const RunConfig& config) {
+  if (config.points) check_points(config);
   if (config.trajectory) {
     check_trajectory(config);
   } else if (config.inputs.empty()) {

@@ -68,8 +68,20 @@ struct TrajectoryRequest {
   bool frame_maps = false;  ///< also every frame's map, in "<stem>.frames.h5"
 };
 
+/// The potential at points instead of on a grid (pipeline/src/points/): listed points, a surface
+/// mesh's vertices, or every atom's centre from the other atoms.
+struct PointsRequest {
+  enum class Source { kList, kMesh, kAtoms };
+  Source source = Source::kList;
+  std::string path;     ///< --points FILE: a list (.csv, .txt, ...) or a mesh (.ply, .obj, .vtk)
+  double offset = 0.0;  ///< --offset: Å along each vertex's normal (meshes)
+  std::optional<double> colour_range;  ///< --colour-range: ±R of the colour map; none: 95th pct
+};
+
 struct RunConfig {
   std::vector<std::string> inputs;  ///< atom files (.pqr, .pqr.gz, .xyzq)
+  /// --points / --at-atoms: values at points of one atom file's potential instead of a map.
+  std::optional<PointsRequest> points;
   /// A trajectory run instead of atom files (then `inputs` is empty).
   std::optional<TrajectoryRequest> trajectory;
   ModelsMode models = ModelsMode::kFirst;

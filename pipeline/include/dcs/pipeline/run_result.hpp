@@ -26,6 +26,9 @@ struct RunResult {
   std::size_t frames = 0;           ///< trajectory runs: frames averaged
   std::size_t frames_computed = 0;  ///< trajectory runs: frames computed by this run (not resumed)
   double decode_seconds = 0.0;      ///< trajectory runs: reading and fitting frames
+  std::size_t points = 0;           ///< points runs: values computed
+  std::string points_description;   ///< points runs: where ("2562 vertices of surf.ply, ...")
+  double colour_range = 0.0;        ///< points runs: the colour map's ±range
   bool skipped = false;             ///< --resume found the outputs complete
   bool attempted = true;            ///< false: a batch stopped (failure) before this input
   std::string error;                ///< non-empty when this input failed

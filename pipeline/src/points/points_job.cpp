@@ -1,0 +1,301 @@
+#include "points_job.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <filesystem>
+#include <mutex>
+#include <numeric>
+#include <random>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/interrupt.hpp"
+#include "dcs/io/atom_values.hpp"
+#include "dcs/io/atomic_file.hpp"
+#include "dcs/io/colour_map.hpp"
+#include "dcs/io/point_table.hpp"
+#include "dcs/io/pqr.hpp"
+#include "dcs/log.hpp"
+#include "dcs/pipeline/outputs.hpp"
+#include "dcs/stats.hpp"
+#include "dcs/timer.hpp"
+#include "dcs/version.hpp"
+#include "point_order.hpp"
+#include "point_set.hpp"
+
+namespace dcs::pipeline {
+namespace {
+
+/// The files a points run writes: <base>.h5 and <base>.csv, and the mesh or the PDB.
+struct PointsOutputs {
+  std::string h5, csv, mesh, pdb;
+  std::vector<std::string> all() const {
+    std::vector<std::string> list{h5, csv};
+    if (!mesh.empty()) list.push_back(mesh);
+    if (!pdb.empty()) list.push_back(pdb);
+    return list;
+  }
+};
+
+const char* kind_name(PointsRequest::Source source) {
+  switch (source) {
+    case PointsRequest::Source::kAtoms: return "atoms";
+    case PointsRequest::Source::kMesh: return "surface";
+    case PointsRequest::Source::kList: break;
+  }
+  return "points";
+}
+
+/// -o X.h5 names the table X.h5 and the others X.csv, X.ply, X.pdb; otherwise
+/// <stem>.<points|surface|atoms>.* in --output-dir. Each is refused now if it exists (without
+/// --force) or is one of the run's inputs.
+PointsOutputs plan_outputs(const RunConfig& config, const std::string& input) {
+  const PointsRequest& request = *config.points;
+  std::string base;
+  if (!config.output.empty()) {
+    base = config.output;
+    if (base.ends_with(".h5")) base.resize(base.size() - 3);
+  } else {
+    base = default_output_path(input, config.output_dir, "") + "." + kind_name(request.source);
+  }
+  PointsOutputs out;
+  out.h5 = base + ".h5";
+  out.csv = base + ".csv";
+  if (request.source == PointsRequest::Source::kMesh)
+    out.mesh = base + std::filesystem::path(request.path).extension().string();
+  if (request.source == PointsRequest::Source::kAtoms) out.pdb = base + ".pdb";
+  auto same = [](const std::string& a, const std::string& b) {
+    std::error_code e1, e2;
+    const auto pa = std::filesystem::weakly_canonical(std::filesystem::absolute(a), e1);
+    const auto pb = std::filesystem::weakly_canonical(std::filesystem::absolute(b), e2);
+    return !e1 && !e2 && pa == pb;
+  };
+  for (const std::string& path : out.all()) {
+    for (const std::string& in : {input, request.path})
+      if (!in.empty() && same(path, in))
+        throw UsageError(fmt::format("the output {} would overwrite the input {}", path, in));
+    io::check_output_path(path, config.force);
+  }
+  return out;
+}
+
+/// Points in whole blocks of every worker's hint; pieces big enough for the largest min_points
+/// and small enough that every worker gets some.
+std::size_t piece_size(const Workers& workers, std::size_t n) {
+  std::size_t block = 1, min_points = 0;
+  for (const PotentialBackend* w : workers.list) {
+    block = std::lcm(block, std::max<std::size_t>(1, w->points_hint().block));
+    min_points = std::max(min_points, w->points_hint().min_points);
+  }
+  const std::size_t per_worker = (n + workers.list.size() - 1) / workers.list.size();
+  std::size_t piece = std::max(min_points, std::min(per_worker, std::size_t{1} << 16));
+  piece = std::max(block, (piece + block - 1) / block * block);
+  return piece;
+}
+
+/// Every worker in its own thread takes the next piece of the (Z-ordered) points until none is
+/// left: values[i] for positions[i]. The first failure stops the others and is rethrown.
+void compute_on_workers(Workers& workers, const System& system, const Physics& physics,
+                        const std::vector<Vec3>& positions, const std::vector<std::uint32_t>& skip,
+                        std::vector<float>& values, ProgressSink* progress) {
+  const std::size_t n = positions.size();
+  const std::size_t piece = piece_size(workers, n);
+  const std::size_t pieces = (n + piece - 1) / piece;
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::exception_ptr failure;
+  double done = 0.0;
+  std::vector<std::thread> threads;
+  for (PotentialBackend* worker : workers.list) {
+    threads.emplace_back([&, worker] {
+      try {
+        worker->prepare_points(system, physics);
+        for (std::size_t p = next++; p < pieces && !stop; p = next++) {
+          if (interrupt_requested()) throw InterruptedError("interrupted");
+          const std::size_t begin = p * piece, count = std::min(piece, n - begin);
+          worker->compute_points(positions.data() + begin,
+                                 skip.empty() ? nullptr : skip.data() + begin, count,
+                                 values.data() + begin);
+          const std::lock_guard<std::mutex> lock(mutex);
+          done += static_cast<double>(count) * static_cast<double>(system.size());
+          if (progress != nullptr) progress->update(done);
+        }
+      } catch (...) {
+        stop = true;
+        const std::lock_guard<std::mutex> lock(mutex);
+        if (!failure) failure = std::current_exception();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  if (interrupt_requested()) throw InterruptedError("interrupted");
+}
+
+/// --validate: the values against the float64 reference backend, at every point of small runs
+/// or a fixed sample (config.validate_points, else up to 20 000).
+Validation validate_points(const RunConfig& config, const System& system,
+                           const std::vector<Vec3>& positions,
+                           const std::vector<std::uint32_t>& skip, const std::vector<float>& values,
+                           double tolerance) {
+  const std::size_t n = positions.size();
+  const std::size_t want = config.validate_points > 0 ? config.validate_points : 20000;
+  std::vector<std::size_t> sample(n);
+  std::iota(sample.begin(), sample.end(), std::size_t{0});
+  if (want < n) {
+    std::mt19937_64 rng(2026);
+    std::shuffle(sample.begin(), sample.end(), rng);
+    sample.resize(want);
+    std::sort(sample.begin(), sample.end());
+  }
+  std::vector<Vec3> at;
+  std::vector<std::uint32_t> at_skip;
+  for (std::size_t i : sample) {
+    at.push_back(positions[i]);
+    at_skip.push_back(skip.empty() ? kNoAtom : skip[i]);
+  }
+  BackendOptions options;
+  options.threads = config.backend.threads;
+  const std::unique_ptr<PotentialBackend> reference = make_cpu_reference_backend(options);
+  reference->prepare_points(system, config.physics);
+  std::vector<float> want_values(at.size());
+  reference->compute_points(at.data(), at_skip.data(), at.size(), want_values.data());
+  Validation v;
+  v.performed = true;
+  v.points = at.size();
+  v.all_points = at.size() == n;
+  v.tolerance = tolerance;
+  double max_ref = 0.0, max_err = 0.0, sum_sq = 0.0;
+  for (std::size_t k = 0; k < at.size(); ++k) {
+    const double err = std::fabs(double(values[sample[k]]) - double(want_values[k]));
+    max_ref = std::max(max_ref, std::fabs(double(want_values[k])));
+    max_err = std::max(max_err, err);
+    sum_sq += err * err;
+  }
+  v.max_abs_error = max_err;
+  v.max_abs_reference = max_ref;
+  v.rms_error = at.empty() ? 0.0 : std::sqrt(sum_sq / static_cast<double>(at.size()));
+  v.max_rel_error = max_ref > 0.0 ? max_err / max_ref : max_err;
+  v.passed = v.max_rel_error <= tolerance;
+  return v;
+}
+
+}  // namespace
+
+RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* progress) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string& input = config.inputs.front();
+  RunResult result;
+  result.input = input;
+  System system =
+      io::read_atoms(input, io::ReadOptions{.charges_as_given = config.charges_as_given});
+  check_potential_bound(system, config.physics);
+  PointSet set = make_point_set(*config.points, system);
+  const PointsOutputs outputs = plan_outputs(config, input);
+  log().info("{}: {} atoms, total charge {:+.4f} e; potential at {}", input, system.size(),
+             system.total_charge(), set.description);
+
+  // The backends see the points in Z order, in whole blocks (point_order.hpp).
+  const std::vector<std::size_t> order = spatial_order(set.positions);
+  std::vector<Vec3> sorted(order.size());
+  std::vector<std::uint32_t> sorted_skip(set.skip.empty() ? 0 : order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    sorted[i] = set.positions[order[i]];
+    if (!set.skip.empty()) sorted_skip[i] = set.skip[order[i]];
+  }
+  const double evaluations =
+      static_cast<double>(sorted.size()) * static_cast<double>(system.size());
+  if (progress != nullptr) progress->begin(input, evaluations);
+  const auto compute_start = std::chrono::steady_clock::now();
+  std::vector<float> sorted_values(sorted.size());
+  compute_on_workers(workers, system, config.physics, sorted, sorted_skip, sorted_values, progress);
+  result.compute_seconds = seconds_since(compute_start);
+  if (progress != nullptr) progress->end();
+  std::vector<float> values(sorted.size());
+  for (std::size_t i = 0; i < order.size(); ++i) values[order[i]] = sorted_values[i];
+
+  MapMetadata& meta = result.metadata;
+  meta.physics = config.physics;
+  meta.provenance.input_path = input;
+  meta.provenance.input_sha256 = system.source_sha256;
+  meta.provenance.backend = workers.first().name();
+  meta.provenance.kernel = workers.first().kernel_name();
+  meta.provenance.reduction = workers.first().reduction_name();
+  meta.provenance.device =
+      workers.list.size() == 1
+          ? workers.first().device_name()
+          : fmt::format("{} devices: {}", workers.list.size(), workers.device_names("; "));
+  meta.coulomb_factor = coulomb_factor(config.physics);
+  meta.stats = finalize(cpu_statistics(values.data(), values.size()));
+  if (config.validate) {
+    const double tolerance = config.tolerance.value_or(workers.first().tolerance());
+    meta.validation = validate_points(config, system, set.positions, set.skip, values, tolerance);
+    const Validation& v = meta.validation;
+    log().info("validation: {} points, max |error| {:.3e} ({:.3e} of max|V|), tolerance {:.1e}: {}",
+               v.points, v.max_abs_error, v.max_rel_error, v.tolerance,
+               v.passed ? "passed" : "FAILED");
+    if (!v.passed)
+      throw ValidationError(fmt::format(
+          "{}: validation failed: max relative error {:.3e} exceeds the tolerance {:.1e}; "
+          "nothing was written",
+          input, v.max_rel_error, v.tolerance));
+  }
+
+  // Outputs: each written under a temporary name and renamed when complete.
+  const auto write_start = std::chrono::steady_clock::now();
+  const std::string unit(unit_name(config.physics.unit));
+  const double range = config.points->colour_range.value_or(io::symmetric_range(values));
+  const io::ColourMap colours(range);
+  io::PointTable table;
+  table.positions = set.positions;
+  table.values = values;
+  table.normals = set.normals;
+  table.surface_positions = set.surface_positions;
+  table.unit = unit;
+  table.attributes = {
+      {"physics", describe_model(config.physics)},
+      {"coulomb_factor",
+       fmt::format("{:.17g} {}", meta.coulomb_factor,
+                   factor_unit(config.physics.unit, config.physics.dielectric_model))},
+      {"min_distance", fmt::format("{:g} A", config.physics.min_distance)},
+      {"temperature", fmt::format("{:g} K", config.physics.temperature)},
+      {"input", input},
+      {"input_sha256", system.source_sha256},
+      {"points", set.description},
+      {"colour_map", colours.describe(unit)},
+      {"dcs_version", kVersion},
+      {"command_line", config.command_line},
+  };
+  if (config.points->source == PointsRequest::Source::kAtoms)
+    table.attributes.emplace_back("skipped", "each value leaves out the atom at its own position");
+  io::write_point_hdf5(outputs.h5, table, config.force);
+  io::write_point_csv(outputs.csv, table, config.force);
+  std::vector<std::string> lines = {describe_model(config.physics), "input " + input,
+                                    set.description};
+  if (set.mesh) {
+    io::MeshWriteMeta mesh_meta{unit, lines, outputs.h5, config.force};
+    io::write_mesh(outputs.mesh, *set.mesh, values, colours, mesh_meta);
+  }
+  if (!outputs.pdb.empty()) {
+    io::AtomValuesMeta atom_meta{unit, lines, outputs.h5, config.force};
+    io::write_atoms_with_values(outputs.pdb, system, values, atom_meta);
+  }
+  result.write_seconds = seconds_since(write_start);
+  result.outputs = outputs.all();
+  result.atoms = system.size();
+  result.points = set.positions.size();
+  result.points_description = set.description;
+  result.colour_range = set.mesh ? range : 0.0;
+  result.evaluations = evaluations;
+  result.workers = workers.list.size();
+  result.busy_fraction = 1.0;
+  result.total_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace dcs::pipeline
