@@ -57,15 +57,26 @@ std::vector<RunResult> run_trajectory_here(const RunConfig& config, const RunCon
   return {std::move(result)};
 }
 
-/// The potential at points of one atom file (points/), by this process: every local worker.
-std::vector<RunResult> run_points_here(const RunConfig& rank_config, ProgressSink* progress) {
-  if (pipeline::mpi_info().active)
-    throw UsageError(
-        "--points and --at-atoms run in one process (every GPU of its node); run "
-        "them without mpirun/srun --mpi");
-  pipeline::Workers workers = pipeline::make_workers(rank_config);
-  log_workers(workers);
-  RunResult result = pipeline::run_points(rank_config, workers, progress);
+/// The potential at points of one atom file (points/), by this process or by MPI ranks.
+std::vector<RunResult> run_points_here(const RunConfig& config, const RunConfig& rank_config,
+                                       ProgressSink* progress) {
+  RunResult result;
+#ifdef DCS_HAVE_MPI
+  if (pipeline::mpi_info().active) {
+    pipeline::Workers workers = pipeline::make_workers_on_ranks(rank_config);
+    pipeline::check_same_run_on_ranks(config, workers);
+    log_workers(workers);
+    result = pipeline::run_points_on_ranks(rank_config, workers, progress);
+    if (pipeline::mpi_info().rank != 0) return {};
+  } else  // NOLINT(readability/braces): the branch below is the build without MPI too
+#endif
+  {
+    pipeline::Workers workers = pipeline::make_workers(rank_config);
+    log_workers(workers);
+    pipeline::PointSharing alone;
+    result = pipeline::run_points(rank_config, workers, progress, alone);
+  }
+  (void)config;
   if (progress != nullptr) progress->finished(result);
   return {std::move(result)};
 }
@@ -95,7 +106,7 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
   });
   const RunConfig rank_config = pipeline::rank_local_config(config);
   if (config.trajectory) return run_trajectory_here(config, rank_config, progress);
-  if (config.points) return run_points_here(rank_config, progress);
+  if (config.points) return run_points_here(config, rank_config, progress);
   if (config.inputs.empty()) return {};  // this shard has nothing to do
 
   pipeline::ModelCache cache;

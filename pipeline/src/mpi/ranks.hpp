@@ -31,6 +31,10 @@ RunResult run_map_on_ranks(const RunConfig& config, const Job& job, Workers& wor
 RunResult run_trajectory_on_ranks(const RunConfig& config, Workers& workers,
                                   ProgressSink* progress);
 
+/// Collective: the potential at points (points/points_job.hpp), pieces of the point list
+/// round-robin over the ranks, gathered on rank 0, which writes. Rank 0's result is the run's.
+RunResult run_points_on_ranks(const RunConfig& config, Workers& workers, ProgressSink* progress);
+
 /// Collective: many maps, each computed whole by one rank (the next one, largest input first,
 /// to whichever rank is free). Rank 0 returns every job's result, the others nothing.
 std::vector<RunResult> run_batch_on_ranks(const RunConfig& config, const std::vector<Job>& jobs,

@@ -83,28 +83,34 @@ PointsOutputs plan_outputs(const RunConfig& config, const std::string& input) {
   return out;
 }
 
-/// Points in whole blocks of every worker's hint; pieces big enough for the largest min_points
-/// and small enough that every worker gets some.
-std::size_t piece_size(const Workers& workers, std::size_t n) {
-  std::size_t block = 1, min_points = 0;
+/// This process's shape: its workers' blocks and min_points.
+PointsShape local_shape(const Workers& workers) {
+  PointsShape shape;
+  shape.workers = workers.list.size();
   for (const PotentialBackend* w : workers.list) {
-    block = std::lcm(block, std::max<std::size_t>(1, w->points_hint().block));
-    min_points = std::max(min_points, w->points_hint().min_points);
+    shape.block = std::lcm(shape.block, std::max<std::size_t>(1, w->points_hint().block));
+    shape.min_points = std::max(shape.min_points, w->points_hint().min_points);
   }
-  const std::size_t per_worker = (n + workers.list.size() - 1) / workers.list.size();
-  std::size_t piece = std::max(min_points, std::min(per_worker, std::size_t{1} << 16));
-  piece = std::max(block, (piece + block - 1) / block * block);
-  return piece;
+  return shape;
 }
 
-/// Every worker in its own thread takes the next piece of the (Z-ordered) points until none is
-/// left: values[i] for positions[i]. The first failure stops the others and is rethrown.
+/// Points per piece: whole blocks, at least the largest min_points, and small enough that every
+/// worker of every participant gets some (the same on every participant).
+std::size_t piece_size(const PointsShape& shape, std::size_t n) {
+  const std::size_t workers = std::max<std::size_t>(1, shape.workers);
+  const std::size_t per_worker = (n + workers - 1) / workers;
+  std::size_t piece = std::max(shape.min_points, std::min(per_worker, std::size_t{1} << 16));
+  return std::max(shape.block, (piece + shape.block - 1) / shape.block * shape.block);
+}
+
+/// Every worker in its own thread takes the next of `mine` (pieces of `piece` points of the
+/// Z-ordered list) until none is left: values[i] for positions[i]. The first failure stops the
+/// others and is rethrown.
 void compute_on_workers(Workers& workers, const System& system, const Physics& physics,
                         const std::vector<Vec3>& positions, const std::vector<std::uint32_t>& skip,
+                        std::size_t piece, const std::vector<std::size_t>& mine,
                         std::vector<float>& values, ProgressSink* progress) {
   const std::size_t n = positions.size();
-  const std::size_t piece = piece_size(workers, n);
-  const std::size_t pieces = (n + piece - 1) / piece;
   std::atomic<std::size_t> next{0};
   std::atomic<bool> stop{false};
   std::mutex mutex;
@@ -115,9 +121,9 @@ void compute_on_workers(Workers& workers, const System& system, const Physics& p
     threads.emplace_back([&, worker] {
       try {
         worker->prepare_points(system, physics);
-        for (std::size_t p = next++; p < pieces && !stop; p = next++) {
+        for (std::size_t k = next++; k < mine.size() && !stop; k = next++) {
           if (interrupt_requested()) throw InterruptedError("interrupted");
-          const std::size_t begin = p * piece, count = std::min(piece, n - begin);
+          const std::size_t begin = mine[k] * piece, count = std::min(piece, n - begin);
           worker->compute_points(positions.data() + begin,
                                  skip.empty() ? nullptr : skip.data() + begin, count,
                                  values.data() + begin);
@@ -185,40 +191,12 @@ Validation validate_points(const RunConfig& config, const System& system,
   return v;
 }
 
-}  // namespace
-
-RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* progress) {
-  const auto start = std::chrono::steady_clock::now();
-  const std::string& input = config.inputs.front();
-  RunResult result;
-  result.input = input;
-  System system =
-      io::read_atoms(input, io::ReadOptions{.charges_as_given = config.charges_as_given});
-  check_potential_bound(system, config.physics);
-  PointSet set = make_point_set(*config.points, system);
-  const PointsOutputs outputs = plan_outputs(config, input);
-  log().info("{}: {} atoms, total charge {:+.4f} e; potential at {}", input, system.size(),
-             system.total_charge(), set.description);
-
-  // The backends see the points in Z order, in whole blocks (point_order.hpp).
-  const std::vector<std::size_t> order = spatial_order(set.positions);
-  std::vector<Vec3> sorted(order.size());
-  std::vector<std::uint32_t> sorted_skip(set.skip.empty() ? 0 : order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    sorted[i] = set.positions[order[i]];
-    if (!set.skip.empty()) sorted_skip[i] = set.skip[order[i]];
-  }
-  const double evaluations =
-      static_cast<double>(sorted.size()) * static_cast<double>(system.size());
-  if (progress != nullptr) progress->begin(input, evaluations);
-  const auto compute_start = std::chrono::steady_clock::now();
-  std::vector<float> sorted_values(sorted.size());
-  compute_on_workers(workers, system, config.physics, sorted, sorted_skip, sorted_values, progress);
-  result.compute_seconds = seconds_since(compute_start);
-  if (progress != nullptr) progress->end();
-  std::vector<float> values(sorted.size());
-  for (std::size_t i = 0; i < order.size(); ++i) values[order[i]] = sorted_values[i];
-
+/// Participant 0, once every value is in: statistics, --validate, then the outputs (each
+/// written under a temporary name and renamed when complete).
+void finish_points(const RunConfig& config, Workers& workers, const System& system,
+                   const PointSet& set, const PointsOutputs& outputs,
+                   const std::vector<float>& values, RunResult& result) {
+  const std::string& input = result.input;
   MapMetadata& meta = result.metadata;
   meta.physics = config.physics;
   meta.provenance.input_path = input;
@@ -287,13 +265,70 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   }
   result.write_seconds = seconds_since(write_start);
   result.outputs = outputs.all();
-  result.atoms = system.size();
-  result.points = set.positions.size();
   result.points_description = set.description;
   result.colour_range = set.mesh ? range : 0.0;
+  result.busy_fraction = 1.0;
+}
+
+}  // namespace
+
+RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* progress,
+                     PointSharing& sharing) {
+  const auto start = std::chrono::steady_clock::now();
+  const std::string& input = config.inputs.front();
+  const bool leader = sharing.rank() == 0;
+  RunResult result;
+  result.input = input;
+  System system;
+  PointSet set;
+  PointsOutputs outputs;
+  sharing.together([&] {
+    system = io::read_atoms(input, io::ReadOptions{.charges_as_given = config.charges_as_given});
+    check_potential_bound(system, config.physics);
+    set = make_point_set(*config.points, system);
+    if (leader) outputs = plan_outputs(config, input);
+  });
+  if (leader)
+    log().info("{}: {} atoms, total charge {:+.4f} e; potential at {}", input, system.size(),
+               system.total_charge(), set.description);
+
+  // The backends see the points in Z order, in whole blocks (point_order.hpp); pieces go
+  // round-robin to the participants.
+  const std::vector<std::size_t> order = spatial_order(set.positions);
+  std::vector<Vec3> sorted(order.size());
+  std::vector<std::uint32_t> sorted_skip(set.skip.empty() ? 0 : order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    sorted[i] = set.positions[order[i]];
+    if (!set.skip.empty()) sorted_skip[i] = set.skip[order[i]];
+  }
+  const std::size_t n = sorted.size();
+  const std::size_t piece = piece_size(sharing.combine(local_shape(workers)), n);
+  std::vector<std::size_t> mine;
+  for (std::size_t p = static_cast<std::size_t>(sharing.rank()); p * piece < n;
+       p += static_cast<std::size_t>(sharing.size()))
+    mine.push_back(p);
+  const double evaluations = static_cast<double>(n) * static_cast<double>(system.size());
+  if (progress != nullptr) progress->begin(input, evaluations);
+  const auto compute_start = std::chrono::steady_clock::now();
+  std::vector<float> sorted_values(n);
+  sharing.together([&] {
+    compute_on_workers(workers, system, config.physics, sorted, sorted_skip, piece, mine,
+                       sorted_values, progress);
+  });
+  sharing.gather(sorted_values, piece);
+  result.compute_seconds = seconds_since(compute_start);
+  if (progress != nullptr) progress->end();
+  result.atoms = system.size();
+  result.points = n;
   result.evaluations = evaluations;
   result.workers = workers.list.size();
-  result.busy_fraction = 1.0;
+  if (!leader) {  // participant 0 checks and writes; a failure there reaches every participant
+    sharing.together([] {});
+    return result;
+  }
+  std::vector<float> values(n);
+  for (std::size_t i = 0; i < order.size(); ++i) values[order[i]] = sorted_values[i];
+  sharing.together([&] { finish_points(config, workers, system, set, outputs, values, result); });
   result.total_seconds = seconds_since(start);
   return result;
 }

@@ -5,15 +5,45 @@
 // or the atoms as a PDB with the value in the B-factor column. docs/ARCHITECTURE.md places it.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <vector>
 #include "../devices.hpp"
+
+#include "dcs/backend.hpp"
 #include "dcs/pipeline/progress.hpp"
 #include "dcs/pipeline/run_config.hpp"
 #include "dcs/pipeline/run_result.hpp"
 
 namespace dcs::pipeline {
 
-/// One points run in this process. Throws (InputError, UsageError, IoError, ValidationError,
-/// Interrupted) with nothing left under an output name.
-RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* progress);
+/// What the participants of a points run have together: the blocks every backend needs (their
+/// least common multiple), the largest min_points, and how many workers there are in all.
+struct PointsShape {
+  std::size_t block = 1;
+  std::size_t min_points = 0;
+  std::size_t workers = 1;
+};
+
+/// Who shares a points run: this process alone (the defaults), or MPI ranks
+/// (mpi/rank_points.cpp). Pieces of points go round-robin: piece p to participant p % size().
+class PointSharing {
+ public:
+  virtual ~PointSharing() = default;
+  virtual int rank() const { return 0; }
+  virtual int size() const { return 1; }
+  /// Runs `step` on every participant; if it fails anywhere, it throws everywhere.
+  virtual void together(const std::function<void()>& step) { step(); }
+  /// Every participant's shape combined (see PointsShape).
+  virtual PointsShape combine(const PointsShape& local) { return local; }
+  /// Participant 0's `values` receives every other participant's pieces (of `piece` points).
+  virtual void gather(std::vector<float>& /*values*/, std::size_t /*piece*/) {}
+};
+
+/// One points run: this process alone, or a share of it. Participant 0 writes the outputs and
+/// its result is the run's. Throws (InputError, UsageError, IoError, ValidationError,
+/// InterruptedError) on every participant, with nothing left under an output name.
+RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* progress,
+                     PointSharing& sharing);
 
 }  // namespace dcs::pipeline
