@@ -64,6 +64,15 @@ class MapFile:
         self.spacing = np.asarray(d.attrs["spacing"], dtype=float)
         self.units = text_attr(d.attrs["units"])
         self.dielectric = float(d.attrs.get("dielectric", float("nan")))
+        # The physics model in a few words (maps before the models carry only "dielectric").
+        model = text_attr(d.attrs["dielectric_model"]) if "dielectric_model" in d.attrs else ""
+        if model == "distance":
+            self.model = f"ε = {self.dielectric:g}r"
+        elif float(d.attrs.get("ionic_strength", 0.0)) > 0.0:
+            self.model = (f"ε = {self.dielectric:g}, Debye–Hückel λ = "
+                          f"{float(d.attrs['debye_length']):.3g} Å")
+        else:
+            self.model = f"ε = {self.dielectric:g}"
         self.nz, self.ny, self.nx = d.shape
         self.counts = np.array([self.nx, self.ny, self.nz])
         self.end = self.origin + self.spacing * (self.counts - 1)
@@ -273,7 +282,7 @@ def render_surface(m, out, args, slices):
     _, assumed = atom_radii(m)
     sampled = "" if step <= 1 else f", every {step}th point"
     radii = f"; radii {DEFAULT_RADIUS:g} Å (the file gives none)" if assumed else ""
-    fig.suptitle(f"{os.path.basename(m.path)}, ε = {m.dielectric:g}: colours ±{limit:.3g} "
+    fig.suptitle(f"{os.path.basename(m.path)}, {m.model}: colours ±{limit:.3g} "
                  f"{m.units} = {args.percentile:g}th percentile of |V| on the solvent-accessible "
                  f"shell\n({args.probe:g}–{args.probe + args.shell:g} Å beyond the atom radii, "
                  f"{count} points{sampled}; {100 * clipped:.1f} % clipped); grey: inside the "
@@ -308,7 +317,7 @@ def render_centre(m, out, args, slices):
     bar.set_label(f"potential ({m.units})")
     sampled = "" if step <= 1 else f", every {step}th point"
     fig.suptitle(f"{os.path.basename(m.path)}: {m.nx} × {m.ny} × {m.nz} points, "
-                 f"ε = {m.dielectric:g}; colours ±{limit:.3g} {m.units} = {args.percentile:g}th "
+                 f"{m.model}; colours ±{limit:.3g} {m.units} = {args.percentile:g}th "
                  f"percentile of |V|{sampled}; atoms: black within {NEAR_PLANE} Å of the slice")
     save_png(plt, fig, out)
     return limit, step
@@ -382,7 +391,7 @@ def preview(args, out):
         commands, note = pymol_commands(m, limit)
     print(f"{args.input} -> {out}: colour limits ±{limit:.3g} {m.units} ({args.percentile:g}th "
           f"percentile of |V| on the solvent-accessible shell, {count} points, "
-          f"{100 * clipped:.1f} % clipped; ε = {m.dielectric:g})")
+          f"{100 * clipped:.1f} % clipped; {m.model})")
     print(f"PyMOL{note}: {commands}")
     return 0
 
