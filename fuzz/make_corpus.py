@@ -4,7 +4,7 @@
     fuzz/make_corpus.py OUTDIR
 
 writes OUTDIR/<target>/ (seed files, named by content hash) and OUTDIR/<target>.dict for the
-targets pqr, xyzq, gzip, options, values, selection, prmtop and trajectory:
+targets pqr, xyzq, gzip, options, values, selection, prmtop, trajectory and mesh:
 - pqr: the first ~2 KB (whole lines) of every PQR file of Debian's apbs-data package
   (/usr/share/apbs, 73 files), tests/data/pqr/*.pqr and the hand-written fuzz/seeds/pqr/*;
 - xyzq: the same atoms as "x y z q" lines, tests/data/pqr/*.xyzq, fuzz/seeds/xyzq/*;
@@ -21,6 +21,9 @@ targets pqr, xyzq, gzip, options, values, selection, prmtop and trajectory:
 - trajectory: in fuzz_trajectory's layout, fuzz/seeds/trajectory/* and, with that venv, 3-frame
   DCD/XTC/TRR/NetCDF files of 5 and 12 atoms written by MDAnalysis (whole, doubled, cut),
   MDAnalysisTests' small NetCDF files and the first 4 KB of its large trajectories.
+- mesh: in fuzz_mesh's layout (byte 0: format, bit 2: write and read back), the meshes VTK
+  wrote into tests/data/mesh (PLY, OBJ, VTK 4.2/5.1, ASCII and binary, strips), whole and cut,
+  plus fuzz/seeds/mesh/*.
 Nothing here is committed: the corpora are rebuilt from the installed data each run (libFuzzer
 adds what it finds to the same directories; scripts/run-fuzzers.sh starts them afresh).
 """
@@ -162,6 +165,32 @@ def md_seeds(out):
                 "\r\n", "nan", "inf", "E+99", "       0", "-1"])
 
 
+def mesh_seeds(out):
+    """fuzz_mesh: byte 0 picks the format (0 PLY, 1 OBJ, 2 VTK; bit 2: write and read back)."""
+    directory = os.path.join(out, "mesh")
+    codes = {".ply": 0, ".obj": 1, ".vtk": 2}
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests", "data", "mesh", "*"))):
+        code = codes.get(os.path.splitext(path)[1])
+        if code is None:
+            continue
+        data = open(path, "rb").read()
+        put(directory, bytes([code]) + data)
+        put(directory, bytes([code | 4]) + data)
+        put(directory, bytes([code]) + data[: len(data) * 2 // 3])
+    for data in hand_seeds("mesh"):
+        put(directory, data)
+    write_dict(os.path.join(out, "mesh.dict"),
+               ["ply", "format ascii 1.0", "format binary_little_endian 1.0",
+                "format binary_big_endian 1.0", "element vertex ", "element face ", "property float ",
+                "property double ", "property uchar ", "property list uchar int vertex_indices",
+                "property list int uint vertex_index", "end_header", "comment ", "nx", "v ", "vn ",
+                "f ", "//", "/", "-1", "# vtk DataFile Version 5.1", "ASCII", "BINARY",
+                "DATASET POLYDATA", "POINTS ", "POLYGONS ", "TRIANGLE_STRIPS ", "VERTICES ", "LINES ",
+                "OFFSETS vtktypeint64", "CONNECTIVITY vtktypeint64", "POINT_DATA ", "CELL_DATA ",
+                "NORMALS n float", "SCALARS s float 1", "LOOKUP_TABLE default", "COLOR_SCALARS c 3",
+                "FIELD FieldData 1", "METADATA", "INFORMATION 0", "nan", "1e30", "4294967295"])
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -270,9 +299,10 @@ def main():
     write_dict(os.path.join(out, "xyzq.dict"), ["#", " ", "\t", "\r\n", "\r", "-", ".", "e-5", "1e6",
                                                 "1e30", "nan", "inf", "0x1p3", "+", "+-1"])
     md_seeds(out)
+    mesh_seeds(out)
     counts = {t: len(os.listdir(os.path.join(out, t)))
               for t in ("pqr", "xyzq", "gzip", "options", "values", "selection", "prmtop",
-                        "trajectory")}
+                        "trajectory", "mesh")}
     print("make_corpus: " + ", ".join(f"{t} {n} seeds" for t, n in counts.items()), file=sys.stderr)
 
 

@@ -2,7 +2,7 @@
 # Builds the libFuzzer targets of fuzz/ (preset "fuzz": clang, ASan+UBSan, CPU only) and runs
 # each for a bounded time on a seed corpus made from apbs-data (fuzz/make_corpus.py).
 # Usage: scripts/run-fuzzers.sh [seconds-per-target]     (default 60)
-# Environment: DCS_FUZZ_TARGETS="pqr xyzq gzip options values selection prmtop trajectory" (a
+# Environment: DCS_FUZZ_TARGETS="pqr xyzq gzip options values selection prmtop trajectory mesh" (a
 # subset), DCS_FUZZ_JOBS (targets run side by side; default the CPU count), DCS_FUZZ_RSS_MB (2048).
 # Exit status 1 when any target found something (a crash, leak, UB, an exception other than
 # InputError/UsageError, or a broken invariant): its report is printed, its log is
@@ -14,7 +14,7 @@ source scripts/lib/debian.sh
 
 seconds="${1:-60}"
 [[ "$seconds" =~ ^[0-9]+$ && "$seconds" -gt 0 ]] || { echo "usage: $0 [seconds-per-target]" >&2; exit 2; }
-targets=(${DCS_FUZZ_TARGETS:-pqr xyzq gzip options values selection prmtop trajectory})
+targets=(${DCS_FUZZ_TARGETS:-pqr xyzq gzip options values selection prmtop trajectory mesh})
 jobs="${DCS_FUZZ_JOBS:-$(nproc)}"
 rss_mb="${DCS_FUZZ_RSS_MB:-2048}"
 
@@ -51,6 +51,7 @@ max_len() {
     values) echo 256 ;;
     selection) echo 1024 ;;
     trajectory) echo 16384 ;;  # a few frames of a dozen atoms, or a header and a frame's start
+    mesh) echo 16384 ;;        # the small spheres of tests/data/mesh (2-5 KB) and room to grow
     *) echo 8192 ;;
   esac
 }

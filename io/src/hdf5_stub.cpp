@@ -3,6 +3,7 @@
 #include "dcs/io/hdf5.hpp"
 
 #include "dcs/error.hpp"
+#include "dcs/io/point_table.hpp"
 
 namespace dcs::io {
 
@@ -17,6 +18,12 @@ void write_hdf5(const std::string& path, const float* /*values*/, const MapMetad
 
 Hdf5Potential read_hdf5_potential(const std::string& path) {
   throw IoError("cannot read " + path + ": dcs was built without HDF5 (DCS_ENABLE_HDF5=OFF)");
+}
+
+void write_point_hdf5(const std::string& path, const PointTable& /*table*/, bool /*force*/) {
+  throw IoError("cannot write " + path +
+                ": dcs was built without HDF5 (DCS_ENABLE_HDF5=OFF); write the table as CSV "
+                "instead, or rebuild with HDF5");
 }
 
 }  // namespace dcs::io

@@ -31,6 +31,9 @@ struct BackendCase {
   /// Computes every physics model (dcs/physics.hpp); false for the CUDA textbook kernels and
   /// production-8, which refuse any model but Coulomb (the model tests check that they do).
   bool every_model = true;
+  /// Computes compute_points() (the points tests run): false for the CUDA kernels other than
+  /// the default, which share one points kernel (tested once, as "production").
+  bool points = true;
   /// Max error of a many-atom map relative to its max|V|: the product's specification, 1e-5
   /// for float32 paths; the reference only rounds its float64 sums to float.
   double map_tolerance = 1e-5;

@@ -177,7 +177,8 @@ class BackendTest : public ::testing::TestWithParam<BackendCase> {
     return found->second;
   }
 
-  /// An apbs-data molecule, or a skip naming the missing file.
+  /// An apbs-data molecule, or a skip naming the missing file (public: the points bodies too).
+ public:
   static bool load_apbs(const std::string& relative, System& system) {
     const std::string path = apbs_data_dir() + "/" + relative;
     if (!std::filesystem::exists(path)) return false;
@@ -185,6 +186,7 @@ class BackendTest : public ::testing::TestWithParam<BackendCase> {
     return true;
   }
 
+ protected:
   std::unique_ptr<PotentialBackend> backend_;
 };
 

@@ -12,6 +12,7 @@
 #include "dcs/error.hpp"
 #include "dcs/variants.hpp"
 #include "fast_kernels.hpp"
+#include "points_test_bodies.hpp"
 
 namespace dcs::test {
 namespace {
@@ -42,6 +43,8 @@ std::vector<BackendCase> cpu_backend_cases() {
   return cases;
 }
 
+INSTANTIATE_TEST_SUITE_P(Cpu, PointsTest, ::testing::ValuesIn(cpu_backend_cases()),
+                         backend_case_name);
 INSTANTIATE_TEST_SUITE_P(Cpu, BackendTest, ::testing::ValuesIn(cpu_backend_cases()),
                          backend_case_name);
 

@@ -255,6 +255,98 @@ class FastBackend final : public PotentialBackend {
     timings_.statistics += seconds_since(stats_start);
   }
 
+  void prepare_points(const System& system, const Physics& physics) override {
+    const auto start = std::chrono::steady_clock::now();
+    if (system.atoms.empty()) throw UsageError("no atoms to compute");
+    const double factor = coulomb_factor(physics);  // validates physics
+    const PairTerm term = pair_term(physics);
+    const std::size_t n = system.atoms.size();
+    points_ = PointAtoms{};
+    points_.x.resize(n);
+    points_.y.resize(n);
+    points_.z.resize(n);
+    points_.q.resize(n);
+    for (std::size_t a = 0; a < n; ++a) {
+      const Atom& atom = system.atoms[a];
+      points_.x[a] = atom.position[0];
+      points_.y[a] = atom.position[1];
+      points_.z[a] = atom.position[2];
+      points_.q[a] = static_cast<float>(atom.charge * factor) * kernels_.charge_scale;
+    }
+    points_.chunks = atom_chunks(n);
+    points_.model = term.kind;
+    points_.screen_c = static_cast<float>(screened_exponent_scale(term.kappa));
+    points_.min_r2 =
+        std::max(static_cast<float>(physics.min_distance * physics.min_distance), FLT_MIN);
+    points_.prepared = true;
+    timings_ = {};
+    timings_.upload = seconds_since(start);
+  }
+
+  /// Blocks of kPointsBlock points over the pool; each block relative to the midpoint of its
+  /// points' bounding box (NaN coordinates ignored there: a NaN point spoils only itself).
+  void compute_points(const Vec3* points, const std::uint32_t* skip, std::size_t n,
+                      float* out) override {
+    if (!points_.prepared) throw UsageError("cpu-fast: compute_points() before prepare_points()");
+    if (n == 0) return;
+    const auto start = std::chrono::steady_clock::now();
+    const PointsFn sweep = kernels_.models[static_cast<int>(points_.model)].points;
+    const std::size_t blocks = (n + kPointsBlock - 1) / kPointsBlock;
+    pool_.parallel_for(blocks, [&](std::size_t begin, std::size_t end) {
+      const std::size_t capacity = std::min(points_.x.size(), kAtomsPerChunk);
+      std::vector<float> ax(capacity), ay(capacity), az(capacity);
+      alignas(64) float px[kPointsBlock], py[kPointsBlock], pz[kPointsBlock], sums[kPointsBlock];
+      std::uint32_t skips[kPointsBlock];
+      for (std::size_t b = begin; b < end; ++b) {
+        const std::size_t first = b * kPointsBlock;
+        const std::size_t count = std::min(kPointsBlock, n - first);
+        Vec3 lo{HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi{-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+        for (std::size_t i = 0; i < count; ++i)
+          for (int axis = 0; axis < 3; ++axis) {
+            lo[axis] = std::fmin(lo[axis], points[first + i][axis]);
+            hi[axis] = std::fmax(hi[axis], points[first + i][axis]);
+          }
+        Vec3 centre{};
+        for (int axis = 0; axis < 3; ++axis) centre[axis] = 0.5 * (lo[axis] + hi[axis]);
+        for (std::size_t i = 0; i < kPointsBlock; ++i) {
+          const bool real = i < count;
+          px[i] = real ? static_cast<float>(points[first + i][0] - centre[0]) : 0.0f;
+          py[i] = real ? static_cast<float>(points[first + i][1] - centre[1]) : 0.0f;
+          pz[i] = real ? static_cast<float>(points[first + i][2] - centre[2]) : 0.0f;
+          skips[i] = real && skip ? skip[first + i] : kNoAtom;
+          sums[i] = 0.0f;
+        }
+        PointsArgs args;
+        args.px = px;
+        args.py = py;
+        args.pz = pz;
+        args.skip = skips;
+        args.points = kPointsBlock;
+        args.min_r2 = points_.min_r2;
+        args.screen_c = points_.screen_c;
+        args.out = sums;
+        for (const AtomChunk& chunk : points_.chunks) {
+          for (std::size_t a = 0; a < chunk.count; ++a) {
+            ax[a] = static_cast<float>(points_.x[chunk.begin + a] - centre[0]);
+            ay[a] = static_cast<float>(points_.y[chunk.begin + a] - centre[1]);
+            az[a] = static_cast<float>(points_.z[chunk.begin + a] - centre[2]);
+          }
+          args.ax = ax.data();
+          args.ay = ay.data();
+          args.az = az.data();
+          args.q = points_.q.data() + chunk.begin;
+          args.count = chunk.count;
+          args.first_atom = static_cast<std::uint32_t>(chunk.begin);
+          sweep(args);
+        }
+        std::copy(sums, sums + count, out + first);
+      }
+    });
+    timings_.kernels += seconds_since(start);
+  }
+
+  PointsHint points_hint() const override { return {kPointsBlock, 0}; }
+
   StatsAccum statistics(const float* values, std::size_t n) override {
     const auto start = std::chrono::steady_clock::now();
     const StatsAccum accum =
@@ -301,6 +393,19 @@ class FastBackend final : public PotentialBackend {
   float min_r2_ = 0.0f;
   PairKind model_ = PairKind::kCoulomb;
   float screen_c_ = 0.0f;  // -kappa hx log2(e)
+
+  /// What compute_points() needs: the atoms in float64 (each block rounds its offsets once),
+  /// the staged charges and the model in Å.
+  struct PointAtoms {
+    bool prepared = false;
+    std::vector<double> x, y, z;
+    std::vector<float> q;
+    std::vector<AtomChunk> chunks;
+    PairKind model = PairKind::kCoulomb;
+    float screen_c = 0.0f;  // -kappa log2(e), per Å
+    float min_r2 = 0.0f;    // Å^2
+  };
+  PointAtoms points_;
   BackendTimings timings_;
 };
 

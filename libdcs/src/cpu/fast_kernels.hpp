@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "dcs/backend.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/variants.hpp"
 
@@ -81,17 +82,42 @@ struct TailArgs {
   int lanes = 0;               ///< lanes in use
 };
 
+/// Points evaluated per block, relative to the block's centre (points_kernel.hpp): a multiple of
+/// every instruction set's Vectors * lanes.
+inline constexpr std::size_t kPointsBlock = 64;
+
+/// Arguments of one points sweep: one atom chunk against one block's points, all as float
+/// offsets from the block's centre (Å); adds each point's sum over the chunk to out[].
+struct PointsArgs {
+  const float* ax = nullptr;  ///< the chunk's atoms
+  const float* ay = nullptr;
+  const float* az = nullptr;
+  const float* q = nullptr;      ///< charge * coulomb factor * IsaKernels::charge_scale
+  std::size_t count = 0;         ///< atoms in the chunk
+  std::uint32_t first_atom = 0;  ///< input index of ax[0]
+  const float* px = nullptr;     ///< the block's points, padded to kPointsBlock
+  const float* py = nullptr;
+  const float* pz = nullptr;
+  const std::uint32_t* skip = nullptr;  ///< per point: an input atom index or dcs::kNoAtom
+  std::size_t points = 0;               ///< kPointsBlock
+  float min_r2 = 0.0f;                  ///< min_distance^2, Å^2
+  float screen_c = 0.0f;                ///< screened term: -kappa log2(e), per Å
+  float* out = nullptr;
+};
+
 /// Stages yz2[a] = (y - ay[a])^2 + (z - az[a])^2 (grid units, float64, rounded once) and
 /// writes the indices of the atoms with yz2 < min_r2 (or NaN) to near[], returning their count.
 using StageFn = std::size_t (*)(const double* ay, const double* az, std::size_t n, double y,
                                 double z, float min_r2, float* yz2, std::uint32_t* near);
 using RowFn = void (*)(const RowArgs& args);
 using TailFn = void (*)(const TailArgs& args);
+using PointsFn = void (*)(const PointsArgs& args);
 
 /// The sweeps of one pair model (dcs::PairKind).
 struct ModelKernels {
   RowFn row = nullptr;
   TailFn tail = nullptr;  ///< nullptr for one lane (rows never leave a partial vector)
+  PointsFn points = nullptr;
 };
 
 /// The kernels of one instruction set (row_kernel.hpp instantiated by fast_kernels_<isa>.cpp).

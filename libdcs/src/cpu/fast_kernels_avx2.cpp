@@ -3,11 +3,11 @@
 // fast_backend.cpp calls it only where cpuid reports AVX2 and FMA. 4 vectors (32 x-points) per
 // block: enough independent sums to hide the FMA latency, few enough that short rows waste
 // little.
-#include "row_kernel.hpp"
+#include "points_kernel.hpp"
 #include "simd_avx2.hpp"
 
 namespace dcs::cpu_fast {
 
-IsaKernels avx2_kernels() { return make_isa_kernels<avx2::Vec, 4, NewtonRsqrt>(); }
+IsaKernels avx2_kernels() { return make_isa_kernels<avx2::Vec, 4, 4, NewtonRsqrt>(); }
 
 }  // namespace dcs::cpu_fast

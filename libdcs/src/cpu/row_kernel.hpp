@@ -152,23 +152,4 @@ void sweep_tail(const TailArgs& t) {
   for (int lane = 0; lane < t.lanes && lane < Vec::kLanes; ++lane) *t.out[lane] += sums[lane];
 }
 
-/// The kernels of one instruction set for one pair model.
-template <class Vec, int Vectors, class Rsqrt, PairKind Kind>
-constexpr ModelKernels make_model_kernels() {
-  TailFn tail = nullptr;
-  if constexpr (Vec::kLanes > 1) tail = &sweep_tail<Vec, Rsqrt, Kind>;
-  return {&sweep_row<Vec, Vectors, Rsqrt, Kind>, tail};
-}
-
-/// The kernels of one instruction set, for fast_kernels_<isa>.cpp to return.
-template <class Vec, int Vectors, class Rsqrt>
-constexpr IsaKernels make_isa_kernels() {
-  return {&stage_row<Vec>,
-          {make_model_kernels<Vec, Vectors, Rsqrt, PairKind::kCoulomb>(),
-           make_model_kernels<Vec, Vectors, Rsqrt, PairKind::kScreened>(),
-           make_model_kernels<Vec, Vectors, Rsqrt, PairKind::kInverseSquare>()},
-          Vec::kLanes,
-          Rsqrt::kChargeScale};
-}
-
 }  // namespace dcs::cpu_fast
