@@ -73,7 +73,8 @@ struct WarpStage {
   float4 atom[kRound];         ///< (-2 ax, -2 ay, -2 az, |a|^2), a = atom - centre in Å
   float q[kRound];             ///< charge times the factor; 0 for padding
   unsigned exact[kSubRounds];  ///< per 32 atoms: bit u set when atom u takes the exact path
-  double centre[3];
+  float centre[3];             ///< float(c)
+  float centre_lo[3];          ///< float(c - float(c))
 };
 
 /// Whether pair `index` (u * kPoints + m) of a step takes the FMA-pipe rsqrt: Software of
@@ -123,7 +124,8 @@ __device__ __forceinline__ void fast_step(float (&energy)[kPoints], const Thread
 
 /// The exact path for kUnroll atoms (the first of which is atom `index`): dx = p - a from the
 /// staged -2a (a = -(-2a)/2 exactly, so dx is rounded once), the clamp at min_r2 and the skip.
-template <int Software, class Model>
+/// Always MUFU: its pairs are the near ones, where the FMA-pipe cubic's 1.1e-6 would show most.
+template <class Model>
 __device__ __forceinline__ void exact_step(float (&energy)[kPoints], const ThreadPoints& p,
                                            const std::uint32_t (&skip)[kPoints],
                                            const float4* atoms, const float* charges,
@@ -139,19 +141,9 @@ __device__ __forceinline__ void exact_step(float (&energy)[kPoints], const Threa
       const float dz = fmaf(0.5f, a.z, p.z[m]);
       const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
       const float charge = skip[m] == index + static_cast<std::uint32_t>(u) ? 0.0f : q;
-      if (takes_software_rsqrt<Software>(u * kPoints + m))
-        energy[m] = add_coulomb_term(energy[m], charge, r2, min_r2, FmaPipeRsqrt{}, model);
-      else energy[m] = add_coulomb_term(energy[m], charge, r2, min_r2, HardwareRsqrt{}, model);
+      energy[m] = add_coulomb_term(energy[m], charge, r2, min_r2, HardwareRsqrt{}, model);
     }
   }
-}
-
-/// double to float, rounded to nearest, without the flush-to-zero fix-up that -ftz=true adds
-/// around F2F (a subnormal offset is harmless: it squares to zero in the FTZ arithmetic after).
-__device__ __forceinline__ float to_float(double x) {
-  float y;
-  asm("cvt.rn.f32.f64 %0, %1;" : "=f"(y) : "d"(x));
-  return y;
 }
 
 /// The warp stages atoms [base, base + kRound) of the chunk that ends at chunk_end, as seen
@@ -163,7 +155,8 @@ __device__ __forceinline__ void stage_round(WarpStage& stage, const PointsAtom* 
                                             float near_a2, bool group_skips,
                                             const std::uint32_t (&skip)[kPoints]) {
   const unsigned lane = threadIdx.x % 32u;
-  const double cx = stage.centre[0], cy = stage.centre[1], cz = stage.centre[2];
+  const float cx = stage.centre[0], cy = stage.centre[1], cz = stage.centre[2];
+  const float cx_lo = stage.centre_lo[0], cy_lo = stage.centre_lo[1], cz_lo = stage.centre_lo[2];
   // Two sub-rounds' loads in flight at a time: four spill the 80 registers.
 #pragma unroll 2
   for (std::uint32_t sub = 0; sub < kSubRounds; ++sub) {
@@ -173,15 +166,17 @@ __device__ __forceinline__ void stage_round(WarpStage& stage, const PointsAtom* 
     float q = 0.0f;
     bool near = false;
     if (k < chunk_end) {
-      const auto* pair = reinterpret_cast<const double2*>(atoms + k);
-      const double2 xy = __ldg(pair);
-      const double2 zq = __ldg(pair + 1);
-      const float ax = to_float(xy.x - cx);
-      const float ay = to_float(xy.y - cy);
-      const float az = to_float(zq.x - cz);
+      const auto* halves = reinterpret_cast<const float4*>(atoms + k);
+      const float4 hi = __ldg(halves);  // x, y, z, q
+      const float4 lo = __ldg(halves + 1);
+      // (hi - c) is exact when the atom is near (Sterbenz) and rounded relative to the offset
+      // otherwise; the remainders' difference is tiny: one more rounding of the offset's size.
+      const float ax = (hi.x - cx) + (lo.x - cx_lo);
+      const float ay = (hi.y - cy) + (lo.y - cy_lo);
+      const float az = (hi.z - cz) + (lo.z - cz_lo);
+      q = hi.w;
       const float a2 = fmaf(ax, ax, fmaf(ay, ay, az * az));
       staged = make_float4(-2.0f * ax, -2.0f * ay, -2.0f * az, a2);
-      q = __int_as_float(__double2loint(zq.y));  // PointsAtom::q: the low word of bytes 24-31
       near = !(a2 >= near_a2);  // NaN atoms too (they make every value NaN either way)
     }
     stage.atom[32u * sub + lane] = staged;
@@ -271,9 +266,12 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const float min_r2 = static_cast<float>(launch.min_distance * launch.min_distance);
   const bool group_skips = __any_sync(kFullMask, any_skip);
   if (lane == 0) {
-    stage.centre[0] = centre[0];
-    stage.centre[1] = centre[1];
-    stage.centre[2] = centre[2];
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis) {
+      stage.centre[axis] = __double2float_rn(centre[axis]);
+      stage.centre_lo[axis] =
+          __double2float_rn(centre[axis] - static_cast<double>(stage.centre[axis]));
+    }
   }
   __syncwarp();
 
@@ -297,7 +295,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
         const float4* atoms = stage.atom + 32 * sub;
         const float* charges = stage.q + 32 * sub;
         if (exact == 0) {
-#pragma unroll 2
+#pragma unroll
           for (int a = 0; a < 32; a += kUnroll)
             fast_step<Software>(energy, p, atoms + a, charges + a, model);
         } else {
@@ -305,8 +303,8 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 #pragma unroll 1
           for (int a = 0; a < 32; a += kUnroll) {
             if ((exact >> a) & ((1u << kUnroll) - 1u))
-              exact_step<Software>(energy, p, skip, atoms + a, charges + a,
-                                   index + static_cast<std::uint32_t>(a), min_r2, model);
+              exact_step(energy, p, skip, atoms + a, charges + a,
+                         index + static_cast<std::uint32_t>(a), min_r2, model);
             else fast_step<Software>(energy, p, atoms + a, charges + a, model);
           }
         }

@@ -10,15 +10,27 @@
 
 namespace dcs::cuda::detail {
 
-/// An atom as the points kernel reads it: the position in Å in double (each group of points
-/// subtracts its own centre in double, so the float offsets it works with are rounded once,
-/// relative to their own size) and the charge times coulomb_factor(physics). 32 bytes.
+/// An atom as the points kernel reads it: each coordinate (Å) split into a float and the float
+/// of its remainder, x = hi + lo to ~2^-48 relative (make_points_atom), so that a group of points
+/// forms atom - centre as (hi - centre_hi) + (lo - centre_lo) in float, rounded relative to the
+/// offset's own size (no double arithmetic or conversion per atom in the kernel); q is the charge
+/// times coulomb_factor(physics). Two float4s.
 struct alignas(16) PointsAtom {
-  double x, y, z;
+  float x, y, z;  ///< float(coordinate)
   float q;
+  float x_lo, y_lo, z_lo;  ///< float(coordinate - double(float(coordinate)))
   float unused;
 };
-static_assert(sizeof(PointsAtom) == 32, "PointsAtom must be 32 bytes");
+static_assert(sizeof(PointsAtom) == 32, "PointsAtom must be two float4s");
+
+/// The split atom at `position` (Å) with charge q times the factor.
+inline PointsAtom make_points_atom(double x, double y, double z, double scaled_charge) {
+  const auto hi = [](double v) { return static_cast<float>(v); };
+  const auto lo = [](double v) {
+    return static_cast<float>(v - static_cast<double>(static_cast<float>(v)));
+  };
+  return {hi(x), hi(y), hi(z), static_cast<float>(scaled_charge), lo(x), lo(y), lo(z), 0.0f};
+}
 
 /// Points per thread, and points per group: the 32 threads of a warp take 32 x 4 consecutive
 /// points of the list, relative to the centre of their bounding box. A value depends only on
