@@ -1,45 +1,51 @@
 // The points kernel: the potential at arbitrary points (surface vertices, atoms, point lists),
 // one launch per compute_points() call, tuned like the grid's production kernel for the
-// special-function ceiling (one MUFU.RSQ per atom-point pair, 16 per SM per clock on Hopper).
+// special-function ceiling (one MUFU per atom-point pair, 16 per SM per clock on Hopper).
 //
 // Groups. Each warp owns a group of kPointsGroup = 128 consecutive points of the list (4 per
-// lane, lane + 32 m). It takes the midpoint of the group's bounding box (double, finite points
-// only; min and max are exact, so the centre does not depend on the order of the reduction) as
-// its centre c, and works with float offsets p - c rounded once. A group of Morton-sorted points
-// is compact: its radius R (the largest |p - c|) is a few Å, so the float offsets carry absolute
-// errors of R 2^-24, and a value depends only on its group's points (PointsHint::block = 128).
+// lane: lane + 32 m). Its centre c is the midpoint of the group's bounding box (double, finite
+// listed points only; min and max are exact, so c does not depend on the reduction's order),
+// and it works with float offsets p - c rounded once from double. Morton-sorted points make a
+// group compact: its radius R (the largest |p - c|) is a few Å. A value depends only on its
+// group's points (PointsHint::block = 128), and values far from the origin keep their digits.
+// Per warp rather than per block of 1024 points: R is 2-3x smaller, hence smaller float errors
+// and fewer near atoms, and warps never wait for each other (no block barrier anywhere).
 //
-// Atoms. Every warp stages its own rounds of 32 atoms (one per lane) into its own shared memory,
-// as seen from its centre: a = float(atom - c) in double (3 DADD + 3 F2F per atom per warp,
-// spread over the 32 x 4 points), stored as (-2a, |a|^2) and q. One __syncwarp per round (double
-// buffer); no block barriers: warps of a block never wait for each other. The next round's atom
-// is loaded into registers before the current round is computed.
+// Atoms. prepare_points() uploads each coordinate as float + float remainder (PointsAtom). Each
+// warp stages rounds of 128 atoms (4 per lane) into its own shared memory as seen from its
+// centre, a = (hi - c_hi) + (lo - c_lo) in float (exact when the atom is near, by Sterbenz; ~1
+// ulp of |a| otherwise: no double arithmetic or F2F per atom), stored as (-2a, |a|^2) and q.
 //
 // Fast path: r^2 = (|a|^2 + |p|^2) + (-2a).p, one FADD and 3 FFMA, then the unclamped term of
-// dcs::add_unclamped_coulomb_term (MUFU.RSQ + FFMA for 1/r). The expansion cancels for near
-// pairs, so a round's atoms that come within the near radius rn = max(R, min_distance) of any of
-// the group's points (|a| < R + rn, found when staging: one FSETP and one warp ballot per round)
-// take the exact path: dx = p - a, r^2 = dx^2 + dy^2 + dz^2, the clamp and the skip
-// (dcs::add_coulomb_term, the term of atom skip[i] left out by a zero charge). So does every
-// atom that is some point's skip (its bit set from the lanes' skips, one REDUX.OR per round),
-// wherever it lies. Atoms are taken 4 at a time; a step of 4 goes exact when one of them does.
+// dcs::add_unclamped_coulomb_term with the model's pair object. The expansion cancels for near
+// pairs, so an atom that comes within rn = max(R, min_distance) of any of the group's points
+// (|a| < R + rn, tested when staging: one FSETP per atom, one ballot per 32) takes the exact
+// path: dx = p - a, r^2 = dx^2 + dy^2 + dz^2, dcs::add_coulomb_term with the clamp at
+// min_distance^2 and the skip (the term of atom skip[i] left out by a zero charge), always MUFU.
+// So does every atom that is some listed point's skip, wherever it lies (a bit per lane's skip
+// in the 32 atoms, one REDUX.OR). Atoms go 4 at a time: a step of 4 is exact if one of them is.
+// Sums: float per chunk of kProductionChunkAtoms atoms in registers, added in chunk order.
 //
 // Error of the fast path. Its pairs have r >= rn >= R and |p| <= R, so |a| <= |p| + r <= 2r
 // and |a|^2 + |p|^2 <= 5 r^2. r^2 is formed from |a|^2, |p|^2 (each rounded once) and three FMAs
-// whose partial sums stay below 2 (|a|^2 + |p|^2): at most ~6 roundings of 2^-24 x 10 r^2, i.e.
-// a bound of 3.6e-6 relative in r^2 (1.8e-6 in 1/r) in the worst corner, about 1e-6 typically
-// (half the roundings cancel in expectation and the bound's corner needs |a| = 2r). The float
-// offsets add (|p| + |a|) 2^-24 <= 3R 2^-24 to r on both paths: 1.8e-7 relative at r = R.
+// whose partial sums stay below 2 (|a|^2 + |p|^2): at most ~6 roundings of 2^-24 x 10 r^2, a
+// bound of 3.6e-6 relative in r^2 (1.8e-6 in 1/r) in the worst corner (|a| = 2r, all roundings
+// one way), ~1e-6 and below in practice. The float offsets add ~(|p| + |a|) 2^-24 to r on both
+// paths: 1.8e-7 relative at r = R, 1e-6 at r = R / 5 (exact path).
 //
-// Counts per pair (fast path, Coulomb; SASS of sm_90, 4 atoms x 4 points per step): FADD and
-// 3 FFMA for r^2, MUFU.RSQ and FFMA for the term; per atom (over 4 points) an LDS.128 and an
-// LDS.32; per round (over 32 x 4 pairs) ~40 instructions of staging, vote and skips. That is
-// ~6.7 issue slots per MUFU against the 8 a scheduler has per MUFU.RSQ at the MUFU rate (4 per SM
-// per clock of 128 lanes vs 16 MUFU): MUFU-bound with ~16 % of the issue slots left over, which
-// the kBalanced policy spends on the FMA-pipe rsqrt of one pair in 16 (12 slots, no MUFU):
-// MUFU 15/16, issue ~7.1 of 8 per pair, so ~100-105 % of the MUFU ceiling in theory, ~95 % at
-// the issue efficiency the production kernel reaches. The screened term needs MUFU.RSQ and
-// MUFU.EX2 per pair (10.5 slots for 16 available): 4 of 16 pairs take the FMA-pipe rsqrt.
+// SASS (sm_90, ptxas -v: 64 registers, 0 spills, 20.4 KiB shared per block of 256 threads,
+// 4 blocks per SM). A fast sub-round of 32 atoms x 4 points (128 pairs per lane) is one
+// straight block: Coulomb all-MUFU 811 instructions (512 FFMA, 128 FADD, 128 MUFU.RSQ, 40
+// LDS.128, 3 more) = 6.34 per pair; staging 102 per 64 atoms (0.40 per pair) and ~10 per
+// sub-round (0.08): 6.8 issue slots per MUFU against the 8 that a scheduler has per MUFU at the
+// MUFU rate (4 instructions per SM per clock vs 16 MUFU lanes): MUFU-bound, 85 % of the issue
+// slots used, so 100 % of the MUFU rsqrt ceiling at best and ~90-95 % expected. kBalanced gives
+// one pair in 16 to the FMA-pipe rsqrt (dcs::FmaPipeRsqrt): 868 per sub-round, 120 MUFU, i.e.
+// 7.26 slots for 7.5 MUFU slots per pair: up to 107 % in theory if issue keeps up. eps = 4r the
+// same with MUFU.RCP. Screened: 1324 per sub-round with MUFU.RSQ + MUFU.EX2 per pair (10.8 slots
+// for 16): MUFU-bound, 100 % of the rsqrt + ex2 ceiling at best; kBalanced 4 of 16 pairs on the
+// FMA pipe (1549, 1.75 MUFU per pair: 12.6 slots for 14), up to 114 %. The benchmark
+// (dcs_potential_bench --points) measures both policies against the same run's ceiling.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -247,9 +253,12 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   double radius2 = 0.0;
 #pragma unroll
   for (int m = 0; m < kPoints; ++m) {
-    p.x[m] = __double2float_rn(px[m] - centre[0]);
-    p.y[m] = __double2float_rn(py[m] - centre[1]);
-    p.z[m] = __double2float_rn(pz[m] - centre[2]);
+    // Lanes past the list's end sit at the centre: they neither widen the radius nor compute
+    // anything but zeros' worth of work (their values are not stored).
+    const bool listed = first + lane + 32 * m < n;
+    p.x[m] = listed ? __double2float_rn(px[m] - centre[0]) : 0.0f;
+    p.y[m] = listed ? __double2float_rn(py[m] - centre[1]) : 0.0f;
+    p.z[m] = listed ? __double2float_rn(pz[m] - centre[2]) : 0.0f;
     p.p2[m] = fmaf(p.x[m], p.x[m], fmaf(p.y[m], p.y[m], p.z[m] * p.z[m]));
     const double d2 = static_cast<double>(p.x[m]) * p.x[m] + static_cast<double>(p.y[m]) * p.y[m] +
                       static_cast<double>(p.z[m]) * p.z[m];
