@@ -16,9 +16,11 @@
 #include "dcs/atoms.hpp"
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/error.hpp"
+#include "dcs/limits.hpp"
 #include "dcs/timer.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
+#include "points/points_kernel.hpp"
 #include "potential/registry.hpp"
 #include "reduce/reduce.hpp"
 #include "stream.hpp"
@@ -180,6 +182,84 @@ class CudaBackend final : public PotentialBackend {
   // z-coarsening, so no thread column is cut short between slabs.
   SlabHint slab_hint() const override { return {std::size_t{1} << 22, 16}; }
 
+  // --- Points (points/points_kernel.cu) ---------------------------------------------------
+
+  void prepare_points(const System& system, const Physics& physics) override {
+    validate(physics);
+    if (system.atoms.empty()) throw UsageError("no atoms to compute");
+    if (system.atoms.size() > static_cast<std::size_t>(INT_MAX))
+      throw UsageError("CUDA backend: " + std::to_string(system.atoms.size()) +
+                       " atoms exceed the points kernel's 31-bit atom index");
+    const double factor = coulomb_factor(physics);
+    std::vector<detail::PointsAtom> atoms;
+    atoms.reserve(system.atoms.size());
+    for (const Atom& atom : system.atoms)
+      atoms.push_back(detail::make_points_atom(atom.position[0], atom.position[1], atom.position[2],
+                                               atom.charge * factor));
+    const PairTerm term = pair_term(physics);
+
+    ScopedDevice scoped(device_.ordinal);
+    const auto start = std::chrono::steady_clock::now();
+    d_points_atoms_ = DeviceBuffer<detail::PointsAtom>(atoms.size());
+    d_points_atoms_.upload(atoms.data(), atoms.size(), stream_->view());
+    stream_->synchronize();
+    timings_ = BackendTimings{};
+    timings_.upload = seconds_since(start);
+    points_physics_ = physics;
+    points_pair_ = term.kind;
+    points_screen_c_ = static_cast<float>(screened_exponent_scale(term.kappa));  // per Å
+  }
+
+  void compute_points(const Vec3* points, const std::uint32_t* skip, std::size_t n,
+                      float* out) override {
+    if (n == 0) return;
+    if (d_points_atoms_.size() == 0)
+      throw UsageError("CUDA backend: compute_points() before prepare_points()");
+    if (points == nullptr || out == nullptr)
+      throw UsageError("CUDA backend: compute_points() of " + std::to_string(n) +
+                       " points without points or output");
+    check_points(points, n);
+    static_assert(sizeof(Vec3) == 3 * sizeof(double), "Vec3 is three packed doubles");
+
+    ScopedDevice scoped(device_.ordinal);
+    const detail::StreamView stream = stream_->view();
+    ensure_size(d_point_coordinates_, 3 * n);
+    ensure_size(d_point_values_, n);
+    if (skip != nullptr) ensure_size(d_point_skips_, n);
+    events_->start.record(stream);
+    d_point_coordinates_.upload(points->data(), 3 * n, stream);
+    if (skip != nullptr) d_point_skips_.upload(skip, n, stream);
+    events_->kernels.record(stream);  // the end of the upload, the start of the kernel
+
+    detail::PointsLaunch launch;
+    launch.d_points = d_point_coordinates_.data();
+    launch.d_skip = skip != nullptr ? d_point_skips_.data() : nullptr;
+    launch.d_out = d_point_values_.data();
+    launch.n = n;
+    launch.d_atoms = d_points_atoms_.data();
+    launch.atom_count = d_points_atoms_.size();
+    launch.chunk_atoms = detail::kProductionChunkAtoms;
+    launch.min_distance = points_physics_.min_distance;
+    launch.pair = points_pair_;
+    launch.screen_c = points_screen_c_;
+    detail::launch_points(launch, stream);
+    events_->statistics.record(stream);  // the end of the kernel
+    d_point_values_.download(out, n, stream);
+    events_->download.record(stream);
+    stream.synchronize();
+
+    timings_.upload += 1e-3 * events_->kernels.elapsed_ms_since(events_->start);
+    timings_.kernels += 1e-3 * events_->statistics.elapsed_ms_since(events_->kernels);
+    timings_.download += 1e-3 * events_->download.elapsed_ms_since(events_->statistics);
+  }
+
+  // A value depends on its group of 128 points (one warp's), so calls may start at any multiple
+  // of it; 1 Mi points is about two waves of the kernel on an H100 (132 SMs x 4 blocks x 1024
+  // points).
+  PointsHint points_hint() const override {
+    return {static_cast<std::size_t>(detail::kPointsGroup), std::size_t{1} << 20};
+  }
+
  private:
   struct Events {
     Event start, kernels, statistics, download;
@@ -190,6 +270,19 @@ class CudaBackend final : public PotentialBackend {
     if (buffer.size() >= n) return;
     buffer = DeviceBuffer<T>();  // free the smaller one first: the two need not coexist
     buffer = DeviceBuffer<T>(n);
+  }
+
+  /// Points beyond kMaxGridCoordinate (or infinite) would make their whole group's float offsets
+  /// coarse; NaN points are accepted and give NaN values.
+  static void check_points(const Vec3* points, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+      for (int axis = 0; axis < 3; ++axis) {
+        const double v = points[i][static_cast<std::size_t>(axis)];
+        if (std::fabs(v) > limits::kMaxGridCoordinate)
+          throw UsageError("CUDA backend: point " + std::to_string(i) + " has a coordinate of " +
+                           std::to_string(v) + " Å, beyond the " +
+                           std::to_string(limits::kMaxGridCoordinate) + " Å limit");
+      }
   }
 
   /// The kernels index points and planes with 32-bit integers and exact floats.
@@ -225,6 +318,14 @@ class CudaBackend final : public PotentialBackend {
   PairKind pair_ = PairKind::kCoulomb;
   float screen_c_ = 0.0f;
   std::size_t atom_count_ = 0;
+  // compute_points(): the atoms of prepare_points() and the buffers of the last call.
+  DeviceBuffer<detail::PointsAtom> d_points_atoms_;
+  DeviceBuffer<double> d_point_coordinates_;
+  DeviceBuffer<std::uint32_t> d_point_skips_;
+  DeviceBuffer<float> d_point_values_;
+  Physics points_physics_;
+  PairKind points_pair_ = PairKind::kCoulomb;
+  float points_screen_c_ = 0.0f;
   BackendTimings timings_;
 };
 

@@ -25,6 +25,9 @@ struct BenchOptions {
   /// Physics models (GPU kernel table): "coulomb", "screened" (0.15 M in water), "distance"
   /// (eps = 4r); empty: coulomb.
   std::vector<std::string> models;
+  /// GPU points table (dcs_potential_bench --points): point counts; when given, the potential
+  /// benchmark times the points kernel (compute_points) instead of the grid kernels.
+  std::vector<std::size_t> point_counts;
   int repetitions = 5;  ///< timed repetitions after one warm-up; median taken
   int device = 0;
   unsigned threads = 0;

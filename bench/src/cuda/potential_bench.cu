@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "device_buffer.hpp"
 #include "device_info.hpp"
 #include "launch.hpp"
+#include "points/points_kernel.hpp"
 #include "potential/registry.hpp"
 #include "stream.hpp"
 
@@ -381,6 +383,172 @@ std::vector<std::string> kernel_row(const PotentialKernel& kernel, const Problem
           scientific(error)};
 }
 
+// --- The points kernel (compute_points) ----------------------------------------------------
+
+/// Morton key of a point in the cube [lo, lo + side)^3: 21 bits per axis, interleaved.
+std::uint64_t morton_key(const Vec3& p, double lo, double side) {
+  const auto spread = [](std::uint64_t v) {
+    v &= 0x1fffff;
+    v = (v | v << 32) & 0x1f00000000ffffULL;
+    v = (v | v << 16) & 0x1f0000ff0000ffULL;
+    v = (v | v << 8) & 0x100f00f00f00f00fULL;
+    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
+    v = (v | v << 2) & 0x1249249249249249ULL;
+    return v;
+  };
+  std::uint64_t key = 0;
+  for (int axis = 0; axis < 3; ++axis) {
+    const double t = std::clamp((p[static_cast<std::size_t>(axis)] - lo) / side, 0.0, 1.0);
+    key |= spread(static_cast<std::uint64_t>(t * 2097151.0)) << axis;
+  }
+  return key;
+}
+
+/// The points table's problem: `atoms` random atoms at protein density (11 Å^3 per atom) in a
+/// cube, charges uniform in [-1, 1], and `count` random points in the same cube in Morton order
+/// (as the pipeline sorts them), both with fixed seeds.
+struct PointsProblem {
+  Physics physics;
+  std::string model;
+  System system;
+  std::vector<Vec3> points;
+  double side = 0.0;
+};
+
+PointsProblem make_points_problem(std::size_t count, std::size_t atoms, const std::string& model) {
+  PointsProblem problem;
+  problem.model = model;
+  problem.physics = bench_physics(model);
+  problem.side = std::cbrt(11.0 * static_cast<double>(atoms));
+  GridSpec box;  // random_system() spreads atoms over a grid's box
+  box.counts = {2, 2, 2};
+  box.origin = {0.0, 0.0, 0.0};
+  box.spacing = {problem.side, problem.side, problem.side};
+  problem.system = random_system(atoms, box, 2000 + atoms);
+  std::mt19937_64 rng(3000 + count);
+  std::uniform_real_distribution<double> u(0.0, problem.side);
+  std::vector<Vec3> points(count);
+  for (Vec3& p : points) p = {u(rng), u(rng), u(rng)};
+  std::vector<std::uint64_t> keys(count);
+  for (std::size_t i = 0; i < count; ++i) keys[i] = morton_key(points[i], 0.0, problem.side);
+  std::vector<std::size_t> order(count);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  problem.points.resize(count);
+  for (std::size_t i = 0; i < count; ++i) problem.points[i] = points[order[i]];
+  return problem;
+}
+
+/// Times the points kernel with one rsqrt policy on `problem` (device buffers given) and checks
+/// 256 sampled points against the float64 reference: the table row.
+std::vector<std::string> points_row(const PointsProblem& problem, detail::PointsRsqrt rsqrt,
+                                    const char* name, const DeviceBuffer<detail::PointsAtom>& atoms,
+                                    const DeviceBuffer<double>& d_points,
+                                    DeviceBuffer<float>& d_out, int repetitions,
+                                    const Ceiling& ceiling, detail::Stream& stream) {
+  const PairTerm term = pair_term(problem.physics);
+  detail::PointsLaunch launch;
+  launch.d_points = d_points.data();
+  launch.d_out = d_out.data();
+  launch.n = problem.points.size();
+  launch.d_atoms = atoms.data();
+  launch.atom_count = atoms.size();
+  launch.chunk_atoms = detail::kProductionChunkAtoms;
+  launch.min_distance = problem.physics.min_distance;
+  launch.pair = term.kind;
+  launch.screen_c = static_cast<float>(screened_exponent_scale(term.kappa));
+  launch.rsqrt = rsqrt;
+  const auto ms = time_repeated(repetitions, stream.view(),
+                                [&] { detail::launch_points(launch, stream.view()); });
+  const double median_ms = median(ms);
+  const double pairs =
+      static_cast<double>(problem.points.size()) * static_cast<double>(atoms.size());
+  const double rate = pairs / (1e-3 * median_ms);
+  const double limit =
+      problem.model == "screened" ? ceiling.rsqrt_ex2_per_second : ceiling.rsqrt_per_second;
+
+  std::vector<float> values(problem.points.size());
+  d_out.download(values.data(), values.size(), stream.view());
+  stream.synchronize();
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
+  std::vector<std::size_t> indices(256);
+  std::vector<Vec3> sampled;
+  for (std::size_t& index : indices) {
+    index = pick(rng);
+    sampled.push_back(problem.points[index]);
+  }
+  std::vector<double> reference(sampled.size());
+  reference_potential(problem.system, problem.physics, sampled.data(), sampled.size(),
+                      reference.data());
+  double max_abs = 0.0, max_err = 0.0;
+  for (std::size_t p = 0; p < sampled.size(); ++p) {
+    max_abs = std::max(max_abs, std::fabs(reference[p]));
+    max_err = std::max(max_err, std::fabs(static_cast<double>(values[indices[p]]) - reference[p]));
+  }
+  return {name,
+          problem.model,
+          std::to_string(problem.points.size()),
+          std::to_string(atoms.size()),
+          fixed(problem.side, 1) + " A cube",
+          fixed(median_ms, 3),
+          scientific(rate),
+          fixed(100.0 * rate / limit, 1),
+          scientific(max_abs > 0.0 ? max_err / max_abs : max_err)};
+}
+
+/// The points table: for every model, point count and atom count, the points kernel with its
+/// default rsqrt policy ("points") and MUFU only ("points-mufu").
+BenchTable points_table(const DeviceInfo& device, const Ceiling& ceiling,
+                        const BenchOptions& options, detail::Stream& stream) {
+  const int repetitions = std::max(1, options.repetitions);
+  BenchTable table;
+  table.name = "points_kernel";
+  table.title = "Points kernel (compute_points) on " + detail::describe_device(device) +
+                ", % of the measured ceiling " + scientific(ceiling.rsqrt_per_second) + " rsqrt/s";
+  table.columns = {"kernel",       "model",        "points",
+                   "atoms",        "box",          "median ms",
+                   "atom-evals/s", "% of ceiling", "max err / max abs V"};
+  table.notes = {
+      "Atoms uniform at protein density (11 A^3 per atom) in a cube, random points in the same "
+      "cube in Morton order; one launch per evaluation (CUDA events around the kernel only, no "
+      "transfers), after one warm-up, median of " +
+          std::to_string(repetitions) + " repetitions.",
+      "points: one pair in 16 (Coulomb, eps = 4r) or 4 in 16 (screened) takes the FMA-pipe rsqrt; "
+      "points-mufu: every rsqrt on MUFU.",
+      "% of ceiling as in the kernel table: screened against the rsqrt + ex2 ceiling.",
+      "max err / max abs V: 256 sampled points against the float64 CPU reference."};
+  const std::vector<std::size_t> atom_counts =
+      options.atom_counts.empty() ? std::vector<std::size_t>{16000} : options.atom_counts;
+  const std::vector<std::string> models =
+      options.models.empty() ? std::vector<std::string>{"coulomb"} : options.models;
+  for (const std::string& model : models) {
+    for (const std::size_t count : options.point_counts) {
+      if (count == 0) throw UsageError("--points: at least one point");
+      for (const std::size_t atom_count : atom_counts) {
+        if (atom_count == 0) throw UsageError("--atoms: at least one atom");
+        const PointsProblem problem = make_points_problem(count, atom_count, model);
+        const double factor = coulomb_factor(problem.physics);
+        std::vector<detail::PointsAtom> packed;
+        for (const Atom& atom : problem.system.atoms)
+          packed.push_back(detail::make_points_atom(atom.position[0], atom.position[1],
+                                                    atom.position[2], atom.charge * factor));
+        DeviceBuffer<detail::PointsAtom> d_atoms(packed.size());
+        d_atoms.upload(packed.data(), packed.size(), stream.view());
+        DeviceBuffer<double> d_points(3 * count);
+        d_points.upload(problem.points.front().data(), 3 * count, stream.view());
+        DeviceBuffer<float> d_out(count);
+        table.rows.push_back(points_row(problem, detail::PointsRsqrt::kBalanced, "points", d_atoms,
+                                        d_points, d_out, repetitions, ceiling, stream));
+        table.rows.push_back(points_row(problem, detail::PointsRsqrt::kMufu, "points-mufu", d_atoms,
+                                        d_points, d_out, repetitions, ceiling, stream));
+      }
+    }
+  }
+  return table;
+}
+
 }  // namespace
 
 std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options) {
@@ -396,6 +564,8 @@ std::vector<BenchTable> benchmark_potential_kernels(const BenchOptions& options)
                                                    : options.atom_counts;
 
   const Ceiling ceiling = measure_ceiling(device, repetitions, stream.view());
+  if (!options.point_counts.empty())
+    return {ceiling_table(device, ceiling), points_table(device, ceiling, options, stream)};
   BenchTable table = kernels_table(device, ceiling, repetitions);
   const std::vector<std::string> models =
       options.models.empty() ? std::vector<std::string>{"coulomb"} : options.models;

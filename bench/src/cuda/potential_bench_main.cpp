@@ -1,6 +1,8 @@
 // dcs_potential_bench: the potential benchmark on its own, for device runs without the dcs app
 // (`dcs bench --potential` calls the same benchmark_potential_kernels()). Prints Markdown.
-//   dcs_potential_bench [--grid N]... [--atoms N]... [--kernel NAME]... [--reps R] [--device D]
+//   dcs_potential_bench [--grid N]... [--atoms N]... [--kernel NAME]... [--model M]... [--reps R]
+//                       [--device D]
+//   dcs_potential_bench --points N... [--atoms N]... [--model M]...   (the points kernel)
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -33,6 +35,8 @@ int main(int argc, char** argv) {
       if (flag == "--grid") options.grid_sizes.push_back(parse_number("--grid", value));
       else if (flag == "--atoms")
         options.atom_counts.push_back(static_cast<std::size_t>(parse_number("--atoms", value)));
+      else if (flag == "--points")
+        options.point_counts.push_back(static_cast<std::size_t>(parse_number("--points", value)));
       else if (flag == "--kernel") options.kernels.emplace_back(value);
       else if (flag == "--model") options.models.emplace_back(value);
       else if (flag == "--reps")

@@ -1,5 +1,7 @@
-// The CUDA backend under the shared test bodies (tests/support/backend_test_bodies.hpp): one
-// instance per CUDA potential kernel of the variant table (dcs/variants.hpp). Plain C++, built
+// The CUDA backend under the shared test bodies (tests/support/backend_test_bodies.hpp and
+// points_test_bodies.hpp): one instance per CUDA potential kernel of the variant table
+// (dcs/variants.hpp); the points tests run once, on the default kernel's case, since every
+// kernel shares one points kernel (kernels/src/points). Plain C++, built
 // in every configuration; each test skips, saying why, without a GPU (or in a build without
 // CUDA). The CPU backends run the same bodies in tests/unit/backend_test.cpp.
 #include <string>
@@ -10,6 +12,7 @@
 #include "backend_test_bodies.hpp"
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/variants.hpp"
+#include "points_test_bodies.hpp"
 
 namespace dcs::test {
 namespace {
@@ -36,12 +39,18 @@ std::vector<BackendCase> cuda_backend_cases() {
     // scatter adds every atom into the plane with atomicAdd, in an order that varies.
     c.deterministic = row.name != "scatter";
     c.every_model = row.name.starts_with("production") && row.name != "production-8";
+    // The points kernel: MUFU.RSQ, one pair in 16 on the FMA-pipe cubic (1.1e-6; near pairs
+    // always MUFU), ~1e-6 from its r^2 expansion far from the points and float offsets from a
+    // group's centre: within the production kernel's 3e-6.
+    c.points = row.is_default;
     cases.push_back(std::move(c));
   }
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(Cuda, BackendTest, ::testing::ValuesIn(cuda_backend_cases()),
+                         backend_case_name);
+INSTANTIATE_TEST_SUITE_P(Cuda, PointsTest, ::testing::ValuesIn(cuda_backend_cases()),
                          backend_case_name);
 
 }  // namespace

@@ -1,0 +1,65 @@
+// The potential at arbitrary points (PotentialBackend::compute_points): launch wrapper of the
+// points kernel (private to dcs::cuda). points_kernel.cu says how it works.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "dcs/physics.hpp"
+#include "stream.hpp"
+
+namespace dcs::cuda::detail {
+
+/// An atom as the points kernel reads it: each coordinate (Å) split into a float and the float
+/// of its remainder, x = hi + lo to ~2^-48 relative (make_points_atom), so that a group of points
+/// forms atom - centre as (hi - centre_hi) + (lo - centre_lo) in float, rounded relative to the
+/// offset's own size (no double arithmetic or conversion per atom in the kernel); q is the charge
+/// times coulomb_factor(physics). Two float4s.
+struct alignas(16) PointsAtom {
+  float x, y, z;  ///< float(coordinate)
+  float q;
+  float x_lo, y_lo, z_lo;  ///< float(coordinate - double(float(coordinate)))
+  float unused;
+};
+static_assert(sizeof(PointsAtom) == 32, "PointsAtom must be two float4s");
+
+/// The split atom at `position` (Å) with charge q times the factor.
+inline PointsAtom make_points_atom(double x, double y, double z, double scaled_charge) {
+  const auto hi = [](double v) { return static_cast<float>(v); };
+  const auto lo = [](double v) {
+    return static_cast<float>(v - static_cast<double>(static_cast<float>(v)));
+  };
+  return {hi(x), hi(y), hi(z), static_cast<float>(scaled_charge), lo(x), lo(y), lo(z), 0.0f};
+}
+
+/// Points per thread, and points per group: the 32 threads of a warp take 32 x 4 consecutive
+/// points of the list, relative to the centre of their bounding box. A value depends only on
+/// its group's points, so PointsHint::block is kPointsGroup.
+inline constexpr int kPointsPerThread = 4;
+inline constexpr int kPointsGroup = 32 * kPointsPerThread;
+
+/// How a thread's pairs form their 1/sqrt (dcs/physics.hpp policies): kBalanced gives a few
+/// pairs of every 16 to the FMA pipe (dcs::FmaPipeRsqrt) so that it works while MUFU is busy,
+/// kMufu takes every rsqrt from MUFU (the benchmark compares them).
+enum class PointsRsqrt { kBalanced, kMufu };
+
+struct PointsLaunch {
+  const double* d_points = nullptr;       ///< x, y, z (Å) per point: n Vec3s
+  const std::uint32_t* d_skip = nullptr;  ///< per point, the atom left out (kNoAtom), or nullptr
+  float* d_out = nullptr;                 ///< n values
+  std::size_t n = 0;                      ///< points
+  const PointsAtom* d_atoms = nullptr;
+  std::size_t atom_count = 0;   ///< 1 .. kNoAtom - 1
+  std::size_t chunk_atoms = 0;  ///< atoms summed in float before adding to the value
+  double min_distance = 0.0;    ///< Å, the clamp of r
+  PairKind pair = PairKind::kCoulomb;
+  float screen_c = 0.0f;  ///< screened term: -kappa log2(e), per Å
+  PointsRsqrt rsqrt = PointsRsqrt::kBalanced;
+};
+
+/// Enqueues one launch that writes out[0, n): every point summed over atoms [0, atom_count) in
+/// chunks of chunk_atoms (a float sum per chunk, added in chunk order), skip[i] left out.
+/// Asynchronous on `stream`; n = 0 enqueues nothing.
+void launch_points(const PointsLaunch& launch, StreamView stream);
+
+}  // namespace dcs::cuda::detail
