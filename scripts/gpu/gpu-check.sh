@@ -11,7 +11,8 @@
 #   table of dcs_potential_bench), trajectory (tests/trajectory/trajectory_device_check.py: the
 #   averaged maps on the GPUs vs the CPU backend, 1 vs all GPUs, kill -9 + --resume), trajbench
 #   (bench/trajectory_bench.py, frames per second), models (the physics models: model tests
-#   on every CUDA kernel, --validate under each model, the kernel table with its ceilings).
+#   on every CUDA kernel, --validate under each model, the kernel table with its ceilings),
+#   points (compute_points on the device, --at-atoms and a mesh, 1 vs every GPU, the table).
 #   Each step is one `if want` block below.
 set -uo pipefail
 out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
@@ -85,6 +86,33 @@ if want models; then
   step "model kernel table, 256^3 x 16 000 atoms" models_bench.md timeout 300 \
        "$build/bin/dcs_potential_bench" --grid 256 --atoms 16000 --model coulomb --model screened \
        --model distance --kernel production --kernel production-mufu --kernel production-sw4 --reps 5
+fi
+
+if want points; then
+  # The potential at points on the GPU: the shared points bodies and the CUDA points tests, dcs
+  # --validate on a molecule's atoms and a mesh, 1 GPU vs every GPU (the CSVs byte for byte),
+  # and the points kernel table against the same run's ceilings.
+  [[ -f $build/build.ninja ]] || configure
+  step "build points" build_points.log cmake --build "$build" -j "$jobs" --target \
+       dcs dcs_cuda_potential_tests dcs_potential_bench
+  step "points tests on the device" points_tests.log \
+       "$build/tests/cuda/potential/dcs_cuda_potential_tests" --gtest_filter='*Points*:*points*'
+  mol=$(ls data/*.pqr | head -n 1)
+  mesh=tests/data/mesh/sphere_binary.ply
+  step "dcs --device cuda --at-atoms --validate (all points)" points_atoms.log \
+       "$build/bin/dcs" --atoms "$mol" --at-atoms --device cuda:0 --validate --validate-points 0 \
+       -o "$out/points_gpu0.h5" --force --no-progress
+  step "dcs --device cuda --points mesh --ionic-strength 0.15 --validate" points_mesh.log \
+       "$build/bin/dcs" --atoms "$mol" --points "$mesh" --offset 1.4 --ionic-strength 0.15 \
+       --device cuda --validate -o "$out/mesh_gpu.h5" --force --no-progress
+  step "dcs --device cuda (every GPU) --at-atoms" points_atoms_all.log \
+       "$build/bin/dcs" --atoms "$mol" --at-atoms --device cuda -o "$out/points_gpus.h5" --force \
+       --no-progress
+  step "1 GPU and every GPU: the same values (CSV bytes)" points_cmp.log \
+       cmp "$out/points_gpu0.csv" "$out/points_gpus.csv"
+  step "points kernel table, 10^6 points x 16 000 atoms" points_bench.md timeout 300 \
+       "$build/bin/dcs_potential_bench" --points 1000000 --atoms 16000 --model coulomb \
+       --model screened --model distance --reps 5
 fi
 
 if want bodies; then
