@@ -145,10 +145,15 @@ std::string header_comments(const MapMetadata& meta) {
   out += fmt::format("# POTENTIAL ({})\n", unit);
   out += "# \n";
 
-  append_comment(out, fmt::format("Direct Coulomb summation: V(p) = C * sum_i q_i g(max(|p - r_i|, "
-                                  "r_min)), g(r) = {}",
-                                  pair_formula(physics)));
-  append_comment(out, "model: " + describe_model(physics));
+  // The plain Coulomb map keeps its one-line formula; other models name theirs.
+  if (pair_term(physics).kind == PairKind::kCoulomb && physics.preset.empty()) {
+    append_comment(out, "Direct Coulomb summation: V(p) = C * sum_i q_i / max(|p - r_i|, r_min)");
+  } else {
+    append_comment(out, fmt::format("Direct Coulomb summation: V(p) = C * sum_i q_i g(max(|p - "
+                                    "r_i|, r_min)), g(r) = {}",
+                                    pair_formula(physics)));
+    append_comment(out, "model: " + describe_model(physics));
+  }
   append_comment(out, fmt::format("units: {} (temperature {:.6g} K, dielectric {:.6g})", unit,
                                   physics.temperature, physics.dielectric));
   append_comment(
