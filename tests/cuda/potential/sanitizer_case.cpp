@@ -4,11 +4,11 @@
 // does not start at plane 0 and a partial last plane group. Exits 0 when every kernel matches
 // the float64 reference within 1e-5 * max|V|, 1 otherwise, 77 (CTest: skipped) without a GPU.
 // Then the default kernel and compute_points (with skipped atoms) under each physics model.
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <exception>
-#include <utility>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "dcs/backend.hpp"
