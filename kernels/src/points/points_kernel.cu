@@ -65,7 +65,10 @@ namespace {
 
 constexpr int kThreads = 256;
 constexpr int kWarps = kThreads / 32;
-constexpr int kBlocksPerSm = 4;
+#ifndef DCS_POINTS_BLOCKS_PER_SM
+#define DCS_POINTS_BLOCKS_PER_SM 4
+#endif
+constexpr int kBlocksPerSm = DCS_POINTS_BLOCKS_PER_SM;
 constexpr int kPoints = kPointsPerThread;
 constexpr int kRound = 128;  ///< atoms per staging round: 4 per lane
 constexpr std::uint32_t kSubRounds = kRound / 32;

@@ -35,7 +35,10 @@ inline PointsAtom make_points_atom(double x, double y, double z, double scaled_c
 /// Points per thread, and points per group: the 32 threads of a warp take 32 x 4 consecutive
 /// points of the list, relative to the centre of their bounding box. A value depends only on
 /// its group's points, so PointsHint::block is kPointsGroup.
-inline constexpr int kPointsPerThread = 4;
+#ifndef DCS_POINTS_PER_LANE
+#define DCS_POINTS_PER_LANE 4
+#endif
+inline constexpr int kPointsPerThread = DCS_POINTS_PER_LANE;
 inline constexpr int kPointsGroup = 32 * kPointsPerThread;
 
 /// How a thread's pairs form their 1/sqrt (dcs/physics.hpp policies): kBalanced gives a few

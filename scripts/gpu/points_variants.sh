@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Tuning aid: the points kernel's table (dcs_potential_bench --points) for several compile-time
+# shapes (points per lane x blocks per SM: DCS_POINTS_PER_LANE, DCS_POINTS_BLOCKS_PER_SM), each
+# measured against the same run's ceilings. Recompiles only points_kernel.cu and cuda_backend.cu
+# of an existing build with the shape's -D flags and relinks the benchmark; the build is left
+# with the default shape. Usage: scripts/gpu/points_variants.sh BUILD_DIR "P B" ["P B" ...]
+set -euo pipefail
+build=${1:?usage: points_variants.sh BUILD_DIR "P B" ...}
+shift
+cmake --build "$build" --target dcs_potential_bench >/dev/null
+objects=(src/points/points_kernel.cu.o src/cuda_backend.cu.o)
+compile() {  # compile EXTRA_FLAGS: the two objects again, then relink
+  for object in "${objects[@]}"; do
+    cmd=$(ninja -C "$build" -t commands dcs_potential_bench | grep -F -- "-o kernels/CMakeFiles/dcs_cuda.dir/$object" | head -n 1)
+    (cd "$build" && eval "$cmd $1")
+  done
+  ninja -C "$build" dcs_potential_bench >/dev/null
+}
+for shape in "$@"; do
+  read -r lane blocks <<<"$shape"
+  echo "## $lane points per lane, $blocks blocks per SM"
+  compile "-DDCS_POINTS_PER_LANE=$lane -DDCS_POINTS_BLOCKS_PER_SM=$blocks"
+  "$build/bin/dcs_potential_bench" --points 1000000 --atoms 16000 --model coulomb --model screened --reps 3 |
+    grep -E '^\| points'
+done
+compile ""
