@@ -190,6 +190,12 @@ void add_subcommands(CLI::App& app, Subcommands& sub) {
   sub.bench->add_option("--sizes", bench.options.grid_sizes, "Cubic grid edges (points)");
   sub.bench->add_option("--atom-counts", bench.options.atom_counts, "Atom counts");
   sub.bench->add_option("--kernel", bench.options.kernels, "Only these variants");
+  sub.bench
+      ->add_option("--models", bench.options.models,
+                   "Physics models: the CPU fast kernels of each on the grid and at points "
+                   "against the model's port limit (--cpu); the GPU kernels' models "
+                   "(--potential)")
+      ->check(CLI::IsMember({"coulomb", "screened", "distance"}));
   sub.bench->add_option("--repetitions", bench.options.repetitions, "Timed repetitions (median)")
       ->check(CLI::PositiveNumber);
   sub.bench->add_option("--results-dir", bench.results_dir, "Where the Markdown results go")

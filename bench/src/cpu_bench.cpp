@@ -7,6 +7,10 @@
 // Per-core rates are evaluations per second of process CPU time (also PyMOL's), so a shared
 // machine's other work does not count against either side; wall-clock rates are shown too.
 //
+// With --models (coulomb, screened, distance) a second pair of tables: each physics model's
+// fast kernel per instruction set through the real backend, on the grid and at ~10^5 points in
+// Z order (compute_points), against that model's own per-pair mix (port_limit_kernel.hpp).
+//
 // The atoms are a protein-like random system with a fixed seed. Direct summation has no
 // cutoff and the kernels are branch-free, so the cost depends only on the numbers of atoms and
 // grid points, not on where the atoms are: a random system of a real molecule's size measures
@@ -14,9 +18,11 @@
 #include <time.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -29,6 +35,7 @@
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/parallel.hpp"
+#include "dcs/physics.hpp"
 #include "dcs/variants.hpp"
 #include "fast_kernels.hpp"
 #include "port_limit.hpp"
@@ -91,7 +98,7 @@ struct Measurement {
 };
 
 /// Measures the per-pair mix of one instruction set now, in pairs/s (port_limit.hpp).
-using MixProbe = double (*)(double seconds);
+using MixProbe = std::function<double(double seconds)>;
 
 /// Seconds of each interleaved mix measurement (best of 5 runs of this): short beside a
 /// repetition (0.3 s and more at the default sizes), long enough for a stable rate.
@@ -102,14 +109,15 @@ constexpr double kInterleavedMixSeconds = 0.02;
 /// With `mix`, for a one-thread backend (whose pool runs the work on this thread), the mix is
 /// measured before and after every repetition (Measurement::interleaved_share).
 Measurement measure(const BackendOptions& options, bool reference, const System& system,
-                    std::int64_t edge, int repetitions, MixProbe mix = nullptr) {
+                    std::int64_t edge, int repetitions, const MixProbe& mix = nullptr,
+                    const Physics& physics = Physics{}) {
   GridRequest request;
   request.counts = std::array<std::int64_t, 3>{edge, edge, edge};
   const GridSpec grid = make_grid(system, request);
   check_fits_in_memory(map_bytes(grid), "the benchmark map");
   std::vector<float> map(grid.points());
   auto backend = reference ? make_cpu_reference_backend(options) : make_cpu_fast_backend(options);
-  backend->prepare(system, grid, Physics{});
+  backend->prepare(system, grid, physics);
   const Slab whole{0, grid.nz()};
   backend->compute(whole, map.data());  // warm-up
   const double evaluations =
@@ -138,6 +146,110 @@ Measurement measure(const BackendOptions& options, bool reference, const System&
   return m;
 }
 
+/// About `count` points on a jittered lattice over the system's bounding box (5 Å around it), in
+/// Z (Morton) order of their lattice cells, so that each block of compute_points() is compact
+/// as in a real list (the pipeline sorts its points likewise).
+std::vector<Vec3> bench_points(const System& system, std::size_t count, std::uint32_t seed) {
+  Vec3 lo{HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi{-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  for (const Atom& atom : system.atoms)
+    for (int axis = 0; axis < 3; ++axis) {
+      lo[axis] = std::min(lo[axis], atom.position[axis] - 5.0);
+      hi[axis] = std::max(hi[axis], atom.position[axis] + 5.0);
+    }
+  const auto n = static_cast<std::uint32_t>(
+      std::clamp(std::ceil(std::cbrt(static_cast<double>(count))), 1.0, 1024.0));
+  const auto spread = [](std::uint32_t v) {  // bits of v (10) to every third bit
+    std::uint64_t x = v;
+    x = (x | (x << 16)) & 0x030000FFu;
+    x = (x | (x << 8)) & 0x0300F00Fu;
+    x = (x | (x << 4)) & 0x030C30C3u;
+    x = (x | (x << 2)) & 0x09249249u;
+    return x;
+  };
+  std::vector<std::pair<std::uint64_t, std::array<std::uint32_t, 3>>> cells;
+  cells.reserve(std::size_t{n} * n * n);
+  for (std::uint32_t k = 0; k < n; ++k)
+    for (std::uint32_t j = 0; j < n; ++j)
+      for (std::uint32_t i = 0; i < n; ++i)
+        cells.push_back({spread(i) | spread(j) << 1 | spread(k) << 2, {i, j, k}});
+  std::sort(cells.begin(), cells.end());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> jitter(0.0, 1.0);
+  std::vector<Vec3> points;
+  points.reserve(cells.size());
+  for (const auto& [code, cell] : cells) {
+    Vec3 p{};
+    for (int axis = 0; axis < 3; ++axis)
+      p[axis] = lo[axis] + (hi[axis] - lo[axis]) * (cell[axis] + jitter(rng)) / n;
+    points.push_back(p);
+  }
+  return points;
+}
+
+/// measure() for the points path: compute_points() of the fast backend on `points` (no skipped
+/// atoms), the mix (if any) measured around every one-thread repetition.
+Measurement measure_points(const BackendOptions& options, const System& system,
+                           const std::vector<Vec3>& points, const Physics& physics, int repetitions,
+                           const MixProbe& mix) {
+  std::vector<float> out(points.size());
+  auto backend = make_cpu_fast_backend(options);
+  backend->prepare_points(system, physics);
+  backend->compute_points(points.data(), nullptr, points.size(), out.data());  // warm-up
+  const double evaluations =
+      static_cast<double>(points.size()) * static_cast<double>(system.size());
+  std::vector<double> seconds, cpu_seconds, shares;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    const double mix_before = mix ? mix(kInterleavedMixSeconds) : 0.0;
+    const double before = backend->timings().kernels;
+    const double cpu_before = process_seconds();
+    backend->compute_points(points.data(), nullptr, points.size(), out.data());
+    cpu_seconds.push_back(process_seconds() - cpu_before);
+    seconds.push_back(backend->timings().kernels - before);
+    if (mix) {
+      const double mix_now = 0.5 * (mix_before + mix(kInterleavedMixSeconds));
+      if (mix_now > 0.0) shares.push_back(evaluations / cpu_seconds.back() / mix_now);
+    }
+  }
+  Measurement m;
+  m.median_seconds = median(seconds);
+  m.median_cpu_seconds = median(cpu_seconds);
+  m.best_cpu_seconds = *std::min_element(cpu_seconds.begin(), cpu_seconds.end());
+  m.evaluations = evaluations;
+  if (!shares.empty()) m.interleaved_share = median(shares);
+  m.device = backend->device_name();
+  m.kernel = backend->kernel_name();
+  return m;
+}
+
+/// A physics model of the --models table: its name, the physics and its pair term.
+struct BenchModel {
+  std::string name;  ///< "coulomb", "screened", "distance"
+  Physics physics;
+  PairKind kind = PairKind::kCoulomb;
+};
+
+/// The models named in BenchOptions::models, as the GPU benchmark's: Coulomb in vacuum,
+/// Debye-Hückel at 0.15 M in water (eps 78.54, 298.15 K), eps = 4r.
+std::vector<BenchModel> bench_models(const BenchOptions& options) {
+  std::vector<BenchModel> models;
+  for (const std::string& name : options.models) {
+    BenchModel model{name, Physics{}, PairKind::kCoulomb};
+    if (name == "screened") {
+      model.physics.ionic_strength = 0.15;
+      model.physics.dielectric = kWaterDielectric;
+    } else if (name == "distance") {
+      model.physics.dielectric_model = DielectricModel::kDistance;
+      model.physics.dielectric = 4.0;
+    } else if (name != "coulomb") {
+      throw UsageError("--models " + name + ": coulomb, screened or distance");
+    }
+    validate(model.physics);
+    model.kind = pair_term(model.physics).kind;
+    models.push_back(model);
+  }
+  return models;
+}
+
 /// The port limit of one instruction set on this CPU, with how it was reached.
 struct PortLimit {
   bench::PortRates rates;
@@ -145,12 +257,27 @@ struct PortLimit {
   /// The limit stated: the lower of the issue-rate bound and the measured per-pair mix (the
   /// kernel's instructions on registers, where port sharing the classes' rates miss shows).
   double pairs() const { return std::min(issue_pairs, rates.mix_pairs); }
+  /// With --models, per dcs::PairKind (0: not measured): the row sweep's per-pair mix (Coulomb's
+  /// is rates.mix_pairs) and the points sweep's.
+  std::array<double, 3> model_row{}, model_points{};
+  /// A model's row mix: Coulomb's is rates.mix_pairs.
+  double row_mix(PairKind kind) const {
+    return kind == PairKind::kCoulomb ? rates.mix_pairs : model_row[static_cast<int>(kind)];
+  }
+  /// A model's port limit: Coulomb's is pairs() (the lower of the issue bound and the mix, as
+  /// in the port limit table); the other models' is their row mix (no issue bound is derived
+  /// for them: the exponential's rounding, scaling and conversions share ports in ways the
+  /// classes' rates do not describe).
+  double model_limit(PairKind kind) const {
+    return kind == PairKind::kCoulomb ? pairs() : model_row[static_cast<int>(kind)];
+  }
 };
 
 /// Measures the port limit of `isa` (nothing where the CPU lacks it) and keeps, rate by rate,
 /// the best of this and any earlier measurement in `limit`: a limit is a maximum, and another
 /// process's brief load (or a clock dip) only ever lowers a reading.
-void measure_port_limit(cpu_fast::Isa isa, std::optional<PortLimit>& limit) {
+void measure_port_limit(cpu_fast::Isa isa, std::optional<PortLimit>& limit,
+                        const std::vector<PairKind>& kinds) {
   if (!cpu_fast::isa_supported(isa)) return;
   constexpr double kSeconds = 0.05;
   bench::PortRates rates;
@@ -169,6 +296,14 @@ void measure_port_limit(cpu_fast::Isa isa, std::optional<PortLimit>& limit) {
     best.mix_pairs = std::max(best.mix_pairs, rates.mix_pairs);
   }
   limit->issue_pairs = bench::issue_limit_pairs(limit->rates);
+  const auto probe = isa == cpu_fast::Isa::Avx512 ? &bench::measure_model_mix_avx512
+                                                  : &bench::measure_model_mix_avx2;
+  for (PairKind kind : kinds) {
+    const auto k = static_cast<std::size_t>(kind);
+    if (kind != PairKind::kCoulomb)
+      limit->model_row[k] = std::max(limit->model_row[k], probe(kind, false, kSeconds));
+    limit->model_points[k] = std::max(limit->model_points[k], probe(kind, true, kSeconds));
+  }
 }
 
 bool selected(const BenchOptions& options, const std::string& kernel) {
@@ -218,9 +353,10 @@ bench::PymolMeasurement measure_pymol_peer(std::size_t atoms) {
 /// The port limits of AVX-512 and AVX2 (each empty where the CPU lacks the set).
 struct PortLimits {
   std::optional<PortLimit> avx512, avx2;
+  std::vector<PairKind> kinds;  ///< the models whose mixes are measured too (--models)
   void measure() {
-    measure_port_limit(cpu_fast::Isa::Avx512, avx512);
-    measure_port_limit(cpu_fast::Isa::Avx2, avx2);
+    measure_port_limit(cpu_fast::Isa::Avx512, avx512, kinds);
+    measure_port_limit(cpu_fast::Isa::Avx2, avx2, kinds);
   }
   const std::optional<PortLimit>* of(cpu_fast::Isa isa) const {
     return isa == cpu_fast::Isa::Avx512 ? &avx512 : isa == cpu_fast::Isa::Avx2 ? &avx2 : nullptr;
@@ -392,6 +528,183 @@ void add_backend_notes(BenchTable& table, const BenchOptions& options,
   else if (options.peers) table.notes.push_back("PyMOL: " + pymol.why);
 }
 
+/// Points of the --models points rows: ~10^5, a surface mesh's or a long atom list's size.
+constexpr std::size_t kBenchPoints = 100000;
+
+/// The --models port limits: each model's row and points mix per instruction set.
+BenchTable model_port_limit_table(const PortLimits& limits, const std::vector<BenchModel>& models) {
+  BenchTable table;
+  table.name = "cpu_model_port_limit";
+  table.title = fmt::format(
+      "Per-pair mix of every physics model on one core of {}: the sweeps' arithmetic on "
+      "registers, thread CPU time, best of 5 runs before and 5 after the kernels",
+      cpu_model_name());
+  table.columns = {"instruction set",
+                   "model",
+                   "pair term",
+                   "row mix pairs/s",
+                   "port limit pairs/s",
+                   "points mix pairs/s",
+                   "points mix / port limit"};
+  for (const auto& [name, limit] :
+       {std::pair{"AVX-512", &limits.avx512}, std::pair{"AVX2+FMA", &limits.avx2}}) {
+    for (const BenchModel& model : models) {
+      if (!*limit) {
+        table.rows.push_back({name, model.name, std::string(pair_formula(model.physics)), "-", "-",
+                              "-", "not supported by this CPU"});
+        continue;
+      }
+      const PortLimit& l = **limit;
+      const double points = l.model_points[static_cast<std::size_t>(model.kind)];
+      table.rows.push_back({name, model.name, std::string(pair_formula(model.physics)),
+                            fmt::format("{:.3e}", l.row_mix(model.kind)),
+                            fmt::format("**{:.3e}**", l.model_limit(model.kind)),
+                            fmt::format("{:.3e}", points),
+                            fmt::format("{:.1f}%", 100.0 * points / l.model_limit(model.kind))});
+    }
+  }
+  table.notes.push_back(
+      "Row mix: the row sweep's arithmetic per vector of pairs (row_kernel.hpp: dx from the "
+      "split atom, r^2 = dx^2 + yz2, dcs::add_unclamped_coulomb_term with dcs::NewtonRsqrt and "
+      "the model) on registers, as the port limit table's per-pair mix (Coulomb's row is that "
+      "table's mix and port limit). Points mix: the points sweep's (points_kernel.hpp: dx, dy, "
+      "dz, r^2 = dx^2 + dy^2 + dz^2, the clamp, the term), 4 chains on AVX-512, 2 on AVX2. "
+      "Models: coulomb 1/r; screened Debye-Hückel at 0.15 M, eps 78.54, 298.15 K (2^x from "
+      "the polynomial of dcs::exp2_fraction); distance eps = 4r (1/r^2 from the reciprocal "
+      "estimate and a Newton step).");
+  return table;
+}
+
+/// The --models table, row by row; the % columns are filled in at the end, against the limits
+/// measured before and after all the rows.
+class ModelsTable {
+ public:
+  explicit ModelsTable(const BenchOptions& options) {
+    table_.name = "cpu_models";
+    table_.title = fmt::format(
+        "CPU fast kernels per physics model: pairs/s, median of {} after a warm-up; per core "
+        "by process CPU time; % of the model's port limit and of its own mix (model port "
+        "limit table above)",
+        options.repetitions);
+    table_.columns = {"model",
+                      "path",
+                      "kernel",
+                      "threads",
+                      "size",
+                      "atoms",
+                      "median s",
+                      "pairs/s",
+                      "pairs/s/core (CPU)",
+                      "% port limit",
+                      "% port limit, best rep",
+                      "% own mix",
+                      "% own mix, interleaved"};
+  }
+
+  void add_row(const BenchModel& model, bool points, const Measurement& m, unsigned threads,
+               const std::string& size, std::size_t atoms, const std::optional<PortLimit>* limit) {
+    const double per_core = m.evaluations / m.median_cpu_seconds;
+    table_.rows.push_back(
+        {model.name, points ? "points" : "grid", m.kernel, std::to_string(threads), size,
+         std::to_string(atoms), fmt::format("{:.4f}", m.median_seconds),
+         fmt::format("{:.3e}", m.evaluations / m.median_seconds), fmt::format("{:.3e}", per_core),
+         "-", "-", "-",
+         m.interleaved_share > 0 ? fmt::format("{:.1f}%", 100.0 * m.interleaved_share)
+                                 : std::string("-")});
+    rows_.push_back({model.kind, points, per_core, m.evaluations / m.best_cpu_seconds, limit});
+  }
+
+  BenchTable finish() {
+    for (std::size_t row = 0; row < table_.rows.size(); ++row) {
+      const Row& r = rows_[row];
+      if (r.limit == nullptr || !*r.limit) continue;
+      const PortLimit& l = **r.limit;
+      const double limit = l.model_limit(r.kind);
+      const double own =
+          r.points ? l.model_points[static_cast<std::size_t>(r.kind)] : l.row_mix(r.kind);
+      if (limit > 0) {
+        table_.rows[row][9] = fmt::format("{:.1f}%", 100.0 * r.per_core / limit);
+        table_.rows[row][10] = fmt::format("{:.1f}%", 100.0 * r.best_per_core / limit);
+      }
+      if (own > 0) table_.rows[row][11] = fmt::format("{:.1f}%", 100.0 * r.per_core / own);
+    }
+    table_.notes.push_back(
+        "grid: the fast backend's compute() of the whole grid (as the backends table, with the "
+        "model's Physics); points: compute_points() of ~10^5 points on a jittered lattice over "
+        "the atoms' box (5 Å margin) in Z order, no atom skipped. pairs = points x atoms.");
+    table_.notes.push_back(
+        "% port limit: pairs/s/core against the model's port limit (its row mix; Coulomb's the "
+        "port limit table's), for the grid and the points alike, best rep: the fastest "
+        "repetition's. % own mix: against the path's own mix (grid: the row mix; points: the "
+        "points mix, which has 4 more instructions per vector of pairs than the row mix). "
+        "Interleaved (one-thread rows): the median over the repetitions of each one's rate "
+        "against the path's own mix measured on the same thread just before and after it.");
+    return std::move(table_);
+  }
+
+ private:
+  struct Row {
+    PairKind kind = PairKind::kCoulomb;
+    bool points = false;
+    double per_core = 0.0;
+    double best_per_core = 0.0;
+    const std::optional<PortLimit>* limit = nullptr;
+  };
+  BenchTable table_;
+  std::vector<Row> rows_;
+};
+
+/// The per-ISA fast kernels of the --models table: AVX-512 and AVX2 where the CPU has them and
+/// --kernel names them (or names "simd", for the best one).
+std::vector<const cpu_fast::FastKernel*> model_kernels(const BenchOptions& options) {
+  std::vector<const cpu_fast::FastKernel*> kernels;
+  for (const cpu_fast::FastKernel& kernel : cpu_fast::kFastKernels) {
+    if (kernel.automatic || kernel.isa == cpu_fast::Isa::Portable) continue;
+    if (!cpu_fast::isa_supported(kernel.isa)) continue;
+    if (selected(options, std::string(kernel.name)) ||
+        (selected(options, "simd") && kernel.isa == cpu_fast::best_isa()))
+      kernels.push_back(&kernel);
+  }
+  return kernels;
+}
+
+/// Every model on every --models kernel at one thread (its mix interleaved) and all threads:
+/// the grid of edge `edge`, or (edge 0) the points.
+void measure_models(const BenchOptions& options, unsigned all_threads,
+                    const std::vector<BenchModel>& models, const System& system, std::int64_t edge,
+                    const std::vector<Vec3>* points, const PortLimits& limits, ModelsTable& table) {
+  for (const cpu_fast::FastKernel* kernel : model_kernels(options)) {
+    const auto probe = kernel->isa == cpu_fast::Isa::Avx512 ? &bench::measure_model_mix_avx512
+                                                            : &bench::measure_model_mix_avx2;
+    for (const BenchModel& model : models) {
+      std::vector<unsigned> thread_counts{1};
+      if (all_threads > 1) thread_counts.push_back(all_threads);
+      for (unsigned threads : thread_counts) {
+        BackendOptions backend_options;
+        backend_options.kernel = std::string(kernel->name);
+        backend_options.threads = threads;
+        const bool on_points = points != nullptr;
+        MixProbe mix = nullptr;
+        if (threads == 1)
+          mix = [probe, kind = model.kind, on_points](double seconds) {
+            return probe(kind, on_points, seconds);
+          };
+        if (on_points)
+          table.add_row(model, true,
+                        measure_points(backend_options, system, *points, model.physics,
+                                       options.repetitions, mix),
+                        threads, std::to_string(points->size()), system.size(),
+                        limits.of(kernel->isa));
+        else
+          table.add_row(model, false,
+                        measure(backend_options, false, system, edge, options.repetitions, mix,
+                                model.physics),
+                        threads, fmt::format("{}^3", edge), system.size(), limits.of(kernel->isa));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 namespace bench {
@@ -408,13 +721,16 @@ double issue_limit_pairs(const PortRates& rates) {
 
 std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options) {
   const BenchSizes sizes = bench_sizes(options);
+  const std::vector<BenchModel> models = bench_models(options);
   // The port limit: measured before and after the kernels, best of both.
   PortLimits limits;
+  for (const BenchModel& model : models) limits.kinds.push_back(model.kind);
   limits.measure();
   const bench::PymolMeasurement pymol =
       options.peers ? measure_pymol_peer(sizes.atom_counts.front()) : bench::PymolMeasurement{};
 
   BackendsTable table(options, pymol);
+  ModelsTable model_table(options);
   for (std::size_t atoms : sizes.atom_counts) {
     const System system = protein_like_system(atoms, 20261121u);
     for (std::int64_t edge : sizes.edges) {
@@ -428,6 +744,13 @@ std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options) {
                       measure(backend_options, true, system, grid_edge, options.repetitions), 1,
                       grid_edge, atoms, nullptr);
       }
+      if (!models.empty())
+        measure_models(options, sizes.all_threads, models, system, edge, nullptr, limits,
+                       model_table);
+    }
+    if (!models.empty()) {
+      const std::vector<Vec3> points = bench_points(system, kBenchPoints, 20261126u);
+      measure_models(options, sizes.all_threads, models, system, 0, &points, limits, model_table);
     }
   }
   limits.measure();
@@ -435,6 +758,10 @@ std::vector<BenchTable> benchmark_cpu_backends(const BenchOptions& options) {
   tables.push_back(port_limit_table(limits));
   tables.push_back(table.finish());
   add_backend_notes(tables.back(), options, pymol);
+  if (!models.empty()) {
+    tables.push_back(model_port_limit_table(limits, models));
+    tables.push_back(model_table.finish());
+  }
   return tables;
 }
 

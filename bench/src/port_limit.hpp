@@ -5,6 +5,8 @@
 // set (port_limit_avx2.cpp, port_limit_avx512.cpp); call it only where the CPU has the set.
 #pragma once
 
+#include "dcs/physics.hpp"
+
 namespace dcs::bench {
 
 /// Throughput of one core, in vector instructions per second (one vector = `lanes` floats),
@@ -46,5 +48,12 @@ PortRates measure_port_rates_avx512(double seconds);
 /// the core's sibling hardware thread, a clock change), which a best-of-run limit cannot see.
 double measure_mix_pairs_avx2(double seconds);
 double measure_mix_pairs_avx512(double seconds);
+
+/// The per-pair mix of one pair model (dcs::PairKind) in pairs/s, best of 5 runs of about
+/// `seconds`: the row sweep's (row_kernel.hpp: dx, r^2 and the unclamped term; for Coulomb the
+/// same as measure_mix_pairs) or, with `points`, the points sweep's (points_kernel.hpp: dx, dy,
+/// dz, r^2, the clamp and the term).
+double measure_model_mix_avx2(PairKind kind, bool points, double seconds);
+double measure_model_mix_avx512(PairKind kind, bool points, double seconds);
 
 }  // namespace dcs::bench

@@ -53,6 +53,39 @@ TEST(CpuBench, PortLimitAndBackendTablesForTinySizes) {
   EXPECT_EQ(benchmark_cpu_backends(options).back().rows.size(), 1u);
 }
 
+TEST(CpuBench, ModelTablesGiveEveryModelOnGridAndPointsAgainstItsOwnLimit) {
+  BenchOptions options;
+  options.grid_sizes = {8};
+  options.atom_counts = {20};
+  options.repetitions = 1;
+  options.threads = 1;
+  options.peers = false;
+  options.kernels = {"simd-avx512", "simd-avx2"};
+  options.models = {"coulomb", "screened", "distance"};
+  const std::vector<BenchTable> tables = benchmark_cpu_backends(options);
+  ASSERT_EQ(tables.size(), 4u);  // the Coulomb tables as without --models, then the models'
+  EXPECT_EQ(tables[0].name, "cpu_port_limit");
+  EXPECT_EQ(tables[1].name, "cpu_backends");
+  const BenchTable& limits = tables[2];
+  EXPECT_EQ(limits.name, "cpu_model_port_limit");
+  ASSERT_EQ(limits.rows.size(), 6u);  // AVX-512 and AVX2, each model
+  const BenchTable& models = tables[3];
+  EXPECT_EQ(models.name, "cpu_models");
+  std::size_t isas = 0;
+  for (const cpu_fast::Isa isa : {cpu_fast::Isa::Avx512, cpu_fast::Isa::Avx2})
+    isas += cpu_fast::isa_supported(isa) ? 1 : 0;
+  ASSERT_EQ(models.rows.size(), isas * 3 * 2);  // each ISA and model: grid and points, 1 thread
+  for (const auto& row : models.rows) {
+    ASSERT_EQ(row.size(), models.columns.size());
+    EXPECT_TRUE(row[1] == "grid" || row[1] == "points") << row[1];
+    for (int column : {9, 10, 11, 12})  // % of the limit, best rep, own mix, interleaved
+      EXPECT_NE(row[static_cast<std::size_t>(column)].find('%'), std::string::npos)
+          << models.columns[static_cast<std::size_t>(column)] << ": " << row[column];
+  }
+  options.models = {"yukawa"};
+  EXPECT_THROW(benchmark_cpu_backends(options), UsageError);
+}
+
 TEST(CpuBench, MeasuresPymolInTheSameRunWhereItIsInstalled) {
   BenchOptions options;
   options.grid_sizes = {8};

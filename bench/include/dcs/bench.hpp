@@ -22,8 +22,9 @@ struct BenchOptions {
   std::vector<std::int64_t> grid_sizes;  ///< cubic grid edge lengths (points); empty: defaults
   std::vector<std::size_t> atom_counts;  ///< empty: defaults
   std::vector<std::string> kernels;      ///< variant names; empty: all
-  /// Physics models (GPU kernel table): "coulomb", "screened" (0.15 M in water), "distance"
-  /// (eps = 4r); empty: coulomb.
+  /// Physics models: "coulomb", "screened" (0.15 M in water), "distance" (eps = 4r). GPU
+  /// kernel table: empty is coulomb. CPU benchmark: empty is no models table; else each
+  /// model's fast kernels on the grid and at points against its own port limit.
   std::vector<std::string> models;
   /// GPU points table (dcs_potential_bench --points): point counts; when given, the potential
   /// benchmark times the points kernel (compute_points) instead of the grid kernels.

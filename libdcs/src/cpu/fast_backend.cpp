@@ -326,11 +326,9 @@ class FastBackend final : public PotentialBackend {
         args.screen_c = points_.screen_c;
         args.out = sums;
         for (const AtomChunk& chunk : points_.chunks) {
-          for (std::size_t a = 0; a < chunk.count; ++a) {
-            ax[a] = static_cast<float>(points_.x[chunk.begin + a] - centre[0]);
-            ay[a] = static_cast<float>(points_.y[chunk.begin + a] - centre[1]);
-            az[a] = static_cast<float>(points_.z[chunk.begin + a] - centre[2]);
-          }
+          kernels_.centre(points_.x.data() + chunk.begin, points_.y.data() + chunk.begin,
+                          points_.z.data() + chunk.begin, chunk.count, centre.data(), ax.data(),
+                          ay.data(), az.data());
           args.ax = ax.data();
           args.ay = ay.data();
           args.az = az.data();

@@ -112,6 +112,10 @@ using StageFn = std::size_t (*)(const double* ay, const double* az, std::size_t 
 using RowFn = void (*)(const RowArgs& args);
 using TailFn = void (*)(const TailArgs& args);
 using PointsFn = void (*)(const PointsArgs& args);
+/// One atom chunk relative to a points block's centre: ax[a] = float(x[a] - centre[0]) and
+/// likewise y, z (float64, rounded once), vectorised for the translation unit's instruction set.
+using CentreFn = void (*)(const double* x, const double* y, const double* z, std::size_t n,
+                          const double* centre, float* ax, float* ay, float* az);
 
 /// The sweeps of one pair model (dcs::PairKind).
 struct ModelKernels {
@@ -123,6 +127,7 @@ struct ModelKernels {
 /// The kernels of one instruction set (row_kernel.hpp instantiated by fast_kernels_<isa>.cpp).
 struct IsaKernels {
   StageFn stage = nullptr;
+  CentreFn centre = nullptr;
   ModelKernels models[3];     ///< indexed by dcs::PairKind
   int lanes = 1;              ///< lanes of the vector type
   float charge_scale = 1.0f;  ///< the rsqrt policy's kChargeScale: multiply staged charges by it

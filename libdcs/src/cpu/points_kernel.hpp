@@ -20,6 +20,18 @@
 
 namespace dcs::cpu_fast {
 
+/// CentreFn: a chunk's atoms as float offsets from a block's centre, each rounded once from
+/// float64. A template on Vec only so that each instruction set's translation unit has its own
+/// symbol (compiled, and vectorised, for that set).
+template <class Vec>
+void centre_atoms(const double* x, const double* y, const double* z, std::size_t n,
+                  const double* centre, float* ax, float* ay, float* az) {
+  const double cx = centre[0], cy = centre[1], cz = centre[2];
+  for (std::size_t a = 0; a < n; ++a) ax[a] = static_cast<float>(x[a] - cx);
+  for (std::size_t a = 0; a < n; ++a) ay[a] = static_cast<float>(y[a] - cy);
+  for (std::size_t a = 0; a < n; ++a) az[a] = static_cast<float>(z[a] - cz);
+}
+
 /// Adds atom `a` with the charges `q` (per lane) to the block's sums.
 template <class Vec, int Vectors, class Rsqrt, class Model>
 [[gnu::always_inline]] inline void add_point_atom(const PointsArgs& args, std::size_t a,
@@ -103,6 +115,7 @@ constexpr ModelKernels make_model_kernels() {
 template <class Vec, int Vectors, int PointVectors, class Rsqrt>
 constexpr IsaKernels make_isa_kernels() {
   return {&stage_row<Vec>,
+          &centre_atoms<Vec>,
           {make_model_kernels<Vec, Vectors, PointVectors, Rsqrt, PairKind::kCoulomb>(),
            make_model_kernels<Vec, Vectors, PointVectors, Rsqrt, PairKind::kScreened>(),
            make_model_kernels<Vec, Vectors, PointVectors, Rsqrt, PairKind::kInverseSquare>()},
