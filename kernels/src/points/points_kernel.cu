@@ -69,6 +69,12 @@ constexpr int kWarps = kThreads / 32;
 #define DCS_POINTS_BLOCKS_PER_SM 4
 #endif
 constexpr int kBlocksPerSm = DCS_POINTS_BLOCKS_PER_SM;
+/// rn = max(kNearFraction R, min_distance): the exact path's reach beyond the group's radius R
+/// (header comment; a tuning knob, DCS_POINTS_NEAR_FRACTION, for scripts/gpu/points_variants.sh).
+#ifndef DCS_POINTS_NEAR_FRACTION
+#define DCS_POINTS_NEAR_FRACTION 1.0
+#endif
+constexpr double kNearFraction = DCS_POINTS_NEAR_FRACTION;
 constexpr int kPoints = kPointsPerThread;
 constexpr int kRound = 128;  ///< atoms per staging round: 4 per lane
 constexpr std::uint32_t kSubRounds = kRound / 32;
@@ -273,7 +279,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   // Atoms with |a| < R + rn come within rn of some point: exact path (header comment). The
   // margin, 2^-20 relative (~8 float ulp), covers the roundings of the staged |a|^2.
   const double radius = sqrt(radius2);
-  const double near_radius = radius + fmax(radius, launch.min_distance);
+  const double near_radius = radius + fmax(kNearFraction * radius, launch.min_distance);
   const float near_a2 = __double2float_ru(near_radius * near_radius * (1.0 + 0x1p-20));
   const float min_r2 = static_cast<float>(launch.min_distance * launch.min_distance);
   const bool group_skips = __any_sync(kFullMask, any_skip);
