@@ -166,6 +166,11 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--validate", flag(config.validate));
   add("--tolerance", optional(config.tolerance));
   add("--validate-points", std::to_string(config.validate_points));
+  if (const auto& p = config.points) {
+    add("--points", p->source == PointsRequest::Source::kAtoms ? "--at-atoms" : p->path);
+    add("--offset", fmt::format("{:.17g}", p->offset));
+    add("--colour-range", optional(p->colour_range));
+  }
   if (const auto& t = config.trajectory) {
     add("--topology", t->topology);
     add("--trajectory", fmt::format("{}", fmt::join(t->files, " ")));
