@@ -36,6 +36,7 @@
 #include "dcs/grid.hpp"
 #include "dcs/parallel.hpp"
 #include "dcs/physics.hpp"
+#include "dcs/spatial_order.hpp"
 #include "dcs/variants.hpp"
 #include "fast_kernels.hpp"
 #include "port_limit.hpp"
@@ -147,8 +148,8 @@ Measurement measure(const BackendOptions& options, bool reference, const System&
 }
 
 /// About `count` points on a jittered lattice over the system's bounding box (5 Å around it), in
-/// Z (Morton) order of their lattice cells, so that each block of compute_points() is compact
-/// as in a real list (the pipeline sorts its points likewise).
+/// Z order (dcs::spatial_order, as the points job sorts its lists), so that each block of
+/// compute_points() is compact.
 std::vector<Vec3> bench_points(const System& system, std::size_t count, std::uint32_t seed) {
   Vec3 lo{HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi{-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
   for (const Atom& atom : system.atoms)
@@ -158,31 +159,22 @@ std::vector<Vec3> bench_points(const System& system, std::size_t count, std::uin
     }
   const auto n = static_cast<std::uint32_t>(
       std::clamp(std::ceil(std::cbrt(static_cast<double>(count))), 1.0, 1024.0));
-  const auto spread = [](std::uint32_t v) {  // bits of v (10) to every third bit
-    std::uint64_t x = v;
-    x = (x | (x << 16)) & 0x030000FFu;
-    x = (x | (x << 8)) & 0x0300F00Fu;
-    x = (x | (x << 4)) & 0x030C30C3u;
-    x = (x | (x << 2)) & 0x09249249u;
-    return x;
-  };
-  std::vector<std::pair<std::uint64_t, std::array<std::uint32_t, 3>>> cells;
-  cells.reserve(std::size_t{n} * n * n);
-  for (std::uint32_t k = 0; k < n; ++k)
-    for (std::uint32_t j = 0; j < n; ++j)
-      for (std::uint32_t i = 0; i < n; ++i)
-        cells.push_back({spread(i) | spread(j) << 1 | spread(k) << 2, {i, j, k}});
-  std::sort(cells.begin(), cells.end());
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> jitter(0.0, 1.0);
+  std::vector<Vec3> lattice;
+  lattice.reserve(std::size_t{n} * n * n);
+  for (std::uint32_t k = 0; k < n; ++k)
+    for (std::uint32_t j = 0; j < n; ++j)
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::array<std::uint32_t, 3> cell{i, j, k};
+        Vec3 p{};
+        for (int axis = 0; axis < 3; ++axis)
+          p[axis] = lo[axis] + (hi[axis] - lo[axis]) * (cell[axis] + jitter(rng)) / n;
+        lattice.push_back(p);
+      }
   std::vector<Vec3> points;
-  points.reserve(cells.size());
-  for (const auto& [code, cell] : cells) {
-    Vec3 p{};
-    for (int axis = 0; axis < 3; ++axis)
-      p[axis] = lo[axis] + (hi[axis] - lo[axis]) * (cell[axis] + jitter(rng)) / n;
-    points.push_back(p);
-  }
+  points.reserve(lattice.size());
+  for (std::size_t index : spatial_order(lattice)) points.push_back(lattice[index]);
   return points;
 }
 

@@ -33,52 +33,68 @@ void log_workers(pipeline::Workers& workers) {
     log().info("  worker {}: {}", w, workers.list[w]->device_name());
 }
 
-/// One map averaged over a trajectory's frames (trajectory/), by this process or by MPI ranks.
-std::vector<RunResult> run_trajectory_here(const RunConfig& config, const RunConfig& rank_config,
-                                           ProgressSink* progress) {
+/// A job that is one result however many share it: by this process's workers (`alone`), or
+/// by MPI ranks (`on_ranks`), whose rank 0 reports it.
+template <class Alone, class OnRanks>
+std::vector<RunResult> run_one_result(const RunConfig& config, const RunConfig& rank_config,
+                                      ProgressSink* progress, Alone alone,
+                                      [[maybe_unused]] OnRanks on_ranks) {
   RunResult result;
 #ifdef DCS_HAVE_MPI
   if (pipeline::mpi_info().active) {
     pipeline::Workers workers = pipeline::make_workers_on_ranks(rank_config);
     pipeline::check_same_run_on_ranks(config, workers);
     log_workers(workers);
-    result = pipeline::run_trajectory_on_ranks(rank_config, workers, progress);
+    result = on_ranks(workers);
     if (pipeline::mpi_info().rank != 0) return {};
   } else  // NOLINT(readability/braces): the branch below is the build without MPI too
 #endif
   {
     pipeline::Workers workers = pipeline::make_workers(rank_config);
     log_workers(workers);
-    pipeline::PlaneSharing alone;
-    result = pipeline::run_trajectory(rank_config, workers, progress, alone);
+    result = alone(workers);
   }
   (void)config;
   if (progress != nullptr) progress->finished(result);
   return {std::move(result)};
 }
 
-/// The potential at points of one atom file (points/), by this process or by MPI ranks.
+/// One map averaged over a trajectory's frames (trajectory/).
+std::vector<RunResult> run_trajectory_here(const RunConfig& config, const RunConfig& rank_config,
+                                           ProgressSink* progress) {
+  return run_one_result(
+      config, rank_config, progress,
+      [&](pipeline::Workers& workers) {
+        pipeline::PlaneSharing alone;
+        return pipeline::run_trajectory(rank_config, workers, progress, alone);
+      },
+      [&](pipeline::Workers& workers) {
+#ifdef DCS_HAVE_MPI
+        return pipeline::run_trajectory_on_ranks(rank_config, workers, progress);
+#else
+        (void)workers;
+        return RunResult{};
+#endif
+      });
+}
+
+/// The potential at points of one atom file (points/).
 std::vector<RunResult> run_points_here(const RunConfig& config, const RunConfig& rank_config,
                                        ProgressSink* progress) {
-  RunResult result;
+  return run_one_result(
+      config, rank_config, progress,
+      [&](pipeline::Workers& workers) {
+        pipeline::PointSharing alone;
+        return pipeline::run_points(rank_config, workers, progress, alone);
+      },
+      [&](pipeline::Workers& workers) {
 #ifdef DCS_HAVE_MPI
-  if (pipeline::mpi_info().active) {
-    pipeline::Workers workers = pipeline::make_workers_on_ranks(rank_config);
-    pipeline::check_same_run_on_ranks(config, workers);
-    log_workers(workers);
-    result = pipeline::run_points_on_ranks(rank_config, workers, progress);
-    if (pipeline::mpi_info().rank != 0) return {};
-  } else  // NOLINT(readability/braces): the branch below is the build without MPI too
+        return pipeline::run_points_on_ranks(rank_config, workers, progress);
+#else
+        (void)workers;
+        return RunResult{};
 #endif
-  {
-    pipeline::Workers workers = pipeline::make_workers(rank_config);
-    log_workers(workers);
-    pipeline::PointSharing alone;
-    result = pipeline::run_points(rank_config, workers, progress, alone);
-  }
-  (void)config;
-  if (progress != nullptr) progress->finished(result);
-  return {std::move(result)};
+      });
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/cuda_bench.hpp"
 #include "dcs/error.hpp"
+#include "dcs/spatial_order.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
 #include "launch.hpp"
@@ -385,25 +386,6 @@ std::vector<std::string> kernel_row(const PotentialKernel& kernel, const Problem
 
 // --- The points kernel (compute_points) ----------------------------------------------------
 
-/// Morton key of a point in the cube [lo, lo + side)^3: 21 bits per axis, interleaved.
-std::uint64_t morton_key(const Vec3& p, double lo, double side) {
-  const auto spread = [](std::uint64_t v) {
-    v &= 0x1fffff;
-    v = (v | v << 32) & 0x1f00000000ffffULL;
-    v = (v | v << 16) & 0x1f0000ff0000ffULL;
-    v = (v | v << 8) & 0x100f00f00f00f00fULL;
-    v = (v | v << 4) & 0x10c30c30c30c30c3ULL;
-    v = (v | v << 2) & 0x1249249249249249ULL;
-    return v;
-  };
-  std::uint64_t key = 0;
-  for (int axis = 0; axis < 3; ++axis) {
-    const double t = std::clamp((p[static_cast<std::size_t>(axis)] - lo) / side, 0.0, 1.0);
-    key |= spread(static_cast<std::uint64_t>(t * 2097151.0)) << axis;
-  }
-  return key;
-}
-
 /// The points table's problem: `atoms` random atoms at protein density (11 Å^3 per atom) in a
 /// cube, charges uniform in [-1, 1], and `count` random points in the same cube in Morton order
 /// (as the pipeline sorts them), both with fixed seeds.
@@ -429,12 +411,7 @@ PointsProblem make_points_problem(std::size_t count, std::size_t atoms, const st
   std::uniform_real_distribution<double> u(0.0, problem.side);
   std::vector<Vec3> points(count);
   for (Vec3& p : points) p = {u(rng), u(rng), u(rng)};
-  std::vector<std::uint64_t> keys(count);
-  for (std::size_t i = 0; i < count; ++i) keys[i] = morton_key(points[i], 0.0, problem.side);
-  std::vector<std::size_t> order(count);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  const std::vector<std::size_t> order = spatial_order(points);
   problem.points.resize(count);
   for (std::size_t i = 0; i < count; ++i) problem.points[i] = points[order[i]];
   return problem;

@@ -21,10 +21,10 @@
 #include "dcs/io/pqr.hpp"
 #include "dcs/log.hpp"
 #include "dcs/pipeline/outputs.hpp"
+#include "dcs/spatial_order.hpp"
 #include "dcs/stats.hpp"
 #include "dcs/timer.hpp"
 #include "dcs/version.hpp"
-#include "point_order.hpp"
 #include "point_set.hpp"
 
 namespace dcs::pipeline {
@@ -292,7 +292,7 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
     log().info("{}: {} atoms, total charge {:+.4f} e; potential at {}", input, system.size(),
                system.total_charge(), set.description);
 
-  // The backends see the points in Z order, in whole blocks (point_order.hpp); pieces go
+  // The backends see the points in Z order, in whole blocks (dcs/spatial_order.hpp); pieces go
   // round-robin to the participants.
   const std::vector<std::size_t> order = spatial_order(set.positions);
   std::vector<Vec3> sorted(order.size());

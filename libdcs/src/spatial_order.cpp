@@ -1,11 +1,11 @@
-#include "point_order.hpp"
+#include "dcs/spatial_order.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
 
-namespace dcs::pipeline {
+namespace dcs {
 namespace {
 
 /// The 21 low bits of v spread to every third bit (bit i to bit 3i).
@@ -47,4 +47,4 @@ std::vector<std::size_t> spatial_order(const std::vector<Vec3>& points) {
   return order;
 }
 
-}  // namespace dcs::pipeline
+}  // namespace dcs
