@@ -78,7 +78,12 @@ constexpr double kNearFraction = DCS_POINTS_NEAR_FRACTION;
 constexpr int kPoints = kPointsPerThread;
 constexpr int kRound = 128;  ///< atoms per staging round: 4 per lane
 constexpr std::uint32_t kSubRounds = kRound / 32;
-constexpr int kUnroll = 4;  ///< atoms per step (one exact-or-fast decision per step)
+#ifndef DCS_POINTS_UNROLL
+#define DCS_POINTS_UNROLL 4
+#endif
+/// Atoms per step (one exact-or-fast decision per step); its run of MUFU instructions is
+/// kUnroll x kPoints long (a tuning knob, DCS_POINTS_UNROLL, for points_variants.sh).
+constexpr int kUnroll = DCS_POINTS_UNROLL;
 constexpr int kStepPairs = kUnroll * kPoints;
 constexpr unsigned kFullMask = 0xffffffffu;
 static_assert(kRound % kUnroll == 0, "a round is whole steps");
