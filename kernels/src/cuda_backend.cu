@@ -191,11 +191,9 @@ class CudaBackend final : public PotentialBackend {
       throw UsageError("CUDA backend: " + std::to_string(system.atoms.size()) +
                        " atoms exceed the points kernel's 31-bit atom index");
     const double factor = coulomb_factor(physics);
-    std::vector<detail::PointsAtom> atoms;
-    atoms.reserve(system.atoms.size());
-    for (const Atom& atom : system.atoms)
-      atoms.push_back(detail::make_points_atom(atom.position[0], atom.position[1], atom.position[2],
-                                               atom.charge * factor));
+    // In Z order (pack_points_atoms); the skips are translated with points_atom_rank_.
+    const std::vector<detail::PointsAtom> atoms =
+        detail::pack_points_atoms(system, factor, points_atom_rank_);
     const PairTerm term = pair_term(physics);
 
     ScopedDevice scoped(device_.ordinal);
@@ -228,7 +226,14 @@ class CudaBackend final : public PotentialBackend {
     if (skip != nullptr) ensure_size(d_point_skips_, n);
     events_->start.record(stream);
     d_point_coordinates_.upload(points->data(), 3 * n, stream);
-    if (skip != nullptr) d_point_skips_.upload(skip, n, stream);
+    if (skip != nullptr) {
+      // Skips name atoms by their index in the system; the device holds them in Z order.
+      points_skips_.resize(n);
+      for (std::size_t i = 0; i < n; ++i)
+        points_skips_[i] =
+            skip[i] < points_atom_rank_.size() ? points_atom_rank_[skip[i]] : kNoAtom;
+      d_point_skips_.upload(points_skips_.data(), n, stream);
+    }
     events_->kernels.record(stream);  // the end of the upload, the start of the kernel
 
     detail::PointsLaunch launch;
@@ -320,6 +325,8 @@ class CudaBackend final : public PotentialBackend {
   std::size_t atom_count_ = 0;
   // compute_points(): the atoms of prepare_points() and the buffers of the last call.
   DeviceBuffer<detail::PointsAtom> d_points_atoms_;
+  std::vector<std::uint32_t> points_atom_rank_;  ///< atom index -> its place in Z order
+  std::vector<std::uint32_t> points_skips_;      ///< the call's skips as places (host staging)
   DeviceBuffer<double> d_point_coordinates_;
   DeviceBuffer<std::uint32_t> d_point_skips_;
   DeviceBuffer<float> d_point_values_;

@@ -507,10 +507,9 @@ BenchTable points_table(const DeviceInfo& device, const Ceiling& ceiling,
         if (atom_count == 0) throw UsageError("--atoms: at least one atom");
         const PointsProblem problem = make_points_problem(count, atom_count, model);
         const double factor = coulomb_factor(problem.physics);
-        std::vector<detail::PointsAtom> packed;
-        for (const Atom& atom : problem.system.atoms)
-          packed.push_back(detail::make_points_atom(atom.position[0], atom.position[1],
-                                                    atom.position[2], atom.charge * factor));
+        std::vector<std::uint32_t> rank;  // no skips here
+        const std::vector<detail::PointsAtom> packed =
+            detail::pack_points_atoms(problem.system, factor, rank);
         DeviceBuffer<detail::PointsAtom> d_atoms(packed.size());
         d_atoms.upload(packed.data(), packed.size(), stream.view());
         DeviceBuffer<double> d_points(3 * count);

@@ -1,51 +1,57 @@
 // The points kernel: the potential at arbitrary points (surface vertices, atoms, point lists),
-// one launch per compute_points() call, tuned like the grid's production kernel for the
-// special-function ceiling (one MUFU per atom-point pair, 16 per SM per clock on Hopper).
+// one launch per compute_points() call, built for the special-function ceiling (one MUFU per
+// atom-point pair, 16 per SM per clock on Hopper).
 //
-// Groups. Each warp owns a group of kPointsGroup = 128 consecutive points of the list (4 per
-// lane: lane + 32 m). Its centre c is the midpoint of the group's bounding box (double, finite
-// listed points only; min and max are exact, so c does not depend on the reduction's order),
-// and it works with float offsets p - c rounded once from double. Morton-sorted points make a
-// group compact: its radius R (the largest |p - c|) is a few Å. A value depends only on its
-// group's points (PointsHint::block = 128), and values far from the origin keep their digits.
-// Per warp rather than per block of 1024 points: R is 2-3x smaller, hence smaller float errors
-// and fewer near atoms, and warps never wait for each other (no block barrier anywhere).
+// Why tensor cores. For points in no particular arrangement, r^2 costs four FP32 instructions
+// per pair (|a|^2 + |p|^2 + (-2a).p); with the MUFU and the accumulating FFMA that is six issue
+// slots of the eight a scheduler has per MUFU, and the earlier FP32 kernel reached 68 % of the
+// ceiling with the issue slots and the MIO queue full (bench/results/points_*). Here the warp's
+// tensor cores form every r^2 of a 16-point x 8-atom tile with two mma.sync.m16n8k8 TF32
+// instructions, so a pair costs about 1 MUFU + 1 FFMA + 2/16 HMMA + 1/8 LDS of issue.
+//
+// Groups. Each warp owns kPointsGroup = 16 kPointsTiles consecutive points of the list. Its
+// centre c is the midpoint of the group's bounding box (double, finite listed points only; min
+// and max are exact, so c does not depend on the reduction's order), and it works with float
+// offsets p - c rounded once from double. Morton-sorted points make a group compact: its radius
+// R (the largest |p - c|) is a few Å. A value depends only on its group's points and the atoms.
+//
+// r^2 in TF32. TF32 keeps 11 significant bits, so every float is split into pieces the tensor
+// core multiplies exactly: p = ph + pl, A = -2a = Ah + Al (pieces rounded to TF32), and |a|^2,
+// |p|^2 into three pieces each (exact sums). Point row and atom column of the two k = 8 MMAs
+// (the rows share their first half, so a lane keeps 6 registers per tile, not 8):
+//   A1 = [phx phy phz 1 plx ply plz 1]      B1 = [Ahx Ahy Ahz a2h Ahx Ahy Ahz a2m]
+//   A2 = [phx phy phz 1 p2h p2m p2l 1]      B2 = [Alx Aly Alz a2l 1   1   1   0  ]
+// so D = A1.B1 + A2.B2 = ph.Ah + pl.Ah + ph.Al + |a|^2 + |p|^2 = r^2 - pl.Al in FP32
+// accumulation. The tensor core adds in FP32 (products exact; sums rounded by the unit).
+//
+// Error of the fast path. Its pairs have r >= rn >= R/2 and |p| <= R, so |a| <= |p| + r <= 3r.
+// The dropped pl.Al and the truncation of Al (the tensor core reads TF32) are each at most
+// ~2^-21 |p| |A| <= 3 2^-19 r^2; the accumulation rounds sums below ~16 r^2 (|a|^2 <= 9 r^2,
+// |p||A| <= 12 r^2). Measured (bench): 3-8e-7 of max|V|; the FP32 kernel it replaced 1.5e-6.
 //
 // Atoms. prepare_points() uploads each coordinate as float + float remainder (PointsAtom). Each
-// warp stages rounds of 128 atoms (4 per lane) into its own shared memory as seen from its
-// centre, a = (hi - c_hi) + (lo - c_lo) in float (exact when the atom is near, by Sterbenz; ~1
-// ulp of |a| otherwise: no double arithmetic or F2F per atom), stored as (-2a, |a|^2) and q.
+// warp stages rounds of kRound atoms into its own shared memory as seen from its centre,
+// a = (hi - c_hi) + (lo - c_lo) in float (exact when the atom is near, by Sterbenz), split into
+// the B fragments in the order the MMA reads them (one LDS.128 per lane per 8 atoms), with the
+// charges (one LDS.64) and the plain offsets for the exact path.
 //
-// Fast path: r^2 = (|a|^2 + |p|^2) + (-2a).p, one FADD and 3 FFMA, then the unclamped term of
-// dcs::add_unclamped_coulomb_term with the model's pair object. The expansion cancels for near
-// pairs, so an atom that comes within rn = max(R, min_distance) of any of the group's points
-// (|a| < R + rn, tested when staging: one FSETP per atom, one ballot per 32) takes the exact
-// path: dx = p - a, r^2 = dx^2 + dy^2 + dz^2, dcs::add_coulomb_term with the clamp at
-// min_distance^2 and the skip (the term of atom skip[i] left out by a zero charge), always MUFU.
-// So does every atom that is some listed point's skip, wherever it lies (a bit per lane's skip
-// in the 32 atoms, one REDUX.OR). Atoms go 4 at a time: a step of 4 is exact if one of them is.
-// Sums: float per chunk of kProductionChunkAtoms atoms in registers, added in chunk order.
+// Exact path: an atom that comes within rn = max(R/2, min_distance) of any of the group's
+// points (|a| < R + rn, tested when staging: one ballot per 32) makes its tile of 8 atoms take the
+// exact path: dx = p - a, r^2 = dx^2 + dy^2 + dz^2, dcs::add_coulomb_term with the clamp at
+// min_distance^2 and the skip (the term of atom skip[i] left out by a zero charge). So does a
+// tile with some listed point's skip atom. Sums: per lane, a float per chunk of chunk_atoms atoms
+// (a quarter of each tile's atoms), added in chunk order, and the four lanes of a point added in
+// a fixed tree at the end.
 //
-// Error of the fast path. Its pairs have r >= rn >= R and |p| <= R, so |a| <= |p| + r <= 2r
-// and |a|^2 + |p|^2 <= 5 r^2. r^2 is formed from |a|^2, |p|^2 (each rounded once) and three FMAs
-// whose partial sums stay below 2 (|a|^2 + |p|^2): at most ~6 roundings of 2^-24 x 10 r^2, a
-// bound of 3.6e-6 relative in r^2 (1.8e-6 in 1/r) in the worst corner (|a| = 2r, all roundings
-// one way), ~1e-6 and below in practice. The float offsets add ~(|p| + |a|) 2^-24 to r on both
-// paths: 1.8e-7 relative at r = R, 1e-6 at r = R / 5 (exact path).
+// Atoms arrive in Z order (pack_points_atoms), so a group's near atoms fill few tiles.
 //
-// SASS (sm_90, ptxas -v: 64 registers, 0 spills, 20.4 KiB shared per block of 256 threads,
-// 4 blocks per SM). A fast sub-round of 32 atoms x 4 points (128 pairs per lane) is one
-// straight block: Coulomb all-MUFU 811 instructions (512 FFMA, 128 FADD, 128 MUFU.RSQ, 40
-// LDS.128, 3 more) = 6.34 per pair; staging 102 per 64 atoms (0.40 per pair) and ~10 per
-// sub-round (0.08): 6.8 issue slots per MUFU against the 8 that a scheduler has per MUFU at the
-// MUFU rate (4 instructions per SM per clock vs 16 MUFU lanes): MUFU-bound, 85 % of the issue
-// slots used, so 100 % of the MUFU rsqrt ceiling at best and ~90-95 % expected. kBalanced gives
-// one pair in 16 to the FMA-pipe rsqrt (dcs::FmaPipeRsqrt): 868 per sub-round, 120 MUFU, i.e.
-// 7.26 slots for 7.5 MUFU slots per pair: up to 107 % in theory if issue keeps up. eps = 4r the
-// same with MUFU.RCP. Screened: 1324 per sub-round with MUFU.RSQ + MUFU.EX2 per pair (10.8 slots
-// for 16): MUFU-bound, 100 % of the rsqrt + ex2 ceiling at best; kBalanced 4 of 16 pairs on the
-// FMA pipe (1549, 1.75 MUFU per pair: 12.6 slots for 14), up to 114 %. The benchmark
-// (dcs_potential_bench --points) measures both policies against the same run's ceiling.
+// Where it stands (H200, bench/results/points_2026-11-26_h200.md): 68 % of the MUFU rsqrt
+// ceiling (Coulomb), 84 % of rsqrt + ex2 (Debye-Hückel), the same as the FP32 kernel it
+// replaced, with half its error. Removing the MUFU work altogether (DCS_POINTS_EXPERIMENT=2)
+// gains only 10 %, so the limit is not the special-function unit: ncu counts 3.6 G instructions
+// where the fast tiles need ~1.9 G; the exact tiles (the whole tile for one near atom, one row
+// at a time through shared memory) and the staging take the rest. ptxas -v: 95-126 registers,
+// 0 spills, 42 KiB shared per block of 128 threads, 4 blocks per SM.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -57,13 +63,14 @@
 #include "dcs/backend.hpp"  // kNoAtom
 #include "dcs/error.hpp"
 #include "dcs/physics.hpp"
+#include "dcs/spatial_order.hpp"
 #include "launch.hpp"
 #include "points/points_kernel.hpp"
 
 namespace dcs::cuda::detail {
 namespace {
 
-constexpr int kThreads = 256;
+constexpr int kThreads = 128;
 constexpr int kWarps = kThreads / 32;
 #ifndef DCS_POINTS_BLOCKS_PER_SM
 #define DCS_POINTS_BLOCKS_PER_SM 4
@@ -72,36 +79,56 @@ constexpr int kBlocksPerSm = DCS_POINTS_BLOCKS_PER_SM;
 /// rn = max(kNearFraction R, min_distance): the exact path's reach beyond the group's radius R
 /// (header comment; a tuning knob, DCS_POINTS_NEAR_FRACTION, for scripts/gpu/points_variants.sh).
 #ifndef DCS_POINTS_NEAR_FRACTION
-#define DCS_POINTS_NEAR_FRACTION 1.0
+#define DCS_POINTS_NEAR_FRACTION 0.5
 #endif
 constexpr double kNearFraction = DCS_POINTS_NEAR_FRACTION;
-constexpr int kPoints = kPointsPerThread;
-constexpr int kRound = 128;  ///< atoms per staging round: 4 per lane
-constexpr std::uint32_t kSubRounds = kRound / 32;
+constexpr int kTiles = kPointsTiles;    ///< 16-point MMA tiles per warp
+constexpr int kRound = 64;              ///< atoms per staging round: 2 per lane
+constexpr int kAtomTiles = kRound / 8;  ///< 8-atom MMA tiles per round
+constexpr int kSubRounds = kRound / 32;
+constexpr int kTilePairs = 4 * kTiles;  ///< a lane's pairs per atom tile
+/// Atom tiles per straight step of a round without near atoms (a tuning knob for
+/// points_variants.sh: more lets ptxas overlap tiles, at the price of registers).
 #ifndef DCS_POINTS_UNROLL
-#define DCS_POINTS_UNROLL 4
+#define DCS_POINTS_UNROLL 2
 #endif
-/// Atoms per step (one exact-or-fast decision per step); its run of MUFU instructions is
-/// kUnroll x kPoints long (a tuning knob, DCS_POINTS_UNROLL, for points_variants.sh).
 constexpr int kUnroll = DCS_POINTS_UNROLL;
-constexpr int kStepPairs = kUnroll * kPoints;
+#ifndef DCS_POINTS_EXPERIMENT
+#define DCS_POINTS_EXPERIMENT 0  // 1, 2, 3: timing experiments (fast_tile), wrong values
+#endif
 constexpr unsigned kFullMask = 0xffffffffu;
-static_assert(kRound % kUnroll == 0, "a round is whole steps");
 
-/// One warp's shared memory: a round of staged atoms, which of them go exact, the centre.
+/// One warp's shared memory: its points, a round of staged atoms, which tiles go exact.
 struct WarpStage {
-  float4 atom[kRound];         ///< (-2 ax, -2 ay, -2 az, |a|^2), a = atom - centre in Å
-  float q[kRound];             ///< charge times the factor; 0 for padding
-  unsigned exact[kSubRounds];  ///< per 32 atoms: bit u set when atom u takes the exact path
-  float centre[3];             ///< float(c)
-  float centre_lo[3];          ///< float(c - float(c))
+  float4 raw[kRound][2];               ///< the round's atoms as uploaded, copied ahead (cp.async)
+  float4 fragment[kAtomTiles][32];     ///< lane (g, t): {B1[t], B1[t+4], B2[t], B2[t+4]} of atom g
+  float4 atom[kRound];                 ///< (-2 ax, -2 ay, -2 az, q), a = atom - centre in Å
+  float q[kRound];                     ///< charge times the factor; 0 for padding
+  float4 point[kPointsGroup];          ///< (x, y, z) offset from the centre, skip atom's bits
+  unsigned exact[kSubRounds];          ///< per 32 atoms: bit u set when atom u is near or a skip
+  float exact_energy[2 * kTiles][32];  ///< per lane, row 2 m + r: the exact path's chunk sum
+  float total[2 * kTiles][32];         ///< per lane, row 2 m + r: the sum of finished chunks
+  float centre[3];                     ///< float(c)
+  float centre_lo[3];                  ///< float(c - float(c))
 };
 
-/// Whether pair `index` (u * kPoints + m) of a step takes the FMA-pipe rsqrt: Software of
-/// kStepPairs, spread evenly.
-template <int Software>
-__device__ __forceinline__ constexpr bool takes_software_rsqrt(int index) {
-  return (index + 1) * Software / kStepPairs > index * Software / kStepPairs;
+/// Finite x rounded to the nearest TF32 (10 fraction bits, low 13 bits zero; ties away from
+/// zero), as a float: two integer instructions where cvt.rna.tf32.f32 takes six (it also
+/// guards infinities and NaN, which only NaN atoms bring here, and they make NaN values anyway).
+__device__ __forceinline__ float to_tf32(float x) {
+  return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u);
+}
+
+/// d = a b + c for one 16 x 8 x 8 TF32 tile (PTX fragment layout: a0 (g, t), a1 (g + 8, t),
+/// a2 (g, t + 4), a3 (g + 8, t + 4); b0 (t, g), b1 (t + 4, g); d (g + 8 (i / 2), 2 t + i % 2)).
+[[maybe_unused]] __device__ __forceinline__ void mma_tf32(float (&d)[4],
+                                                          const std::uint32_t (&a)[4], float b0,
+                                                          float b1, const float (&c)[4]) {
+  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%10,%11,%12,%13};"
+      : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(__float_as_uint(b0)),
+        "r"(__float_as_uint(b1)), "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
 }
 
 /// 1u << shift with PTX's shl semantics: 0 for shift >= 32 (C++ leaves that undefined).
@@ -111,6 +138,13 @@ __device__ __forceinline__ unsigned bit_or_zero(unsigned shift) {
   return result;
 }
 
+/// Whether pair `index` of a lane's kTilePairs per atom tile takes the FMA-pipe rsqrt:
+/// Software of them, spread evenly.
+template <int Software>
+__device__ __forceinline__ constexpr bool takes_software_rsqrt(int index) {
+  return (index + 1) * Software / kTilePairs > index * Software / kTilePairs;
+}
+
 template <PairKind Kind>
 __device__ __forceinline__ auto device_pair_model(float screen_c) {
   if constexpr (Kind == PairKind::kScreened) return ScreenedPair<float>{screen_c};
@@ -118,96 +152,178 @@ __device__ __forceinline__ auto device_pair_model(float screen_c) {
   else return CoulombPair{};
 }
 
-/// A thread's points as float offsets from the group's centre, with |p|^2.
-struct ThreadPoints {
-  float x[kPoints], y[kPoints], z[kPoints], p2[kPoints];
+/// A lane's A fragments: for each 16-point tile, the rows of the two MMAs (header comment):
+/// a1 = {A[g][t], A[g + 8][t], A1[g][t + 4], A1[g + 8][t + 4]}, a2 the same with A2's second
+/// half (the first halves are equal).
+struct PointFragments {
+  std::uint32_t a1[kTiles][4];
+  std::uint32_t a2[kTiles][4];
 };
 
-/// The fast path for kUnroll atoms: r^2 by the expansion, no clamp (r >= rn >= min_distance
-/// here), no skip (skip atoms are always exact).
+/// Elements t (both rows), t + 4 of A1 and t + 4 of A2 of the point at offset (x, y, z).
+__device__ __forceinline__ void point_row(float x, float y, float z, unsigned t, float& shared,
+                                          float& a1, float& a2) {
+  const float hx = to_tf32(x), hy = to_tf32(y), hz = to_tf32(z);
+  const float lx = to_tf32(x - hx), ly = to_tf32(y - hy), lz = to_tf32(z - hz);
+  const float p2 = fmaf(x, x, fmaf(y, y, z * z));
+  const float p2h = to_tf32(p2);
+  const float p2r = p2 - p2h;  // exact
+  const float p2m = to_tf32(p2r);
+  const float p2l = to_tf32(p2r - p2m);  // exact: the last bits
+  // A1 = [hx hy hz 1 lx ly lz 1], A2 = [hx hy hz 1 p2h p2m p2l 1]
+  shared = t == 0 ? hx : t == 1 ? hy : t == 2 ? hz : 1.0f;
+  a1 = t == 0 ? lx : t == 1 ? ly : t == 2 ? lz : 1.0f;
+  a2 = t == 0 ? p2h : t == 1 ? p2m : t == 2 ? p2l : 1.0f;
+}
+
+/// The fast path for atom tile j: r^2 from the tensor cores, no clamp (r >= rn >=
+/// min_distance here), no skip (a skip atom's tile is always exact).
 template <int Software, class Model>
-__device__ __forceinline__ void fast_step(float (&energy)[kPoints], const ThreadPoints& p,
-                                          const float4* atoms, const float* charges, Model model) {
+__device__ __forceinline__ void fast_tile(float (&energy)[kTiles][2], const PointFragments& p,
+                                          const WarpStage& stage, int j, unsigned lane,
+                                          Model model) {
+  const float4 b = stage.fragment[j][lane];
+  const float2 q = *reinterpret_cast<const float2*>(stage.q + 8 * j + 2 * (lane % 4u));
+  constexpr float kZero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const float4 a = atoms[u];
-    const float q = charges[u];
+  for (int m = 0; m < kTiles; ++m) {
+    float partial[4], r2[4];
+#if DCS_POINTS_EXPERIMENT == 3  // timing only: no tensor cores
+    for (int i = 0; i < 4; ++i) r2[i] = __uint_as_float(p.a1[m][i]) + b.x;
+    (void)partial;
+    (void)kZero;
+#else
+    mma_tf32(partial, p.a1[m], b.x, b.y, kZero);
+#if DCS_POINTS_EXPERIMENT == 1  // timing only: one MMA per tile
+    for (int i = 0; i < 4; ++i) r2[i] = partial[i] + b.z;
+#else
+    mma_tf32(r2, p.a2[m], b.z, b.w, partial);
+#endif
+#endif
 #pragma unroll
-    for (int m = 0; m < kPoints; ++m) {
-      const float r2 = fmaf(p.z[m], a.z, fmaf(p.y[m], a.y, fmaf(p.x[m], a.x, a.w + p.p2[m])));
-      if (takes_software_rsqrt<Software>(u * kPoints + m))
-        energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, FmaPipeRsqrt{}, model);
-      else energy[m] = add_unclamped_coulomb_term(energy[m], q, r2, HardwareRsqrt{}, model);
+    for (int i = 0; i < 4; ++i) {
+      const float charge = i % 2 == 0 ? q.x : q.y;
+      float& e = energy[m][i / 2];
+#if DCS_POINTS_EXPERIMENT == 2  // timing only: no MUFU
+      e = fmaf(charge, r2[i], e);
+      continue;
+#endif
+      if (takes_software_rsqrt<Software>(4 * m + i))
+        e = add_unclamped_coulomb_term(e, charge, r2[i], FmaPipeRsqrt{}, model);
+      else e = add_unclamped_coulomb_term(e, charge, r2[i], HardwareRsqrt{}, model);
     }
   }
 }
 
-/// The exact path for kUnroll atoms (the first of which is atom `index`): dx = p - a from the
-/// staged -2a (a = -(-2a)/2 exactly, so dx is rounded once), the clamp at min_r2 and the skip.
-/// Always MUFU: its pairs are the near ones, where the FMA-pipe cubic's 1.1e-6 would show most.
+/// The exact path for atom tile j (atoms index0 + 8 j ...): dx = p - a from the staged -2a
+/// (a = -(-2a)/2 exactly, so dx is rounded once), the clamp at min_r2 and the skip. Always
+/// MUFU: its pairs are the near ones, where the FMA-pipe cubic's 1.1e-6 would show most. It is
+/// rare, so it sums into the lane's shared exact_energy, one row at a time (registers stay with
+/// the fast path).
 template <class Model>
-__device__ __forceinline__ void exact_step(float (&energy)[kPoints], const ThreadPoints& p,
-                                           const std::uint32_t (&skip)[kPoints],
-                                           const float4* atoms, const float* charges,
-                                           std::uint32_t index, float min_r2, Model model) {
+__device__ __forceinline__ void exact_tile(WarpStage& stage, int j, unsigned lane,
+                                           std::uint32_t index0, float min_r2, Model model) {
+  const unsigned g = lane / 4u, t = lane % 4u;
+  const int column = 8 * j + 2 * static_cast<int>(t);
+  const float4 atoms[2] = {stage.atom[column], stage.atom[column + 1]};
+  const std::uint32_t index = index0 + static_cast<std::uint32_t>(column);
+#pragma unroll 1
+  for (int k = 0; k < 2 * kTiles; ++k) {  // row g + 8 (k % 2) of tile k / 2
+    const float4 p = stage.point[16 * (k / 2) + static_cast<int>(g) + 8 * (k % 2)];
+    const std::uint32_t skip = __float_as_uint(p.w);
+    float energy = stage.exact_energy[k][lane];
 #pragma unroll
-  for (int u = 0; u < kUnroll; ++u) {
-    const float4 a = atoms[u];
-    const float q = charges[u];
-#pragma unroll
-    for (int m = 0; m < kPoints; ++m) {
-      const float dx = fmaf(0.5f, a.x, p.x[m]);
-      const float dy = fmaf(0.5f, a.y, p.y[m]);
-      const float dz = fmaf(0.5f, a.z, p.z[m]);
+    for (int u = 0; u < 2; ++u) {
+      const float4 a = atoms[u];
+      const float dx = fmaf(0.5f, a.x, p.x);
+      const float dy = fmaf(0.5f, a.y, p.y);
+      const float dz = fmaf(0.5f, a.z, p.z);
       const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
-      const float charge = skip[m] == index + static_cast<std::uint32_t>(u) ? 0.0f : q;
-      energy[m] = add_coulomb_term(energy[m], charge, r2, min_r2, HardwareRsqrt{}, model);
+      const float charge = skip == index + static_cast<std::uint32_t>(u) ? 0.0f : a.w;
+      energy = add_coulomb_term(energy, charge, r2, min_r2, HardwareRsqrt{}, model);
     }
+    stage.exact_energy[k][lane] = energy;
   }
 }
 
-/// The warp stages atoms [base, base + kRound) of the chunk that ends at chunk_end, as seen
-/// from its centre, kRound / 32 per lane (padding past chunk_end: q = 0, r^2 >= 1), and marks
-/// per 32 atoms those within the near radius of the group (|a|^2 < near_a2) and those that are
-/// some point's skip: they take the exact path.
-__device__ __forceinline__ void stage_round(WarpStage& stage, const PointsAtom* atoms,
-                                            std::uint32_t base, std::uint32_t chunk_end,
-                                            float near_a2, bool group_skips,
-                                            const std::uint32_t (&skip)[kPoints]) {
+/// Starts copying atoms [base, min(base + kRound, chunk_end)) into stage.raw (cp.async, 16
+/// bytes at a time, L2 only), so that the global loads' latency passes while the warp computes
+/// the previous round; stage_round() waits for them.
+__device__ __forceinline__ void prefetch_round(WarpStage& stage, const PointsAtom* atoms,
+                                               std::uint32_t base, std::uint32_t chunk_end) {
+  const unsigned lane = threadIdx.x % 32u;
+#pragma unroll
+  for (int sub = 0; sub < kSubRounds; ++sub) {
+    const std::uint32_t k = base + 32u * static_cast<std::uint32_t>(sub) + lane;
+    if (k < chunk_end) {
+      const auto* source = reinterpret_cast<const float4*>(atoms + k);
+      float4* target = stage.raw[32 * sub + static_cast<int>(lane)];
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(target + half));
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(source + half)
+                     : "memory");
+      }
+    }
+  }
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+/// The warp stages atoms [base, base + kRound) of the chunk that ends at chunk_end (copied into
+/// stage.raw by prefetch_round), as seen from its centre, 2 per lane (padding past chunk_end:
+/// q = 0, r^2 >= 1), and marks per 32 atoms those within the near radius of the group (|a|^2 <
+/// near_a2) and those that are some point's skip: their tiles take the exact path.
+__device__ __forceinline__ void stage_round(WarpStage& stage, std::uint32_t base,
+                                            std::uint32_t chunk_end, float near_a2,
+                                            bool group_skips, const std::uint32_t (&skip)[2]) {
+  asm volatile("cp.async.wait_group 0;" ::: "memory");
   const unsigned lane = threadIdx.x % 32u;
   const float cx = stage.centre[0], cy = stage.centre[1], cz = stage.centre[2];
   const float cx_lo = stage.centre_lo[0], cy_lo = stage.centre_lo[1], cz_lo = stage.centre_lo[2];
-  // Two sub-rounds' loads in flight at a time: four spill the 80 registers.
-#pragma unroll 2
-  for (std::uint32_t sub = 0; sub < kSubRounds; ++sub) {
-    const std::uint32_t first = base + 32u * sub;
+#pragma unroll
+  for (int sub = 0; sub < kSubRounds; ++sub) {
+    const std::uint32_t first = base + 32u * static_cast<std::uint32_t>(sub);
     const std::uint32_t k = first + lane;
-    float4 staged = make_float4(0.0f, 0.0f, 0.0f, 1.0f);
-    float q = 0.0f;
+    float ax2 = 0.0f, ay2 = 0.0f, az2 = 0.0f, a2 = 1.0f, q = 0.0f;  // -2a, |a|^2
     bool near = false;
+    const int slot = 32 * sub + static_cast<int>(lane);
     if (k < chunk_end) {
-      const auto* halves = reinterpret_cast<const float4*>(atoms + k);
-      const float4 hi = __ldg(halves);  // x, y, z, q
-      const float4 lo = __ldg(halves + 1);
+      const float4 hi = stage.raw[slot][0];  // x, y, z, q: this lane's own copy
+      const float4 lo = stage.raw[slot][1];
       // (hi - c) is exact when the atom is near (Sterbenz) and rounded relative to the offset
       // otherwise; the remainders' difference is tiny: one more rounding of the offset's size.
       const float ax = (hi.x - cx) + (lo.x - cx_lo);
       const float ay = (hi.y - cy) + (lo.y - cy_lo);
       const float az = (hi.z - cz) + (lo.z - cz_lo);
       q = hi.w;
-      const float a2 = fmaf(ax, ax, fmaf(ay, ay, az * az));
-      staged = make_float4(-2.0f * ax, -2.0f * ay, -2.0f * az, a2);
+      a2 = fmaf(ax, ax, fmaf(ay, ay, az * az));
+      ax2 = -2.0f * ax;
+      ay2 = -2.0f * ay;
+      az2 = -2.0f * az;
       near = !(a2 >= near_a2);  // NaN atoms too (they make every value NaN either way)
     }
-    stage.atom[32u * sub + lane] = staged;
-    stage.q[32u * sub + lane] = q;
+    stage.atom[slot] = make_float4(ax2, ay2, az2, q);
+    stage.q[slot] = q;
+    // B1 = [Ahx Ahy Ahz a2h Ahx Ahy Ahz a2m], B2 = [Alx Aly Alz a2l 1 1 1 0]; the lane that
+    // reads atom g's pieces t and t + 4 is 4 g + t.
+    // The low pieces go as they are: the tensor core reads their top 19 bits (truncation,
+    // 2^-11 of a piece that is itself below 2^-11 of the value).
+    const float hx = to_tf32(ax2), hy = to_tf32(ay2), hz = to_tf32(az2);
+    const float lx = ax2 - hx, ly = ay2 - hy, lz = az2 - hz;  // exact
+    const float a2h = to_tf32(a2);
+    const float a2r = a2 - a2h;  // exact
+    const float a2m = to_tf32(a2r);
+    const float a2l = a2r - a2m;  // exact, and at most 3 significant bits: TF32 holds it
+    float4* fragment = &stage.fragment[slot / 8][4 * (slot % 8)];
+    fragment[0] = make_float4(hx, hx, lx, 1.0f);
+    fragment[1] = make_float4(hy, hy, ly, 1.0f);
+    fragment[2] = make_float4(hz, hz, lz, 1.0f);
+    fragment[3] = make_float4(a2h, a2m, a2l, 0.0f);
     unsigned exact = __ballot_sync(kFullMask, near);
     if (group_skips) {
       // Atoms of these 32 that are some point's skip: bit skip - first (none when the
       // difference, unsigned, is 32 or more: kNoAtom never lands here).
-      unsigned bits = 0;
-#pragma unroll
-      for (int m = 0; m < kPoints; ++m) bits |= bit_or_zero(skip[m] - first);
+      const unsigned bits = bit_or_zero(skip[0] - first) | bit_or_zero(skip[1] - first);
       exact |= __reduce_or_sync(kFullMask, bits);
     }
     if (lane == 0) stage.exact[sub] = exact;
@@ -225,21 +341,22 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const auto n = static_cast<long long>(launch.n);
   if (first >= n) return;  // the whole warp
 
-  // --- The group: centre, float offsets, radius, skips ------------------------------------
-  double px[kPoints], py[kPoints], pz[kPoints];
+  // --- The group: centre, float offsets, radius, skips (points lane and lane + 32) --------
+  constexpr int kLanePoints = kPointsGroup / 32;
+  double px[kLanePoints], py[kLanePoints], pz[kLanePoints];
   double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
-  std::uint32_t skip[kPoints];
+  std::uint32_t skip[2] = {kNoAtom, kNoAtom};
   bool any_skip = false;
 #pragma unroll
-  for (int m = 0; m < kPoints; ++m) {
+  for (int m = 0; m < kLanePoints; ++m) {
     const long long i = first + lane + 32 * m;
     px[m] = py[m] = pz[m] = 0.0;
-    skip[m] = kNoAtom;
+    std::uint32_t s = kNoAtom;
     if (i < n) {
       px[m] = launch.d_points[3 * i];
       py[m] = launch.d_points[3 * i + 1];
       pz[m] = launch.d_points[3 * i + 2];
-      if (launch.d_skip != nullptr) skip[m] = launch.d_skip[i];
+      if (launch.d_skip != nullptr) s = launch.d_skip[i];
       if (isfinite(px[m]) && isfinite(py[m]) && isfinite(pz[m])) {
         lo[0] = fmin(lo[0], px[m]);
         lo[1] = fmin(lo[1], py[m]);
@@ -249,8 +366,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
         hi[2] = fmax(hi[2], pz[m]);
       }
     }
-    any_skip = any_skip || skip[m] != kNoAtom;
+    if (m < 2) skip[m] = s;
+    any_skip = any_skip || s != kNoAtom;
   }
+  static_assert(kLanePoints <= 2, "a lane's skips are two registers");
 #pragma unroll
   for (int offset = 16; offset >= 1; offset /= 2) {
 #pragma unroll
@@ -263,19 +382,18 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 #pragma unroll
   for (int axis = 0; axis < 3; ++axis)
     centre[axis] = lo[axis] <= hi[axis] ? 0.5 * (lo[axis] + hi[axis]) : 0.0;  // none finite: 0
-  ThreadPoints p;
   double radius2 = 0.0;
 #pragma unroll
-  for (int m = 0; m < kPoints; ++m) {
+  for (int m = 0; m < kLanePoints; ++m) {
     // Lanes past the list's end sit at the centre: they neither widen the radius nor compute
     // anything but zeros' worth of work (their values are not stored).
     const bool listed = first + lane + 32 * m < n;
-    p.x[m] = listed ? __double2float_rn(px[m] - centre[0]) : 0.0f;
-    p.y[m] = listed ? __double2float_rn(py[m] - centre[1]) : 0.0f;
-    p.z[m] = listed ? __double2float_rn(pz[m] - centre[2]) : 0.0f;
-    p.p2[m] = fmaf(p.x[m], p.x[m], fmaf(p.y[m], p.y[m], p.z[m] * p.z[m]));
-    const double d2 = static_cast<double>(p.x[m]) * p.x[m] + static_cast<double>(p.y[m]) * p.y[m] +
-                      static_cast<double>(p.z[m]) * p.z[m];
+    const float x = listed ? __double2float_rn(px[m] - centre[0]) : 0.0f;
+    const float y = listed ? __double2float_rn(py[m] - centre[1]) : 0.0f;
+    const float z = listed ? __double2float_rn(pz[m] - centre[2]) : 0.0f;
+    stage.point[lane + 32 * m] = make_float4(x, y, z, __uint_as_float(m < 2 ? skip[m] : kNoAtom));
+    const double d2 =
+        static_cast<double>(x) * x + static_cast<double>(y) * y + static_cast<double>(z) * z;
     if (!isnan(d2)) radius2 = fmax(radius2, d2);  // NaN points (NaN values) do not count
   }
 #pragma unroll
@@ -297,58 +415,92 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     }
   }
   __syncwarp();
+  // This lane's A fragments: rows g and g + 8 of every tile, elements t and t + 4.
+  PointFragments fragments;
+  {
+    const unsigned g = lane / 4u, t = lane % 4u;
+#pragma unroll
+    for (int m = 0; m < kTiles; ++m) {
+#pragma unroll
+      for (int row = 0; row < 2; ++row) {
+        const float4 p = stage.point[16 * m + static_cast<int>(g) + 8 * row];
+        float shared, a1, a2;
+        point_row(p.x, p.y, p.z, t, shared, a1, a2);
+        fragments.a1[m][row] = fragments.a2[m][row] = __float_as_uint(shared);
+        fragments.a1[m][row + 2] = __float_as_uint(a1);
+        fragments.a2[m][row + 2] = __float_as_uint(a2);
+      }
+    }
+  }
 
   const auto model = device_pair_model<Kind>(launch.screen_c);
   const auto atom_count = static_cast<std::uint32_t>(launch.atom_count);
   const auto chunk_atoms = static_cast<std::uint32_t>(launch.chunk_atoms);
-  float total[kPoints] = {};
+#pragma unroll
+  for (int k = 0; k < 2 * kTiles; ++k) stage.exact_energy[k][lane] = 0.0f;
+  prefetch_round(stage, launch.d_atoms, 0, min(atom_count, chunk_atoms));
   for (std::uint32_t chunk = 0; chunk < atom_count; chunk += chunk_atoms) {
     const std::uint32_t chunk_end = min(atom_count, chunk + chunk_atoms);
-    float energy[kPoints] = {};
+    float energy[kTiles][2] = {};
     for (std::uint32_t base = chunk; base < chunk_end; base += kRound) {
       __syncwarp();  // every lane is done with the previous round
-      stage_round(stage, launch.d_atoms, base, chunk_end, near_a2, group_skips, skip);
+      stage_round(stage, base, chunk_end, near_a2, group_skips, skip);
+      // The next round (of this chunk or the next; none after the last) copies in while the
+      // warp computes this one: stage.raw is free once staged.
+      const std::uint32_t next = base + kRound < chunk_end ? base + kRound : chunk_end;
+      if (next < atom_count)
+        prefetch_round(stage, launch.d_atoms, next,
+                       next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms));
       __syncwarp();
-      // Whole sub-rounds of 32 (at most 31 padding atoms per chunk); each is all fast (the
-      // usual case) or decided per step of kUnroll atoms.
-      const std::uint32_t sub_rounds = min(kSubRounds, (chunk_end - base + 31u) / 32u);
+      // Whole tiles of 8 (at most 7 padding atoms per chunk); a round without a near or skip
+      // atom (the usual case) runs straight, others decide per tile.
+      const int tiles = static_cast<int>(
+          min(static_cast<std::uint32_t>(kAtomTiles), (chunk_end - base + 7u) / 8u));
+      static_assert(kSubRounds == 2, "a round's exact bits are one 64-bit word");
+      const std::uint64_t exact = stage.exact[0] | static_cast<std::uint64_t>(stage.exact[1]) << 32;
+      if (tiles == kAtomTiles && exact == 0u) {
+#pragma unroll kUnroll
+        for (int j = 0; j < kAtomTiles; ++j)
+          fast_tile<Software>(energy, fragments, stage, j, lane, model);
+      } else {
 #pragma unroll 1
-      for (std::uint32_t sub = 0; sub < sub_rounds; ++sub) {
-        const unsigned exact = stage.exact[sub];
-        const float4* atoms = stage.atom + 32 * sub;
-        const float* charges = stage.q + 32 * sub;
-        if (exact == 0) {
-#pragma unroll
-          for (int a = 0; a < 32; a += kUnroll)
-            fast_step<Software>(energy, p, atoms + a, charges + a, model);
-        } else {
-          const std::uint32_t index = base + 32 * sub;
-#pragma unroll 1
-          for (int a = 0; a < 32; a += kUnroll) {
-            if ((exact >> a) & ((1u << kUnroll) - 1u))
-              exact_step(energy, p, skip, atoms + a, charges + a,
-                         index + static_cast<std::uint32_t>(a), min_r2, model);
-            else fast_step<Software>(energy, p, atoms + a, charges + a, model);
-          }
+        for (int j = 0; j < tiles; ++j) {
+          if ((exact >> (8 * j)) & 0xffu) exact_tile(stage, j, lane, base, min_r2, model);
+          else fast_tile<Software>(energy, fragments, stage, j, lane, model);
         }
       }
     }
-    // One float sum per chunk, added in chunk order (the first overwrites).
+    // One float sum per chunk (fast path + exact path), added in chunk order (the first
+    // overwrites); each lane touches only its own shared slots.
 #pragma unroll
-    for (int m = 0; m < kPoints; ++m) total[m] = chunk == 0 ? energy[m] : total[m] + energy[m];
+    for (int k = 0; k < 2 * kTiles; ++k) {
+      const float sum = energy[k / 2][k % 2] + stage.exact_energy[k][lane];
+      stage.exact_energy[k][lane] = 0.0f;
+      stage.total[k][lane] = chunk == 0 ? sum : stage.total[k][lane] + sum;
+    }
   }
 
+  // The four lanes of a row hold its sums over atoms 2t, 2t + 1 of every tile: a fixed tree
+  // ((t0 + t1) + (t2 + t3)) in every lane (addition commutes exactly), stored by lane t = 0.
 #pragma unroll
-  for (int m = 0; m < kPoints; ++m) {
-    const long long i = first + lane + 32 * m;
-    if (i < n) launch.d_out[i] = total[m];
+  for (int m = 0; m < kTiles; ++m) {
+#pragma unroll
+    for (int row = 0; row < 2; ++row) {
+      float v = stage.total[2 * m + row][lane];
+      v += __shfl_xor_sync(kFullMask, v, 1);
+      v += __shfl_xor_sync(kFullMask, v, 2);
+      const long long i = first + 16 * m + lane / 4u + 8 * row;
+      if (lane % 4u == 0 && i < n) launch.d_out[i] = v;
+    }
   }
 }
 
-/// FMA-pipe rsqrt pairs per step of 16 for the balanced policy (header comment of this file).
+/// FMA-pipe rsqrt pairs of a lane's kTilePairs per atom tile for the balanced policy: the
+/// tensor cores leave most issue slots free, so a quarter of the rsqrts (Coulomb, eps = k r;
+/// the screened term's EX2 stays on MUFU either way) go to the FMA pipe.
 template <PairKind Kind>
 constexpr int balanced_software_pairs() {
-  return Kind == PairKind::kScreened ? 4 : 1;
+  return kTilePairs / 4;
 }
 
 template <PairKind Kind>
@@ -361,6 +513,24 @@ void launch_model(const PointsLaunch& launch, const LaunchConfig& config, Stream
 }
 
 }  // namespace
+
+std::vector<PointsAtom> pack_points_atoms(const System& system, double factor,
+                                          std::vector<std::uint32_t>& rank) {
+  std::vector<Vec3> positions;
+  positions.reserve(system.atoms.size());
+  for (const Atom& atom : system.atoms) positions.push_back(atom.position);
+  const std::vector<std::size_t> order = spatial_order(positions);
+  std::vector<PointsAtom> atoms;
+  atoms.reserve(order.size());
+  rank.assign(order.size(), 0);
+  for (std::size_t place = 0; place < order.size(); ++place) {
+    const Atom& atom = system.atoms[order[place]];
+    atoms.push_back(make_points_atom(atom.position[0], atom.position[1], atom.position[2],
+                                     atom.charge * factor));
+    rank[order[place]] = static_cast<std::uint32_t>(place);
+  }
+  return atoms;
+}
 
 void launch_points(const PointsLaunch& launch, StreamView stream) {
   if (launch.n == 0) return;

@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
+#include "dcs/atoms.hpp"
 #include "dcs/physics.hpp"
 #include "stream.hpp"
 
@@ -32,14 +34,21 @@ inline PointsAtom make_points_atom(double x, double y, double z, double scaled_c
   return {hi(x), hi(y), hi(z), static_cast<float>(scaled_charge), lo(x), lo(y), lo(z), 0.0f};
 }
 
-/// Points per thread, and points per group: the 32 threads of a warp take 32 x 4 consecutive
-/// points of the list, relative to the centre of their bounding box. A value depends only on
-/// its group's points, so PointsHint::block is kPointsGroup.
-#ifndef DCS_POINTS_PER_LANE
-#define DCS_POINTS_PER_LANE 4
+/// The system's atoms as the kernel reads them (charges times `factor`), in Z order
+/// (dcs/spatial_order.hpp): the few atoms near a group of points then share a few of the
+/// kernel's 8-atom tiles, which take its exact path whole (bench/results/points_*). rank[i] is
+/// atom i's place, for the skips (compute_points translates them).
+std::vector<PointsAtom> pack_points_atoms(const System& system, double factor,
+                                          std::vector<std::uint32_t>& rank);
+
+/// Points per group: one warp takes kPointsGroup consecutive points of the list, as
+/// kPointsTiles tensor-core tiles of 16 rows, relative to the centre of their bounding box. A
+/// value depends only on its group's points, so PointsHint::block is kPointsGroup.
+#ifndef DCS_POINTS_TILES
+#define DCS_POINTS_TILES 4
 #endif
-inline constexpr int kPointsPerThread = DCS_POINTS_PER_LANE;
-inline constexpr int kPointsGroup = 32 * kPointsPerThread;
+inline constexpr int kPointsTiles = DCS_POINTS_TILES;
+inline constexpr int kPointsGroup = 16 * kPointsTiles;
 
 /// How a thread's pairs form their 1/sqrt (dcs/physics.hpp policies): kBalanced gives a few
 /// pairs of every 16 to the FMA pipe (dcs::FmaPipeRsqrt) so that it works while MUFU is busy,
