@@ -105,8 +105,10 @@ struct WarpStage {
   float4 atom[kRound];                 ///< (-2 ax, -2 ay, -2 az, q), a = atom - centre in Å
   float q[kRound];                     ///< charge times the factor; 0 for padding
   float4 point[kPointsGroup];          ///< (x, y, z) offset from the centre, skip atom's bits
-  unsigned exact[kSubRounds];          ///< per 32 atoms: bit u set when atom u is near or a skip
-  float exact_energy[2 * kTiles][32];  ///< per lane, row 2 m + r: the exact path's chunk sum
+  unsigned exact[kTiles][kSubRounds];  ///< per point tile and 32 atoms: bit u set when atom u
+                                       ///< is near the tile's points or one's skip
+  float4 sphere[kTiles];               ///< per point tile: centre (offset) and near radius^2
+  float group_near2;                   ///< |a|^2 below this: near some tile's sphere, maybe
   float total[2 * kTiles][32];         ///< per lane, row 2 m + r: the sum of finished chunks
   float centre[3];                     ///< float(c)
   float centre_lo[3];                  ///< float(c - float(c))
@@ -176,17 +178,44 @@ __device__ __forceinline__ void point_row(float x, float y, float z, unsigned t,
   a2 = t == 0 ? p2h : t == 1 ? p2m : t == 2 ? p2l : 1.0f;
 }
 
-/// The fast path for atom tile j: r^2 from the tensor cores, no clamp (r >= rn >=
-/// min_distance here), no skip (a skip atom's tile is always exact).
+/// Atom tile j against every point tile: r^2 from the tensor cores without clamp or skip (the
+/// fast path: r >= rn >= min_distance there), except for the point tiles m with bit m of
+/// `exact`, which some atom of the tile comes near or skips: for them dx = p - a from the
+/// staged -2a (a = -(-2a)/2 exactly, so dx is rounded once), the clamp at min_r2 and the skip
+/// (atoms index0 + 8 j + ...). The exact path is always MUFU: its pairs are the near ones,
+/// where the FMA-pipe cubic's 1.1e-6 would show most.
 template <int Software, class Model>
-__device__ __forceinline__ void fast_tile(float (&energy)[kTiles][2], const PointFragments& p,
+__device__ __forceinline__ void atom_tile(float (&energy)[kTiles][2], const PointFragments& p,
                                           const WarpStage& stage, int j, unsigned lane,
+                                          unsigned exact, std::uint32_t index0, float min_r2,
                                           Model model) {
   const float4 b = stage.fragment[j][lane];
-  const float2 q = *reinterpret_cast<const float2*>(stage.q + 8 * j + 2 * (lane % 4u));
+  const unsigned g = lane / 4u, t = lane % 4u;
+  const int column = 8 * j + 2 * static_cast<int>(t);
+  const float2 q = *reinterpret_cast<const float2*>(stage.q + column);
   constexpr float kZero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
   for (int m = 0; m < kTiles; ++m) {
+    if ((exact >> m) & 1u) {
+      const std::uint32_t index = index0 + static_cast<std::uint32_t>(column);
+#pragma unroll
+      for (int row = 0; row < 2; ++row) {
+        const float4 point = stage.point[16 * m + static_cast<int>(g) + 8 * row];
+        const std::uint32_t skip = __float_as_uint(point.w);
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const float4 a = stage.atom[column + u];
+          const float dx = fmaf(0.5f, a.x, point.x);
+          const float dy = fmaf(0.5f, a.y, point.y);
+          const float dz = fmaf(0.5f, a.z, point.z);
+          const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
+          const float charge = skip == index + static_cast<std::uint32_t>(u) ? 0.0f : a.w;
+          energy[m][row] =
+              add_coulomb_term(energy[m][row], charge, r2, min_r2, HardwareRsqrt{}, model);
+        }
+      }
+      continue;
+    }
     float partial[4], r2[4];
 #if DCS_POINTS_EXPERIMENT == 3  // timing only: no tensor cores
     for (int i = 0; i < 4; ++i) r2[i] = __uint_as_float(p.a1[m][i]) + b.x;
@@ -215,37 +244,6 @@ __device__ __forceinline__ void fast_tile(float (&energy)[kTiles][2], const Poin
   }
 }
 
-/// The exact path for atom tile j (atoms index0 + 8 j ...): dx = p - a from the staged -2a
-/// (a = -(-2a)/2 exactly, so dx is rounded once), the clamp at min_r2 and the skip. Always
-/// MUFU: its pairs are the near ones, where the FMA-pipe cubic's 1.1e-6 would show most. It is
-/// rare, so it sums into the lane's shared exact_energy, one row at a time (registers stay with
-/// the fast path).
-template <class Model>
-__device__ __forceinline__ void exact_tile(WarpStage& stage, int j, unsigned lane,
-                                           std::uint32_t index0, float min_r2, Model model) {
-  const unsigned g = lane / 4u, t = lane % 4u;
-  const int column = 8 * j + 2 * static_cast<int>(t);
-  const float4 atoms[2] = {stage.atom[column], stage.atom[column + 1]};
-  const std::uint32_t index = index0 + static_cast<std::uint32_t>(column);
-#pragma unroll 1
-  for (int k = 0; k < 2 * kTiles; ++k) {  // row g + 8 (k % 2) of tile k / 2
-    const float4 p = stage.point[16 * (k / 2) + static_cast<int>(g) + 8 * (k % 2)];
-    const std::uint32_t skip = __float_as_uint(p.w);
-    float energy = stage.exact_energy[k][lane];
-#pragma unroll
-    for (int u = 0; u < 2; ++u) {
-      const float4 a = atoms[u];
-      const float dx = fmaf(0.5f, a.x, p.x);
-      const float dy = fmaf(0.5f, a.y, p.y);
-      const float dz = fmaf(0.5f, a.z, p.z);
-      const float r2 = fmaf(dx, dx, fmaf(dy, dy, dz * dz));
-      const float charge = skip == index + static_cast<std::uint32_t>(u) ? 0.0f : a.w;
-      energy = add_coulomb_term(energy, charge, r2, min_r2, HardwareRsqrt{}, model);
-    }
-    stage.exact_energy[k][lane] = energy;
-  }
-}
-
 /// Starts copying atoms [base, min(base + kRound, chunk_end)) into stage.raw (cp.async, 16
 /// bytes at a time, L2 only), so that the global loads' latency passes while the warp computes
 /// the previous round; stage_round() waits for them.
@@ -271,11 +269,11 @@ __device__ __forceinline__ void prefetch_round(WarpStage& stage, const PointsAto
 
 /// The warp stages atoms [base, base + kRound) of the chunk that ends at chunk_end (copied into
 /// stage.raw by prefetch_round), as seen from its centre, 2 per lane (padding past chunk_end:
-/// q = 0, r^2 >= 1), and marks per 32 atoms those within the near radius of the group (|a|^2 <
-/// near_a2) and those that are some point's skip: their tiles take the exact path.
+/// q = 0, r^2 >= 1), and marks per point tile and 32 atoms those within the tile's near
+/// sphere and those that are the skip of one of its points: they take the exact path with it.
 __device__ __forceinline__ void stage_round(WarpStage& stage, std::uint32_t base,
-                                            std::uint32_t chunk_end, float near_a2,
-                                            bool group_skips, const std::uint32_t (&skip)[2]) {
+                                            std::uint32_t chunk_end, bool group_skips,
+                                            const std::uint32_t (&skip)[2]) {
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   const unsigned lane = threadIdx.x % 32u;
   const float cx = stage.centre[0], cy = stage.centre[1], cz = stage.centre[2];
@@ -284,23 +282,23 @@ __device__ __forceinline__ void stage_round(WarpStage& stage, std::uint32_t base
   for (int sub = 0; sub < kSubRounds; ++sub) {
     const std::uint32_t first = base + 32u * static_cast<std::uint32_t>(sub);
     const std::uint32_t k = first + lane;
+    float ax = 0.0f, ay = 0.0f, az = 0.0f;  // far from every sphere for padding: see below
     float ax2 = 0.0f, ay2 = 0.0f, az2 = 0.0f, a2 = 1.0f, q = 0.0f;  // -2a, |a|^2
-    bool near = false;
+    const bool listed = k < chunk_end;
     const int slot = 32 * sub + static_cast<int>(lane);
-    if (k < chunk_end) {
+    if (listed) {
       const float4 hi = stage.raw[slot][0];  // x, y, z, q: this lane's own copy
       const float4 lo = stage.raw[slot][1];
       // (hi - c) is exact when the atom is near (Sterbenz) and rounded relative to the offset
       // otherwise; the remainders' difference is tiny: one more rounding of the offset's size.
-      const float ax = (hi.x - cx) + (lo.x - cx_lo);
-      const float ay = (hi.y - cy) + (lo.y - cy_lo);
-      const float az = (hi.z - cz) + (lo.z - cz_lo);
+      ax = (hi.x - cx) + (lo.x - cx_lo);
+      ay = (hi.y - cy) + (lo.y - cy_lo);
+      az = (hi.z - cz) + (lo.z - cz_lo);
       q = hi.w;
       a2 = fmaf(ax, ax, fmaf(ay, ay, az * az));
       ax2 = -2.0f * ax;
       ay2 = -2.0f * ay;
       az2 = -2.0f * az;
-      near = !(a2 >= near_a2);  // NaN atoms too (they make every value NaN either way)
     }
     stage.atom[slot] = make_float4(ax2, ay2, az2, q);
     stage.q[slot] = q;
@@ -319,14 +317,30 @@ __device__ __forceinline__ void stage_round(WarpStage& stage, std::uint32_t base
     fragment[1] = make_float4(hy, hy, ly, 1.0f);
     fragment[2] = make_float4(hz, hz, lz, 1.0f);
     fragment[3] = make_float4(a2h, a2m, a2l, 0.0f);
-    unsigned exact = __ballot_sync(kFullMask, near);
-    if (group_skips) {
-      // Atoms of these 32 that are some point's skip: bit skip - first (none when the
-      // difference, unsigned, is 32 or more: kNoAtom never lands here).
-      const unsigned bits = bit_or_zero(skip[0] - first) | bit_or_zero(skip[1] - first);
-      exact |= __reduce_or_sync(kFullMask, bits);
+    // Near: within a point tile's sphere (NaN atoms too: they make every value NaN either way).
+    // A lane's points are in tiles lane / 16 and 2 + lane / 16; its skips mark the atom for
+    // those (bit skip - first: none when the difference, unsigned, is 32 or more). Most rounds
+    // have no atom within the sphere that holds every tile's and none of the group's skips:
+    // one vote says so, and the per-tile votes are left out.
+    const bool maybe_near = listed && !(a2 >= stage.group_near2);
+    const bool skips_here =
+        group_skips && (skip[0] - first < 32u || skip[1] - first < 32u);  // unsigned
+    if (!__any_sync(kFullMask, maybe_near || skips_here)) {
+      if (lane < static_cast<unsigned>(kTiles)) stage.exact[lane][sub] = 0u;
+      continue;
     }
-    if (lane == 0) stage.exact[sub] = exact;
+#pragma unroll
+    for (int m = 0; m < kTiles; ++m) {
+      const float4 sphere = stage.sphere[m];
+      const float dx = ax - sphere.x, dy = ay - sphere.y, dz = az - sphere.z;
+      const bool near = listed && !(fmaf(dx, dx, fmaf(dy, dy, dz * dz)) >= sphere.w);
+      unsigned exact = __ballot_sync(kFullMask, near);
+      if (group_skips) {
+        const unsigned mine = m % 2 == static_cast<int>(lane / 16u) ? skip[m / 2] - first : 32u;
+        exact |= __reduce_or_sync(kFullMask, bit_or_zero(mine));
+      }
+      if (lane == 0) stage.exact[m][sub] = exact;
+    }
   }
 }
 
@@ -399,11 +413,49 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 #pragma unroll
   for (int offset = 16; offset >= 1; offset /= 2)
     radius2 = fmax(radius2, __shfl_xor_sync(kFullMask, radius2, offset));
-  // Atoms with |a| < R + rn come within rn of some point: exact path (header comment). The
-  // margin, 2^-20 relative (~8 float ulp), covers the roundings of the staged |a|^2.
-  const double radius = sqrt(radius2);
-  const double near_radius = radius + fmax(kNearFraction * radius, launch.min_distance);
-  const float near_a2 = __double2float_ru(near_radius * near_radius * (1.0 + 0x1p-20));
+  // Atoms within rn of some point take the exact path (header comment): those within
+  // R_m + rn of the centre c_m of point tile m's bounding box, R_m its radius. The margin,
+  // 2^-18 relative, covers the roundings of the staged offsets and of |a - c_m|^2.
+  const double near_reach = fmax(kNearFraction * sqrt(radius2), launch.min_distance);
+  double group_reach = 0.0;
+  __syncwarp();
+#pragma unroll
+  for (int m = 0; m < kLanePoints; ++m) {  // lane's point m is in tile 2 m + lane / 16
+    const float4 own = stage.point[lane + 32 * m];
+    float lo3[3] = {own.x, own.y, own.z}, hi3[3] = {own.x, own.y, own.z};
+#pragma unroll
+    for (int offset = 8; offset >= 1; offset /= 2) {  // within the 16 lanes of the tile
+#pragma unroll
+      for (int axis = 0; axis < 3; ++axis) {
+        lo3[axis] = fminf(lo3[axis], __shfl_xor_sync(kFullMask, lo3[axis], offset));
+        hi3[axis] = fmaxf(hi3[axis], __shfl_xor_sync(kFullMask, hi3[axis], offset));
+      }
+    }
+    float c[3];
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis)
+      c[axis] = lo3[axis] <= hi3[axis] ? 0.5f * (lo3[axis] + hi3[axis]) : 0.0f;  // all NaN: 0
+    const double dx = static_cast<double>(own.x) - c[0], dy = static_cast<double>(own.y) - c[1],
+                 dz = static_cast<double>(own.z) - c[2];
+    double tile_r2 = dx * dx + dy * dy + dz * dz;
+    if (isnan(tile_r2)) tile_r2 = 0.0;
+#pragma unroll
+    for (int offset = 8; offset >= 1; offset /= 2)
+      tile_r2 = fmax(tile_r2, __shfl_xor_sync(kFullMask, tile_r2, offset));
+    const double near = sqrt(tile_r2) + near_reach;
+    if (lane % 16u == 0)
+      stage.sphere[2 * m + static_cast<int>(lane / 16u)] =
+          make_float4(c[0], c[1], c[2], __double2float_ru(near * near * (1.0 + 0x1p-18)));
+    // The sphere around the group's centre that holds this one: radius |c_m| + near.
+    const double outer = sqrt(static_cast<double>(c[0]) * c[0] + static_cast<double>(c[1]) * c[1] +
+                              static_cast<double>(c[2]) * c[2]) +
+                         near;
+    group_reach = fmax(group_reach, outer);
+  }
+#pragma unroll
+  for (int offset = 16; offset >= 1; offset /= 2)
+    group_reach = fmax(group_reach, __shfl_xor_sync(kFullMask, group_reach, offset));
+  if (lane == 0) stage.group_near2 = __double2float_ru(group_reach * group_reach * (1.0 + 0x1p-18));
   const float min_r2 = static_cast<float>(launch.min_distance * launch.min_distance);
   const bool group_skips = __any_sync(kFullMask, any_skip);
   if (lane == 0) {
@@ -436,15 +488,13 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const auto model = device_pair_model<Kind>(launch.screen_c);
   const auto atom_count = static_cast<std::uint32_t>(launch.atom_count);
   const auto chunk_atoms = static_cast<std::uint32_t>(launch.chunk_atoms);
-#pragma unroll
-  for (int k = 0; k < 2 * kTiles; ++k) stage.exact_energy[k][lane] = 0.0f;
   prefetch_round(stage, launch.d_atoms, 0, min(atom_count, chunk_atoms));
   for (std::uint32_t chunk = 0; chunk < atom_count; chunk += chunk_atoms) {
     const std::uint32_t chunk_end = min(atom_count, chunk + chunk_atoms);
     float energy[kTiles][2] = {};
     for (std::uint32_t base = chunk; base < chunk_end; base += kRound) {
       __syncwarp();  // every lane is done with the previous round
-      stage_round(stage, base, chunk_end, near_a2, group_skips, skip);
+      stage_round(stage, base, chunk_end, group_skips, skip);
       // The next round (of this chunk or the next; none after the last) copies in while the
       // warp computes this one: stage.raw is free once staged.
       const std::uint32_t next = base + kRound < chunk_end ? base + kRound : chunk_end;
@@ -456,26 +506,34 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
       // atom (the usual case) runs straight, others decide per tile.
       const int tiles = static_cast<int>(
           min(static_cast<std::uint32_t>(kAtomTiles), (chunk_end - base + 7u) / 8u));
-      static_assert(kSubRounds == 2, "a round's exact bits are one 64-bit word");
-      const std::uint64_t exact = stage.exact[0] | static_cast<std::uint64_t>(stage.exact[1]) << 32;
-      if (tiles == kAtomTiles && exact == 0u) {
+      static_assert(kSubRounds == 2, "a round's exact bits are one 64-bit word per tile");
+      std::uint64_t exact[kTiles];
+      std::uint64_t any = 0;
+#pragma unroll
+      for (int m = 0; m < kTiles; ++m) {
+        exact[m] = stage.exact[m][0] | static_cast<std::uint64_t>(stage.exact[m][1]) << 32;
+        any |= exact[m];
+      }
+      if (tiles == kAtomTiles && any == 0u) {
 #pragma unroll kUnroll
         for (int j = 0; j < kAtomTiles; ++j)
-          fast_tile<Software>(energy, fragments, stage, j, lane, model);
+          atom_tile<Software>(energy, fragments, stage, j, lane, 0u, base, min_r2, model);
       } else {
 #pragma unroll 1
         for (int j = 0; j < tiles; ++j) {
-          if ((exact >> (8 * j)) & 0xffu) exact_tile(stage, j, lane, base, min_r2, model);
-          else fast_tile<Software>(energy, fragments, stage, j, lane, model);
+          unsigned tile_exact = 0;
+#pragma unroll
+          for (int m = 0; m < kTiles; ++m)
+            tile_exact |= ((exact[m] >> (8 * j)) & 0xffu) != 0u ? 1u << m : 0u;
+          atom_tile<Software>(energy, fragments, stage, j, lane, tile_exact, base, min_r2, model);
         }
       }
     }
-    // One float sum per chunk (fast path + exact path), added in chunk order (the first
-    // overwrites); each lane touches only its own shared slots.
+    // One float sum per chunk, added in chunk order (the first overwrites); each lane touches
+    // only its own shared slots.
 #pragma unroll
     for (int k = 0; k < 2 * kTiles; ++k) {
-      const float sum = energy[k / 2][k % 2] + stage.exact_energy[k][lane];
-      stage.exact_energy[k][lane] = 0.0f;
+      const float sum = energy[k / 2][k % 2];
       stage.total[k][lane] = chunk == 0 ? sum : stage.total[k][lane] + sum;
     }
   }
