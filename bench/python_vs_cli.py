@@ -68,11 +68,12 @@ def main():
         start = time.perf_counter()
         v = dcs.potential_map(positions, charges, grid=args.grid, device=args.device)
         py.append((v.attrs["compute_seconds"], time.perf_counter() - start))
+        device_name = v.attrs["provenance_device"]
         del v
     cli_engine, cli_wall = min(c[0] for c in cli), min(c[1] for c in cli)
     py_engine, py_wall = min(p[0] for p in py), min(p[1] for p in py)
     print(f"# {args.atoms}: {len(charges)} atoms, grid {args.grid}^3, device {args.device}, "
-          f"best of {args.repeat}; dcs {dcs.__version__} on {v.attrs['provenance_device']}")
+          f"best of {args.repeat}; dcs {dcs.__version__} on {device_name}")
     print("| measure | seconds |\n| --- | --- |")
     print(f"| CLI compute (engine, --null-output) | {cli_engine:.4f} |")
     print(f"| CLI process wall (start-up, read, compute) | {cli_wall:.4f} |")
