@@ -25,6 +25,10 @@ install_missing_debs setup "${packages[@]}"
 bash scripts/setup-chemfiles.sh >&2
 [[ "${DCS_NO_MD:-0}" == 1 ]] || bash scripts/setup-md.sh >&2
 
+# The Python package's venv with the package pip-installed from this checkout (tests/python;
+# with DCS_NO_PYTHON=1 those tests skip).
+[[ "${DCS_NO_PYTHON:-0}" == 1 ]] || bash scripts/setup-python.sh >&2
+
 # The viewer tests' venv and PyMOL (tests/viewers; with DCS_NO_VIEWERS=1 those tests skip).
 [[ "${DCS_NO_VIEWERS:-0}" == 1 ]] || bash scripts/setup-viewers.sh >&2
 

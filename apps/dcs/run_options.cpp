@@ -278,45 +278,24 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
       ->group(g_val);
 }
 
-/// The grid request from --grid, --spacing, --origin and --center.
-void set_grid(const CLI::App& app, const RunOptions& o, GridRequest& grid) {
-  const std::vector<std::int64_t>& counts = o.grid_counts;
-  if (!counts.empty()) {
-    if (counts.size() == 2) throw UsageError("--grid takes 1 (N) or 3 (NX NY NZ) counts, not 2");
-    grid.counts = counts.size() == 1 ? std::array<std::int64_t, 3>{counts[0], counts[0], counts[0]}
-                                     : std::array<std::int64_t, 3>{counts[0], counts[1], counts[2]};
-  }
-  if (app.count("--spacing")) grid.spacing = o.spacing;
-  if (!grid.counts && !grid.spacing) grid.counts = {{129, 129, 129}};
-  if (!o.origin.empty()) grid.origin = Vec3{o.origin[0], o.origin[1], o.origin[2]};
-  if (!o.center.empty()) grid.center = Vec3{o.center[0], o.center[1], o.center[2]};
-}
-
-/// --preset: the tool's physics and grid defaults, under the options given explicitly.
-void apply_preset(const CLI::App& app, const RunOptions& o, RunConfig& config) {
-  const Preset& preset = find_preset(o.preset);
-  // The preset's Coulomb constant is a number in its own unit (and, for kT/e, at its own
-  // temperature): another unit would silently rescale it.
-  if (app.count("--units"))
-    throw UsageError(
-        fmt::format("--units does not combine with --preset {} (its Coulomb "
-                    "constant {:g} is in {}); drop one of them",
-                    preset.name, preset.physics.coulomb_constant, unit_name(preset.physics.unit)));
-  Physics physics = preset.physics;
-  if (app.count("--temperature")) physics.temperature = config.physics.temperature;
-  if (app.count("--dielectric")) physics.dielectric = config.physics.dielectric;
-  if (app.count("--dielectric-model"))
-    physics.dielectric_model = parse_dielectric_model(o.dielectric_model);
-  physics.ionic_strength = config.physics.ionic_strength;
-  physics.min_distance = config.physics.min_distance;
-  config.physics = physics;
-  GridRequest& grid = config.grid;
-  if (!app.count("--grid") && !app.count("--spacing")) {
-    grid.counts.reset();
-    grid.spacing = preset.spacing;
-  }
-  if (!app.count("--padding")) grid.padding = preset.padding;
-  grid.layout = preset.layout;
+/// The grid and physics options as given on the command line (resolve_grid_and_physics()
+/// applies the defaults and the preset).
+GridPhysicsOptions grid_physics_options(const CLI::App& app, const RunOptions& o,
+                                        const RunConfig& config) {
+  GridPhysicsOptions options;
+  options.counts = o.grid_counts;
+  if (app.count("--spacing")) options.spacing = o.spacing;
+  if (app.count("--padding")) options.padding = config.grid.padding;
+  if (!o.origin.empty()) options.origin = Vec3{o.origin[0], o.origin[1], o.origin[2]};
+  if (!o.center.empty()) options.center = Vec3{o.center[0], o.center[1], o.center[2]};
+  if (app.count("--units")) options.units = o.units;
+  if (app.count("--temperature")) options.temperature = config.physics.temperature;
+  if (app.count("--dielectric")) options.dielectric = config.physics.dielectric;
+  if (app.count("--dielectric-model")) options.dielectric_model = o.dielectric_model;
+  if (app.count("--ionic-strength")) options.ionic_strength = config.physics.ionic_strength;
+  if (app.count("--min-distance")) options.min_distance = config.physics.min_distance;
+  options.preset = o.preset;
+  return options;
 }
 
 /// The atom files listed in `path` ("-": stdin), one a line, blank lines and "#" lines skipped.
@@ -376,13 +355,7 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
     config.trajectory = o.trajectory;
     if (!o.frames.empty()) config.trajectory->frames = parse_frames(o.frames);
   }
-  set_grid(app, o, config.grid);
-  config.physics.unit = parse_unit(o.units);
-  config.physics.dielectric_model = parse_dielectric_model(o.dielectric_model);
-  // Debye-Hueckel screening is a property of a solvent: without --dielectric, water's.
-  if (config.physics.ionic_strength > 0.0 && !app.count("--dielectric"))
-    config.physics.dielectric = kWaterDielectric;
-  if (!o.preset.empty()) apply_preset(app, o, config);
+  resolve_grid_and_physics(grid_physics_options(app, o, config), config);
   set_points(app, o, config);
   config.models = parse_models(o.models);
   config.common_model_grid = o.model_grid == "common";
@@ -398,8 +371,6 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
   if (!o.shard.empty()) config.shard = parse_shard(o.shard);
   config.mpi_schedule = parse_mpi_schedule(o.mpi_schedule);
   config.command_line = std::move(command_line);
-  validate(config.grid);
-  validate(config.physics);
   config.backend.threads = capped_threads(config.backend.threads, "--threads");
   return config;
 }

@@ -11,11 +11,11 @@
 #include <chemfiles/Trajectory.hpp>
 
 #include "chemfiles_support.hpp"
+#include "dcs/atom_checks.hpp"
 #include "dcs/error.hpp"
 #include "dcs/io/checksum.hpp"
 #include "dcs/io/pqr.hpp"
 #include "dcs/io/topology.hpp"
-#include "dcs/limits.hpp"
 #include "dcs/log.hpp"
 #include "line_source.hpp"
 #include "prmtop_lines.hpp"
@@ -87,23 +87,6 @@ System read_with_chemfiles(const std::string& path, Kind kind) {
                          ": the file is damaged (it declares a size no real file has)");
   }
   return system;
-}
-
-void check_atoms(const System& system, const std::string& path) {
-  if (system.atoms.empty()) throw InputError(path, 0, "no atoms");
-  for (std::size_t i = 0; i < system.atoms.size(); ++i) {
-    const Atom& atom = system.atoms[i];
-    const std::string which = "atom " + std::to_string(i + 1) + ": ";
-    if (!std::isfinite(atom.charge) || std::fabs(atom.charge) > limits::kMaxCharge)
-      throw InputError(path, 0,
-                       which + "charge " + std::to_string(atom.charge) +
-                           " is not finite or beyond the limit of 1e6 e");
-    for (double c : atom.position)
-      if (!std::isfinite(c) || std::fabs(c) > limits::kMaxCoordinate)
-        throw InputError(path, 0,
-                         which + "coordinate " + std::to_string(c) +
-                             " is not finite or beyond the limit of 1e6 Å");
-  }
 }
 
 }  // namespace

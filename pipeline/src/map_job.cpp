@@ -159,7 +159,10 @@ MapMetadata initial_metadata(const RunConfig& config, const MapJob& job, const W
   const PotentialBackend& lead = *workers.list.front();
   prov.version = fmt::format("{} (git {})", kVersion, kGitRevision);
   prov.command_line = config.command_line;
-  prov.input_path = std::filesystem::absolute(job.in.input).string();
+  // A file's path made absolute; atoms from memory (no source file) keep their label.
+  prov.input_path = job.in.system.source_path.empty()
+                        ? job.in.input
+                        : std::filesystem::absolute(job.in.input).string();
   prov.input_sha256 = job.in.system.source_sha256;
   prov.backend = lead.name();
   prov.kernel = lead.kernel_name();
@@ -230,9 +233,11 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   // slab buffers; tests use limits of a few hundred KiB).
   sinks.push_back(std::make_unique<io::ColourRangeSink>());
   // Watches the box faces (finish_map() warns when they are too close to the molecule); its
-  // 1 MiB histogram is not charged either.
-  sinks.push_back(std::make_unique<io::BoxFacesSink>(
-      atom_box(job.in.system, false), atom_box(job.in.system, true), job.in.system.total_charge()));
+  // 1 MiB histogram is not charged either. A map written from memory may come without atoms.
+  if (!job.in.system.atoms.empty())
+    sinks.push_back(std::make_unique<io::BoxFacesSink>(atom_box(job.in.system, false),
+                                                       atom_box(job.in.system, true),
+                                                       job.in.system.total_charge()));
   return sinks;
 }
 

@@ -5,10 +5,15 @@
 
 namespace dcs {
 
-/// Sets the flag. Async-signal-safe (a lock-free std::atomic<bool> store); never cleared.
+/// Sets the flag. Async-signal-safe (a lock-free std::atomic<bool> store). The command line
+/// never clears it; a library caller that outlives the interruption does (clear_interrupt()).
 void request_interrupt() noexcept;
 
 /// Whether request_interrupt() was called. Cheap (one relaxed-or-stronger atomic load).
 bool interrupt_requested() noexcept;
+
+/// Clears the flag once the interrupted work has unwound, so that a long-lived process (the
+/// Python package after a KeyboardInterrupt) can compute again.
+void clear_interrupt() noexcept;
 
 }  // namespace dcs

@@ -14,4 +14,6 @@ void request_interrupt() noexcept { g_interrupt.store(true); }
 
 bool interrupt_requested() noexcept { return g_interrupt.load(); }
 
+void clear_interrupt() noexcept { g_interrupt.store(false); }
+
 }  // namespace dcs

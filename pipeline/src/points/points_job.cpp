@@ -143,6 +143,27 @@ void compute_on_workers(Workers& workers, const System& system, const Physics& p
   if (interrupt_requested()) throw InterruptedError("interrupted");
 }
 
+/// A point list in the order the backends see it: Z order (dcs/spatial_order.hpp), so that a
+/// block's points are close together.
+struct SortedPoints {
+  std::vector<std::size_t> order;  ///< sorted[i] is the caller's point order[i]
+  std::vector<Vec3> positions;
+  std::vector<std::uint32_t> skip;  ///< empty when no point skips an atom
+};
+
+SortedPoints sort_points(const std::vector<Vec3>& positions,
+                         const std::vector<std::uint32_t>& skip) {
+  SortedPoints sorted;
+  sorted.order = spatial_order(positions);
+  sorted.positions.resize(sorted.order.size());
+  sorted.skip.resize(skip.empty() ? 0 : sorted.order.size());
+  for (std::size_t i = 0; i < sorted.order.size(); ++i) {
+    sorted.positions[i] = positions[sorted.order[i]];
+    if (!skip.empty()) sorted.skip[i] = skip[sorted.order[i]];
+  }
+  return sorted;
+}
+
 /// --validate: the values against the float64 reference backend, at every point of small runs
 /// or a fixed sample (config.validate_points, else up to 20 000).
 Validation validate_points(const RunConfig& config, const System& system,
@@ -294,14 +315,9 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
 
   // The backends see the points in Z order, in whole blocks (dcs/spatial_order.hpp); pieces go
   // round-robin to the participants.
-  const std::vector<std::size_t> order = spatial_order(set.positions);
-  std::vector<Vec3> sorted(order.size());
-  std::vector<std::uint32_t> sorted_skip(set.skip.empty() ? 0 : order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    sorted[i] = set.positions[order[i]];
-    if (!set.skip.empty()) sorted_skip[i] = set.skip[order[i]];
-  }
-  const std::size_t n = sorted.size();
+  const SortedPoints sorted = sort_points(set.positions, set.skip);
+  const std::vector<std::size_t>& order = sorted.order;
+  const std::size_t n = order.size();
   const std::size_t piece = piece_size(sharing.combine(local_shape(workers)), n);
   std::vector<std::size_t> mine;
   for (std::size_t p = static_cast<std::size_t>(sharing.rank()); p * piece < n;
@@ -312,7 +328,7 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   const auto compute_start = std::chrono::steady_clock::now();
   std::vector<float> sorted_values(n);
   sharing.together([&] {
-    compute_on_workers(workers, system, config.physics, sorted, sorted_skip, piece, mine,
+    compute_on_workers(workers, system, config.physics, sorted.positions, sorted.skip, piece, mine,
                        sorted_values, progress);
   });
   sharing.gather(sorted_values, piece);
@@ -331,6 +347,22 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   sharing.together([&] { finish_points(config, workers, system, set, outputs, values, result); });
   result.total_seconds = seconds_since(start);
   return result;
+}
+
+std::vector<float> compute_points_here(const System& system, const Physics& physics,
+                                       const std::vector<Vec3>& points, Workers& workers,
+                                       ProgressSink* progress) {
+  const SortedPoints sorted = sort_points(points, {});
+  const std::size_t n = points.size();
+  const std::size_t piece = piece_size(local_shape(workers), n);
+  std::vector<std::size_t> pieces;
+  for (std::size_t p = 0; p * piece < n; ++p) pieces.push_back(p);
+  std::vector<float> sorted_values(n);
+  compute_on_workers(workers, system, physics, sorted.positions, sorted.skip, piece, pieces,
+                     sorted_values, progress);
+  std::vector<float> values(n);
+  for (std::size_t i = 0; i < n; ++i) values[sorted.order[i]] = sorted_values[i];
+  return values;
 }
 
 }  // namespace dcs::pipeline

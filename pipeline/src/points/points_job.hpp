@@ -46,4 +46,12 @@ class PointSharing {
 RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* progress,
                      PointSharing& sharing);
 
+/// The potential at `points` (Å, in any order) computed by this process's `workers` alone, the
+/// way run_points() computes a list (Z order, whole blocks, pieces over the workers): the values
+/// a points run of the same atoms and points gives, bit for bit, in the order of `points`.
+/// Throws InterruptedError when dcs::interrupt_requested() becomes true.
+std::vector<float> compute_points_here(const System& system, const Physics& physics,
+                                       const std::vector<Vec3>& points, Workers& workers,
+                                       ProgressSink* progress);
+
 }  // namespace dcs::pipeline

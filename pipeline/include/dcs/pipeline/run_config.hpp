@@ -78,6 +78,21 @@ struct PointsRequest {
   std::optional<double> colour_range;  ///< --colour-range: ±R of the colour map; none: 95th pct
 };
 
+/// The grid and physics options as a caller gave them (none: not given): the command line's
+/// --grid ... --min-distance, or the Python package's keywords. resolve_grid_and_physics()
+/// turns them into RunConfig::grid and RunConfig::physics by one set of rules for both.
+struct GridPhysicsOptions {
+  std::vector<std::int64_t> counts;  ///< --grid: N or NX NY NZ; empty: not given
+  std::optional<double> spacing;     ///< Å
+  std::optional<double> padding;     ///< Å
+  std::optional<Vec3> origin, center;
+  std::optional<std::string> units;  ///< "kT/e", ...
+  std::optional<double> temperature, dielectric;
+  std::optional<std::string> dielectric_model;  ///< "constant" | "distance"
+  std::optional<double> ionic_strength, min_distance;
+  std::string preset;  ///< "chimerax", "pymol"; empty: none
+};
+
 struct RunConfig {
   std::vector<std::string> inputs;  ///< atom files (.pqr, .pqr.gz, .xyzq)
   /// --points / --at-atoms: values at points of one atom file's potential instead of a map.
@@ -129,6 +144,12 @@ struct RunConfig {
 
   std::string command_line;  ///< stored in provenance
 };
+
+/// Sets config.grid and config.physics from `options`, then validates both (UsageError naming
+/// the option): 129 points per axis unless counts or a spacing are given; with an ionic strength
+/// and no dielectric, water's (78.54); a preset's physics and grid defaults under the options
+/// given explicitly (units do not combine with a preset: its constant is in its own unit).
+void resolve_grid_and_physics(const GridPhysicsOptions& options, RunConfig& config);
 
 /// Throws UsageError for settings that contradict each other or their bounds (several inputs
 /// with one output name, nothing to write, a compression level beyond 0..9, ...).

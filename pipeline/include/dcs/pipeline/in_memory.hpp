@@ -1,0 +1,58 @@
+// Maps and values in memory for a library caller (the Python package, python/): the atoms come
+// as a System built from arrays, the results stay in memory. The same engine as run(): the
+// workers of --device, the slab engine and the points job's pieces, so a map or a list of values
+// is bit-identical to what the command line writes for the same atoms, grid and settings. A map
+// in memory is written as the command line's HDF5 file by the one-map job itself.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dcs/backend.hpp"
+#include "dcs/grid.hpp"
+#include "dcs/map.hpp"
+#include "dcs/pipeline/progress.hpp"
+#include "dcs/pipeline/run_config.hpp"
+#include "dcs/types.hpp"
+
+namespace dcs {
+
+/// One map in host memory.
+struct MemoryMap {
+  std::unique_ptr<HostBuffer> values;  ///< metadata.grid.points() floats, x fastest
+  /// The grid, physics, Coulomb factor, statistics and provenance (version, backend, kernel,
+  /// reduction, device); no input file, no command line.
+  MapMetadata metadata;
+  double compute_seconds = 0.0;  ///< the engine's wall time, first slab to last
+};
+
+/// The grid config.grid places around `system` (what the command line prints as "grid: ...").
+/// Throws what run() throws for the same request (UsageError, InputError naming `source`).
+GridSpec place_grid(const RunConfig& config, const System& system, const std::string& source);
+
+/// The map of `system` on the grid place_grid() gives, with config.physics, computed by the
+/// workers of config.device and config.backend (every GPU for auto and cuda) through the slab
+/// engine. Atoms are checked first (InputError naming `source`, as for a file's atoms), then
+/// the potential bound and the memory the map needs (UsageError). Throws InterruptedError
+/// when dcs::interrupt_requested() becomes true, every worker stopped.
+MemoryMap compute_map(const RunConfig& config, const System& system, const std::string& source,
+                      ProgressSink* progress = nullptr);
+
+/// The potential at `points` (Å) from `system`, as a points run (--points) computes it with
+/// the workers of config.device: one value per point, in order. `points_source` names the
+/// points in errors (a point's coordinate not finite or beyond 1e6 Å: InputError).
+std::vector<float> compute_points(const RunConfig& config, const System& system,
+                                  const std::string& source, const std::vector<Vec3>& points,
+                                  const std::string& points_source,
+                                  ProgressSink* progress = nullptr);
+
+/// Writes `values` (grid.points() floats, x fastest) as the HDF5 file the command line writes
+/// (config.output, config.compression, config.force): the store, statistics, colour range, the
+/// atoms of `system` (may be empty of atoms) and the provenance `made_by` (backend, kernel,
+/// reduction, device, version of the run that computed the values) with config.physics.
+/// The same checks and atomic commit as a run: nothing is left under the name on failure.
+void write_map(const RunConfig& config, const System& system, const GridSpec& grid,
+               const float* values, const Provenance& made_by);
+
+}  // namespace dcs

@@ -1,0 +1,172 @@
+// Maps and values in memory for library callers (dcs/pipeline/in_memory.hpp): the same checks,
+// workers, engine and points pieces as run(), with a sink that keeps the map instead of files.
+#include "dcs/pipeline/in_memory.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "dcs/atom_checks.hpp"
+#include "dcs/error.hpp"
+#include "dcs/limits.hpp"
+#include "dcs/log.hpp"
+#include "dcs/pipeline/engine.hpp"
+#include "dcs/version.hpp"
+#include "devices.hpp"
+#include "finish.hpp"
+#include "map_executor.hpp"
+#include "map_job.hpp"
+#include "points/points_job.hpp"
+#include "slab_plan.hpp"
+
+namespace dcs {
+namespace {
+
+/// Keeps every slab in one map buffer (the engine hands them over in z order).
+class MemorySink final : public MapSink {
+ public:
+  MemorySink(const GridSpec& grid, float* map) : grid_(grid), map_(map) {}
+  std::string name() const override { return "memory"; }
+  void begin(const MapMetadata&) override {}
+  void write_slab(const Slab& slab, const float* values, const StatsAccum*) override {
+    const std::size_t plane = grid_.plane_points();
+    std::memcpy(map_ + static_cast<std::size_t>(slab.z_begin) * plane, values,
+                static_cast<std::size_t>(slab.z_count) * plane * sizeof(float));
+  }
+  void finish(const MapMetadata&, MapReader&) override {}
+  void commit() override {}
+  void abort() noexcept override {}
+
+ private:
+  GridSpec grid_;
+  float* map_;
+};
+
+/// A map already in memory served as slabs to the one-map job, so that write_map() stores,
+/// reduces and commits it exactly as a computed map (the trajectory's MeanMapBackend does the
+/// same for a mean). Its names are those of the run that computed the values.
+class HostMapBackend final : public PotentialBackend {
+ public:
+  HostMapBackend(const float* values, const Provenance& made_by)
+      : values_(values), made_by_(made_by) {}
+  std::string name() const override { return made_by_.backend; }
+  std::string kernel_name() const override { return made_by_.kernel; }
+  std::string reduction_name() const override { return made_by_.reduction; }
+  std::string device_name() const override { return made_by_.device; }
+  double tolerance() const override { return 1e-5; }
+  void prepare(const System&, const GridSpec& grid, const Physics&) override { grid_ = grid; }
+  void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
+    const std::size_t plane = grid_.plane_points();
+    for (std::int64_t k = 0; k < slab.z_count; ++k) {
+      const float* from = values_ + static_cast<std::size_t>(slab.z_begin + k) * plane;
+      std::memcpy(out + static_cast<std::size_t>(k) * plane, from, plane * sizeof(float));
+      plane_stats[k] = cpu_statistics(from, plane);
+    }
+  }
+  StatsAccum statistics(const float* values, std::size_t n) override {
+    return cpu_statistics(values, n);
+  }
+  DiffAccum difference(const float*, const double*, std::size_t) override {
+    throw InternalError("a map written from memory is not validated");
+  }
+  void prepare_points(const System&, const Physics&) override {
+    throw InternalError("a map written from memory has no points to compute");
+  }
+  void compute_points(const Vec3*, const std::uint32_t*, std::size_t, float*) override {
+    throw InternalError("a map written from memory has no points to compute");
+  }
+
+ private:
+  const float* values_;
+  Provenance made_by_;
+  GridSpec grid_;
+};
+
+/// The provenance of a computation by `workers` (no input file, no command line).
+Provenance workers_provenance(pipeline::Workers& workers) {
+  Provenance prov;
+  prov.version = fmt::format("{} (git {})", kVersion, kGitRevision);
+  prov.backend = workers.first().name();
+  prov.kernel = workers.first().kernel_name();
+  prov.reduction = workers.first().reduction_name();
+  prov.device = workers.device_names("; ");
+  return prov;
+}
+
+}  // namespace
+
+GridSpec place_grid(const RunConfig& config, const System& system, const std::string& source) {
+  check_atoms(system, source);
+  return make_grid(system, config.grid);
+}
+
+MemoryMap compute_map(const RunConfig& config, const System& system, const std::string& source,
+                      ProgressSink* progress) {
+  const GridSpec grid = place_grid(config, system, source);
+  check_potential_bound(system, config.physics);
+  check_fits_in_memory(map_bytes(grid), fmt::format("the {}-point map", grid.points()));
+  log().info("{}: {} atoms, total charge {:+.4f} e", source, system.size(), system.total_charge());
+  log().info("grid: {}", grid.describe());
+
+  pipeline::Workers workers = pipeline::make_workers(config);
+  const SlabHint hint = pipeline::combined_hint(workers);
+  const pipeline::MapPlan plan = pipeline::make_plan(
+      grid, workers.list.size(), hint.plane_multiple, hint.min_points,
+      pipeline::memory_budget(config), system.size() * 64, config.checkpoint_seconds);
+  MemoryMap map;
+  map.values = allocate_plain_host(grid.points());
+  for (PotentialBackend* worker : workers.list) worker->prepare(system, grid, config.physics);
+  MemorySink sink(grid, map.values->data());
+  const pipeline::EngineReport report = pipeline::run_engine(
+      grid, workers.list, plan, nullptr, {&sink}, progress, source, system.size());
+  MapMetadata& meta = map.metadata;
+  meta.grid = grid;
+  meta.physics = config.physics;
+  meta.coulomb_factor = coulomb_factor(config.physics);
+  meta.stats = finalize(pipeline::combined_stats(report.plane_stats));
+  meta.provenance = workers_provenance(workers);
+  map.compute_seconds = report.wall_seconds;
+  return map;
+}
+
+std::vector<float> compute_points(const RunConfig& config, const System& system,
+                                  const std::string& source, const std::vector<Vec3>& points,
+                                  const std::string& points_source, ProgressSink* progress) {
+  check_atoms(system, source);
+  for (std::size_t i = 0; i < points.size(); ++i)
+    for (const double c : points[i])
+      if (!std::isfinite(c) || std::fabs(c) > limits::kMaxCoordinate)
+        throw InputError(points_source, 0,
+                         fmt::format("point {}: coordinate {} is not finite or beyond the limit "
+                                     "of 1e6 Å",
+                                     i + 1, c));
+  check_potential_bound(system, config.physics);
+  if (points.empty()) return {};
+  pipeline::Workers workers = pipeline::make_workers(config);
+  return pipeline::compute_points_here(system, config.physics, points, workers, progress);
+}
+
+void write_map(const RunConfig& given, const System& system, const GridSpec& grid,
+               const float* values, const Provenance& made_by) {
+  RunConfig config = given;
+  config.inputs = {system.source_path.empty() ? std::string("memory") : system.source_path};
+  config.write_dx = false;
+  config.write_mrc = false;
+  config.resume = false;
+  config.validate = false;
+  config.null_output = false;
+  check_config(config);
+  pipeline::MapJob job;
+  job.in.input = config.inputs.front();
+  job.in.system = system;
+  job.in.grid = grid;
+  job.label = config.output;
+  pipeline::Workers workers;
+  workers.owned.push_back(std::make_unique<HostMapBackend>(values, made_by));
+  workers.list.push_back(workers.owned.front().get());
+  pipeline::LocalExecutor executor;
+  pipeline::run_read_map(config, job, workers, executor, nullptr);
+}
+
+}  // namespace dcs

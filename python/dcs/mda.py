@@ -1,0 +1,133 @@
+"""dcs.mda.PotentialMap: the mean and standard deviation of the potential over an MDAnalysis
+trajectory, on dcs's engine (any format MDAnalysis reads; charges from the topology).
+
+    import MDAnalysis as mda, dcs.mda
+    u = mda.Universe(PSF, DCD)
+    pm = dcs.mda.PotentialMap(u.select_atoms("protein"), grid=65, align="name CA").run(0, 10)
+    pm.results.mean, pm.results.stdev      # xarray.DataArrays, dims (x, y, z), Å
+
+It follows MDAnalysis's AnalysisBase conventions (DensityAnalysis is the precedent): __init__
+stores its arguments, _prepare fixes the grid, _single_frame adds one frame, _conclude makes the
+results.
+"""
+from __future__ import annotations
+
+from typing import Optional, Union
+
+import numpy as np
+import xarray as xr
+from MDAnalysis.analysis import align as mda_align
+from MDAnalysis.analysis.base import AnalysisBase
+from MDAnalysis.core.groups import AtomGroup
+from MDAnalysis.exceptions import NoDataError
+
+from . import _dcs
+from ._maps import _coords
+from ._settings import GridArg, Vec3Arg, make_settings
+
+
+class PotentialMap(AnalysisBase):
+    """The potential of `atomgroup` on one fixed grid, averaged over the frames analysed.
+
+    The grid is placed once, around the atoms of the first frame analysed (after alignment),
+    by the command line's rules for grid, spacing, padding, origin and center; or it is fully
+    given (grid, spacing and origin together). Every frame is mapped on that same grid, so
+    results.mean and results.stdev are point by point over the frames, as
+    ``dcs --topology ... --trajectory ...`` computes them (Welford's recurrence in float64 per
+    point, the population standard deviation sqrt(M2 / n); stored as float32 like its file).
+
+    atomgroup: the atoms whose charges (from the topology) make the potential.
+    grid, spacing, padding, origin, center: as for dcs.potential_map.
+    align: None, a selection string (in atomgroup's universe) or an AtomGroup: each frame is
+        superposed (least-squares rotation and translation of those atoms) onto their positions
+        in the first frame analysed before mapping, as --align does.
+    Physics and device keywords (units, dielectric, ..., device) are dcs.potential_map's.
+
+    Results: results.mean and results.stdev (xarray.DataArrays, dims ("x", "y", "z"),
+    coordinates in Å, attrs with the settings, "frames" the number of frames), and
+    results.grid (origin, spacing, dims).
+    """
+
+    def __init__(self, atomgroup: AtomGroup, grid: GridArg = None, *,
+                 spacing: Optional[float] = None, padding: Optional[float] = None,
+                 origin: Vec3Arg = None, center: Vec3Arg = None,
+                 align: Union[None, str, AtomGroup] = None, verbose: bool = False,
+                 **physics):
+        super().__init__(atomgroup.universe.trajectory, verbose=verbose)
+        self._atomgroup = atomgroup
+        self._grid_args = dict(grid=grid, spacing=spacing, padding=padding, origin=origin,
+                               center=center)
+        self._align = align
+        self._physics = physics
+
+    def _positions(self) -> np.ndarray:
+        """This frame's atom positions (float64), superposed onto the reference when aligning."""
+        positions = self._atomgroup.positions.astype(np.float64)
+        if self._fit is None:
+            return positions
+        mobile = self._fit.positions.astype(np.float64)
+        mobile_centre = mobile.mean(axis=0)
+        rotation, _ = mda_align.rotation_matrix(mobile - mobile_centre, self._reference)
+        return (positions - mobile_centre) @ np.asarray(rotation).T + self._reference_centre
+
+    def _prepare(self):
+        try:
+            self._charges = np.ascontiguousarray(self._atomgroup.charges, dtype=np.float64)
+        except NoDataError:
+            raise ValueError("the topology has no charges (dcs.mda.PotentialMap needs partial "
+                             "charges: PSF, PRMTOP, TPR, PQR, ...)") from None
+        self._fit = None
+        if isinstance(self._align, str):
+            self._fit = self._atomgroup.universe.select_atoms(self._align)
+        elif self._align is not None:
+            self._fit = self._align
+        if self._fit is not None and len(self._fit) < 3:
+            raise ValueError(f"align selects {len(self._fit)} atoms; a fit needs at least 3")
+        # The first frame analysed fixes the reference of the fit and the grid.
+        for _ in self._sliced_trajectory:
+            break
+        if self._fit is not None:
+            reference = self._fit.positions.astype(np.float64)
+            self._reference_centre = reference.mean(axis=0)
+            self._reference = reference - self._reference_centre
+        placed = _dcs.grid_of(self._positions(), self._charges,
+                              make_settings(**self._grid_args, **self._physics))
+        spacing = placed["spacing"]
+        if not spacing[0] == spacing[1] == spacing[2]:
+            raise ValueError(f"the grid's voxels are not cubic ({spacing})")
+        self._placed = placed
+        # Every frame on this grid: counts, origin and spacing all given.
+        self._frame_settings = make_settings(grid=list(placed["dims"]), spacing=spacing[0],
+                                             origin=placed["origin"], **self._physics)
+        dims = placed["dims"]
+        self._mean = np.zeros((dims[2], dims[1], dims[0]))
+        self._m2 = np.zeros_like(self._mean)
+        self._count = 0
+        self._meta = None
+
+    def _single_frame(self):
+        values, meta = _dcs.potential_map(self._positions(), self._charges, self._frame_settings)
+        self._meta = meta
+        self._count += 1
+        delta = values - self._mean
+        self._mean += delta / self._count
+        self._m2 += delta * (values - self._mean)
+
+    def _conclude(self):
+        if self._count == 0:
+            raise ValueError("no frames were analysed")
+        p = self._placed
+        coords = _coords(p["origin"], p["spacing"], p["dims"])
+        attrs = {k: self._meta[k] for k in ("units", "temperature", "dielectric",
+                                            "dielectric_model", "ionic_strength", "min_distance",
+                                            "preset", "coulomb_factor", "physics")}
+        attrs.update(origin=list(p["origin"]), spacing=list(p["spacing"]), frames=self._count)
+        for key, value in self._meta["provenance"].items():
+            attrs["provenance_" + key] = value
+        stdev = np.sqrt(np.maximum(self._m2, 0.0) / self._count)
+        make = lambda a, name: xr.DataArray(a.astype(np.float32).T, dims=("x", "y", "z"),
+                                           coords=coords, name=name, attrs=dict(attrs))
+        self.results.mean = make(self._mean, "potential_mean")
+        self.results.stdev = make(stdev, "potential_stdev")
+        self.results.grid = dict(p)
+        self.results.frames_analysed = self._count
