@@ -258,11 +258,11 @@ class CudaBackend final : public PotentialBackend {
     timings_.download += 1e-3 * events_->download.elapsed_ms_since(events_->statistics);
   }
 
-  // A value depends on its group of 128 points (one warp's), so calls may start at any multiple
-  // of it; 1 Mi points is about two waves of the kernel on an H100 (132 SMs x 4 blocks x 1024
-  // points).
+  // A value depends on its block of 256 points (four warps share a centre), so calls may start
+  // at any multiple of it; 1 Mi points is about eight waves of the kernel on an H100 (132 SMs x
+  // 4 blocks x 256 points).
   PointsHint points_hint() const override {
-    return {static_cast<std::size_t>(detail::kPointsGroup), std::size_t{1} << 20};
+    return {static_cast<std::size_t>(detail::kPointsBlock), std::size_t{1} << 20};
   }
 
  private:

@@ -12,7 +12,8 @@
 #   averaged maps on the GPUs vs the CPU backend, 1 vs all GPUs, kill -9 + --resume), trajbench
 #   (bench/trajectory_bench.py, frames per second), models (the physics models: model tests
 #   on every CUDA kernel, --validate under each model, the kernel table with its ceilings),
-#   points (compute_points on the device, --at-atoms and a mesh, 1 vs every GPU, the table).
+#   points (compute_points on the device, --at-atoms and a mesh, 1 vs every GPU, the table),
+#   python (the package built with CUDA by pip, its GPU tests, the call vs the command line).
 #   Each step is one `if want` block below.
 set -uo pipefail
 out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
@@ -204,6 +205,29 @@ if want pipeline; then
        -o "$out/sanitized.h5" --force --validate
   rm -f "$out/sanitized.h5"
 fi
+if want python; then
+  # The Python package on the GPU (issue 23): built with CUDA by pip from this tree against the
+  # machine's own nanobind and scikit-build-core (nothing can be fetched there) into a private
+  # folder, its pytest files with device="cuda" (test_gpu.py; MDAnalysis and PyMOL are not on
+  # the machine, so those files skip), and bench/python_vs_cli.py at 256^3 (the call against
+  # the command line's compute time). Needs the build step's dcs binary.
+  [[ -f $build/build.ninja ]] || configure
+  step "build dcs for the python tests" build_python_dcs.log cmake --build "$build" -j "$jobs" \
+       --target dcs
+  site=$build/python-site
+  step "pip install . (CUDA)" python_install.log env CMAKE_BUILD_PARALLEL_LEVEL="$jobs" \
+       "$python" -m pip install --no-build-isolation --no-deps --no-index --upgrade \
+       --target "$site" -Ccmake.define.DCS_ENABLE_CUDA=ON -Cbuild-dir=build/python-gpu .
+  for case in gpu maps errors; do
+    step "python tests: test_$case.py" "python_$case.log" env PYTHONPATH="$site:$PWD/tests/python" \
+         DCS_BINARY="$PWD/$build/bin/dcs" "$python" tests/python/run_pytest.py \
+         "tests/python/test_$case.py"
+  done
+  big=$(ls /usr/share/apbs/examples/misc/achbp.pqr 2>/dev/null || echo data/2lzt.pqr)
+  step "python call vs command line, 256^3" python_bench.md env PYTHONPATH="$site" \
+       "$python" bench/python_vs_cli.py "$build/bin/dcs" --atoms "$big" --grid 256 --device cuda
+fi
+
 if want trajectory; then
   step "trajectory on the GPUs (vs CPU, 1 vs all GPUs, kill -9 + --resume)" trajectory_gpu.log \
        "$python" tests/trajectory/trajectory_device_check.py --dcs "$build/bin/dcs" \

@@ -9,11 +9,12 @@
 // tensor cores form every r^2 of a 16-point x 8-atom tile with two mma.sync.m16n8k8 TF32
 // instructions, so a pair costs about 1 MUFU + 1 FFMA + 2/16 HMMA + 1/8 LDS of issue.
 //
-// Groups. Each warp owns kPointsGroup = 16 kPointsTiles consecutive points of the list. Its
-// centre c is the midpoint of the group's bounding box (double, finite listed points only; min
-// and max are exact, so c does not depend on the reduction's order), and it works with float
-// offsets p - c rounded once from double. Morton-sorted points make a group compact: its radius
-// R (the largest |p - c|) is a few Å. A value depends only on its group's points and the atoms.
+// Groups. Each warp owns kPointsGroup = 64 consecutive points of the list (four 16-point
+// tiles), and the four warps of a block share one centre c: the midpoint of the bounding box of
+// their 256 points (double, finite listed points only; min and max are exact, so c does not
+// depend on the reduction's order). Points and atoms are float offsets from c, rounded once
+// from double. Morton-sorted points make a block compact: its radius R (the largest |p - c|) is
+// a few Å. A value depends only on its block's points and the atoms.
 //
 // r^2 in TF32. TF32 keeps 11 significant bits, so every float is split into pieces the tensor
 // core multiplies exactly: p = ph + pl, A = -2a = Ah + Al (pieces rounded to TF32), and |a|^2,
@@ -29,29 +30,30 @@
 // ~2^-21 |p| |A| <= 3 2^-19 r^2; the accumulation rounds sums below ~16 r^2 (|a|^2 <= 9 r^2,
 // |p||A| <= 12 r^2). Measured (bench): 3-8e-7 of max|V|; the FP32 kernel it replaced 1.5e-6.
 //
-// Atoms. prepare_points() uploads each coordinate as float + float remainder (PointsAtom). Each
-// warp stages rounds of kRound atoms into its own shared memory as seen from its centre,
-// a = (hi - c_hi) + (lo - c_lo) in float (exact when the atom is near, by Sterbenz), split into
-// the B fragments in the order the MMA reads them (one LDS.128 per lane per 8 atoms), with the
-// charges (one LDS.64) and the plain offsets for the exact path.
+// Atoms. prepare_points() uploads each coordinate as float + float remainder (PointsAtom), in
+// Z order (pack_points_atoms). The block stages rounds of 128 atoms, one per thread, once for
+// its four warps: copied ahead into shared memory (cp.async, while the previous round
+// computes), then as seen from the centre, a = (hi - c_hi) + (lo - c_lo) in float (exact when
+// the atom is near, by Sterbenz), split into the B fragments in the order the MMA reads them
+// (one LDS.128 per lane per 8 atoms), with the charges (one LDS.64) and the plain offsets.
 //
-// Exact path: an atom that comes within rn = max(R/2, min_distance) of any of the group's
-// points (|a| < R + rn, tested when staging: one ballot per 32) makes its tile of 8 atoms take the
-// exact path: dx = p - a, r^2 = dx^2 + dy^2 + dz^2, dcs::add_coulomb_term with the clamp at
-// min_distance^2 and the skip (the term of atom skip[i] left out by a zero charge). So does a
-// tile with some listed point's skip atom. Sums: per lane, a float per chunk of chunk_atoms atoms
-// (a quarter of each tile's atoms), added in chunk order, and the four lanes of a point added in
-// a fixed tree at the end.
+// Exact path: rn = max(R/2, min_distance). An atom within R_m + rn of the centre c_m of a
+// 16-point tile's bounding box (R_m its radius) may come within rn of one of its points; it
+// and the other atoms of its 8-atom tile take the exact path for that point tile only: dx =
+// p - a, r^2 = dx^2 + dy^2 + dz^2, dcs::add_coulomb_term with the clamp at min_distance^2 and
+// the skip (the term of atom skip[i] left out by a zero charge). So does an atom that is the
+// skip of one of the tile's points. Each warp marks them per round (one vote per 32 atoms
+// against a sphere around its four tiles' spheres, the per-tile votes only when it finds one).
+// Sums: per lane, a float per chunk of chunk_atoms atoms (a quarter of each tile's atoms),
+// added in chunk order, and the four lanes of a point added in a fixed tree at the end.
 //
-// Atoms arrive in Z order (pack_points_atoms), so a group's near atoms fill few tiles.
-//
-// Where it stands (H200, bench/results/points_2026-11-26_h200.md): 68 % of the MUFU rsqrt
-// ceiling (Coulomb), 84 % of rsqrt + ex2 (Debye-Hückel), the same as the FP32 kernel it
-// replaced, with half its error. Removing the MUFU work altogether (DCS_POINTS_EXPERIMENT=2)
-// gains only 10 %, so the limit is not the special-function unit: ncu counts 3.6 G instructions
-// where the fast tiles need ~1.9 G; the exact tiles (the whole tile for one near atom, one row
-// at a time through shared memory) and the staging take the rest. ptxas -v: 95-126 registers,
-// 0 spills, 42 KiB shared per block of 128 threads, 4 blocks per SM.
+// Where it stands (bench/results/points_2026-11-26_h200.md; H100): 71 % of the MUFU rsqrt
+// ceiling (Coulomb), 86 % of rsqrt + ex2 (Debye-Hückel); the FP32 kernel it replaced: 68 % and
+// 84 % with twice the error. Removing the MUFU work altogether (DCS_POINTS_EXPERIMENT=2) gained
+// only 10 % in the per-warp version, so the special-function unit is not what limits it: the
+// MUFU work comes in bursts between the tensor-core and staging phases (ncu: not selected,
+// dispatch and math-pipe stalls). ptxas -v: 103-128 registers, 0 spills, 23.9 KiB shared per
+// block of 128 threads, 4 blocks per SM.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -70,8 +72,8 @@
 namespace dcs::cuda::detail {
 namespace {
 
-constexpr int kThreads = 128;
-constexpr int kWarps = kThreads / 32;
+constexpr int kWarps = kPointsWarps;
+constexpr int kThreads = 32 * kWarps;
 #ifndef DCS_POINTS_BLOCKS_PER_SM
 #define DCS_POINTS_BLOCKS_PER_SM 4
 #endif
@@ -83,7 +85,7 @@ constexpr int kBlocksPerSm = DCS_POINTS_BLOCKS_PER_SM;
 #endif
 constexpr double kNearFraction = DCS_POINTS_NEAR_FRACTION;
 constexpr int kTiles = kPointsTiles;    ///< 16-point MMA tiles per warp
-constexpr int kRound = 64;              ///< atoms per staging round: 2 per lane
+constexpr int kRound = kThreads;        ///< atoms per staging round: 1 per thread of the block
 constexpr int kAtomTiles = kRound / 8;  ///< 8-atom MMA tiles per round
 constexpr int kSubRounds = kRound / 32;
 constexpr int kTilePairs = 4 * kTiles;  ///< a lane's pairs per atom tile
@@ -98,20 +100,29 @@ constexpr int kUnroll = DCS_POINTS_UNROLL;
 #endif
 constexpr unsigned kFullMask = 0xffffffffu;
 
-/// One warp's shared memory: its points, a round of staged atoms, which tiles go exact.
-struct WarpStage {
-  float4 raw[kRound][2];               ///< the round's atoms as uploaded, copied ahead (cp.async)
-  float4 fragment[kAtomTiles][32];     ///< lane (g, t): {B1[t], B1[t+4], B2[t], B2[t+4]} of atom g
-  float4 atom[kRound];                 ///< (-2 ax, -2 ay, -2 az, q), a = atom - centre in Å
-  float q[kRound];                     ///< charge times the factor; 0 for padding
-  float4 point[kPointsGroup];          ///< (x, y, z) offset from the centre, skip atom's bits
+/// One warp's part of the block's shared memory: its points, their tiles' near spheres, which
+/// of the round's atoms come near them, its finished chunks' sums.
+struct WarpPart {
+  float4 point[kPointsGroup];          ///< (x, y, z) offset from the block's centre, skip's bits
+  float4 sphere[kTiles];               ///< per point tile: centre (offset) and near radius^2
+  float4 outer;                        ///< a sphere around every tile's sphere: centre, radius^2
   unsigned exact[kTiles][kSubRounds];  ///< per point tile and 32 atoms: bit u set when atom u
                                        ///< is near the tile's points or one's skip
-  float4 sphere[kTiles];               ///< per point tile: centre (offset) and near radius^2
-  float group_near2;                   ///< |a|^2 below this: near some tile's sphere, maybe
   float total[2 * kTiles][32];         ///< per lane, row 2 m + r: the sum of finished chunks
-  float centre[3];                     ///< float(c)
-  float centre_lo[3];                  ///< float(c - float(c))
+};
+
+/// The block's shared memory: a round of atoms as uploaded (copied ahead) and as staged, once
+/// for the block's four warps, and each warp's part.
+struct BlockStage {
+  float4 raw[kRound][2];            ///< thread i's atom of the next round (cp.async)
+  float4 fragment[kAtomTiles][32];  ///< lane (g, t): {B1[t], B1[t+4], B2[t], B2[t+4]} of atom g
+  float4 atom[kRound];              ///< (-2 ax, -2 ay, -2 az, q), a = atom - centre in Å
+  float q[kRound];                  ///< charge times the factor; 0 for padding
+  WarpPart warp[kWarps];
+  double box[kWarps][6];   ///< each warp's points' bounding box: lo, hi
+  double radius2[kWarps];  ///< each warp's largest |p - c|^2 about the block's centre
+  float centre[3];         ///< float(c)
+  float centre_lo[3];      ///< float(c - float(c))
 };
 
 /// Finite x rounded to the nearest TF32 (10 fraction bits, low 13 bits zero; ties away from
@@ -186,9 +197,9 @@ __device__ __forceinline__ void point_row(float x, float y, float z, unsigned t,
 /// where the FMA-pipe cubic's 1.1e-6 would show most.
 template <int Software, class Model>
 __device__ __forceinline__ void atom_tile(float (&energy)[kTiles][2], const PointFragments& p,
-                                          const WarpStage& stage, int j, unsigned lane,
-                                          unsigned exact, std::uint32_t index0, float min_r2,
-                                          Model model) {
+                                          const BlockStage& stage, const WarpPart& part, int j,
+                                          unsigned lane, unsigned exact, std::uint32_t index0,
+                                          float min_r2, Model model) {
   const float4 b = stage.fragment[j][lane];
   const unsigned g = lane / 4u, t = lane % 4u;
   const int column = 8 * j + 2 * static_cast<int>(t);
@@ -200,7 +211,7 @@ __device__ __forceinline__ void atom_tile(float (&energy)[kTiles][2], const Poin
       const std::uint32_t index = index0 + static_cast<std::uint32_t>(column);
 #pragma unroll
       for (int row = 0; row < 2; ++row) {
-        const float4 point = stage.point[16 * m + static_cast<int>(g) + 8 * row];
+        const float4 point = part.point[16 * m + static_cast<int>(g) + 8 * row];
         const std::uint32_t skip = __float_as_uint(point.w);
 #pragma unroll
         for (int u = 0; u < 2; ++u) {
@@ -244,94 +255,92 @@ __device__ __forceinline__ void atom_tile(float (&energy)[kTiles][2], const Poin
   }
 }
 
-/// Starts copying atoms [base, min(base + kRound, chunk_end)) into stage.raw (cp.async, 16
-/// bytes at a time, L2 only), so that the global loads' latency passes while the warp computes
-/// the previous round; stage_round() waits for them.
-__device__ __forceinline__ void prefetch_round(WarpStage& stage, const PointsAtom* atoms,
-                                               std::uint32_t base, std::uint32_t chunk_end) {
-  const unsigned lane = threadIdx.x % 32u;
+/// Starts copying this thread's atom of the round [base, base + kRound) into stage.raw
+/// (cp.async, two 16-byte pieces, L2 only; none past chunk_end), so that the global load's
+/// latency passes while the block computes the previous round; stage_atom() waits for it.
+__device__ __forceinline__ void prefetch_atom(BlockStage& stage, const PointsAtom* atoms,
+                                              std::uint32_t base, std::uint32_t chunk_end) {
+  const std::uint32_t k = base + threadIdx.x;
+  if (k < chunk_end) {
+    const auto* source = reinterpret_cast<const float4*>(atoms + k);
 #pragma unroll
-  for (int sub = 0; sub < kSubRounds; ++sub) {
-    const std::uint32_t k = base + 32u * static_cast<std::uint32_t>(sub) + lane;
-    if (k < chunk_end) {
-      const auto* source = reinterpret_cast<const float4*>(atoms + k);
-      float4* target = stage.raw[32 * sub + static_cast<int>(lane)];
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(target + half));
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(source + half)
-                     : "memory");
-      }
+    for (int half = 0; half < 2; ++half) {
+      const auto address =
+          static_cast<std::uint32_t>(__cvta_generic_to_shared(&stage.raw[threadIdx.x][half]));
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(source + half)
+                   : "memory");
     }
   }
   asm volatile("cp.async.commit_group;" ::: "memory");
 }
 
-/// The warp stages atoms [base, base + kRound) of the chunk that ends at chunk_end (copied into
-/// stage.raw by prefetch_round), as seen from its centre, 2 per lane (padding past chunk_end:
-/// q = 0, r^2 >= 1), and marks per point tile and 32 atoms those within the tile's near
-/// sphere and those that are the skip of one of its points: they take the exact path with it.
-__device__ __forceinline__ void stage_round(WarpStage& stage, std::uint32_t base,
-                                            std::uint32_t chunk_end, bool group_skips,
-                                            const std::uint32_t (&skip)[2]) {
+/// Thread i stages atom base + i of the chunk that ends at chunk_end (padding past it: q = 0,
+/// r^2 >= 1) as seen from the block's centre: its B fragments in the order the MMA reads them,
+/// the plain offsets and the charge.
+__device__ __forceinline__ void stage_atom(BlockStage& stage, std::uint32_t base,
+                                           std::uint32_t chunk_end) {
   asm volatile("cp.async.wait_group 0;" ::: "memory");
+  const int slot = static_cast<int>(threadIdx.x);
+  float ax2 = 0.0f, ay2 = 0.0f, az2 = 0.0f, a2 = 1.0f, q = 0.0f;  // -2a, |a|^2
+  if (base + threadIdx.x < chunk_end) {
+    const float4 hi = stage.raw[slot][0];  // x, y, z, q: this thread's own copy
+    const float4 lo = stage.raw[slot][1];
+    // (hi - c) is exact when the atom is near (Sterbenz) and rounded relative to the offset
+    // otherwise; the remainders' difference is tiny: one more rounding of the offset's size.
+    const float ax = (hi.x - stage.centre[0]) + (lo.x - stage.centre_lo[0]);
+    const float ay = (hi.y - stage.centre[1]) + (lo.y - stage.centre_lo[1]);
+    const float az = (hi.z - stage.centre[2]) + (lo.z - stage.centre_lo[2]);
+    q = hi.w;
+    a2 = fmaf(ax, ax, fmaf(ay, ay, az * az));
+    ax2 = -2.0f * ax;
+    ay2 = -2.0f * ay;
+    az2 = -2.0f * az;
+  }
+  stage.atom[slot] = make_float4(ax2, ay2, az2, q);
+  stage.q[slot] = q;
+  // B1 = [Ahx Ahy Ahz a2h Ahx Ahy Ahz a2m], B2 = [Alx Aly Alz a2l 1 1 1 0]; the lane that
+  // reads atom g's pieces t and t + 4 is 4 g + t. The low pieces go as they are: the tensor
+  // core reads their top 19 bits (truncation, 2^-11 of a piece below 2^-11 of the value).
+  const float hx = to_tf32(ax2), hy = to_tf32(ay2), hz = to_tf32(az2);
+  const float lx = ax2 - hx, ly = ay2 - hy, lz = az2 - hz;  // exact
+  const float a2h = to_tf32(a2);
+  const float a2r = a2 - a2h;  // exact
+  const float a2m = to_tf32(a2r);
+  const float a2l = a2r - a2m;  // exact, and at most 3 significant bits: TF32 holds it
+  float4* fragment = &stage.fragment[slot / 8][4 * (slot % 8)];
+  fragment[0] = make_float4(hx, hx, lx, 1.0f);
+  fragment[1] = make_float4(hy, hy, ly, 1.0f);
+  fragment[2] = make_float4(hz, hz, lz, 1.0f);
+  fragment[3] = make_float4(a2h, a2m, a2l, 0.0f);
+}
+
+/// The warp marks, per point tile and 32 of the round's staged atoms, those within the tile's
+/// near sphere (NaN atoms too: they make every value NaN either way) and those that are the
+/// skip of one of its points (a lane's points are in tiles lane / 16 and 2 + lane / 16; bit
+/// skip - first, none when the difference, unsigned, is 32 or more). Most rounds have no atom
+/// within the warp's outer sphere and none of its skips: one vote per 32 says so.
+__device__ __forceinline__ void mark_near(const BlockStage& stage, WarpPart& part,
+                                          std::uint32_t base, std::uint32_t chunk_end,
+                                          bool group_skips, const std::uint32_t (&skip)[2]) {
   const unsigned lane = threadIdx.x % 32u;
-  const float cx = stage.centre[0], cy = stage.centre[1], cz = stage.centre[2];
-  const float cx_lo = stage.centre_lo[0], cy_lo = stage.centre_lo[1], cz_lo = stage.centre_lo[2];
-#pragma unroll
+  const float4 outer = part.outer;
+#pragma unroll 1
   for (int sub = 0; sub < kSubRounds; ++sub) {
     const std::uint32_t first = base + 32u * static_cast<std::uint32_t>(sub);
-    const std::uint32_t k = first + lane;
-    float ax = 0.0f, ay = 0.0f, az = 0.0f;  // far from every sphere for padding: see below
-    float ax2 = 0.0f, ay2 = 0.0f, az2 = 0.0f, a2 = 1.0f, q = 0.0f;  // -2a, |a|^2
-    const bool listed = k < chunk_end;
-    const int slot = 32 * sub + static_cast<int>(lane);
-    if (listed) {
-      const float4 hi = stage.raw[slot][0];  // x, y, z, q: this lane's own copy
-      const float4 lo = stage.raw[slot][1];
-      // (hi - c) is exact when the atom is near (Sterbenz) and rounded relative to the offset
-      // otherwise; the remainders' difference is tiny: one more rounding of the offset's size.
-      ax = (hi.x - cx) + (lo.x - cx_lo);
-      ay = (hi.y - cy) + (lo.y - cy_lo);
-      az = (hi.z - cz) + (lo.z - cz_lo);
-      q = hi.w;
-      a2 = fmaf(ax, ax, fmaf(ay, ay, az * az));
-      ax2 = -2.0f * ax;
-      ay2 = -2.0f * ay;
-      az2 = -2.0f * az;
-    }
-    stage.atom[slot] = make_float4(ax2, ay2, az2, q);
-    stage.q[slot] = q;
-    // B1 = [Ahx Ahy Ahz a2h Ahx Ahy Ahz a2m], B2 = [Alx Aly Alz a2l 1 1 1 0]; the lane that
-    // reads atom g's pieces t and t + 4 is 4 g + t.
-    // The low pieces go as they are: the tensor core reads their top 19 bits (truncation,
-    // 2^-11 of a piece that is itself below 2^-11 of the value).
-    const float hx = to_tf32(ax2), hy = to_tf32(ay2), hz = to_tf32(az2);
-    const float lx = ax2 - hx, ly = ay2 - hy, lz = az2 - hz;  // exact
-    const float a2h = to_tf32(a2);
-    const float a2r = a2 - a2h;  // exact
-    const float a2m = to_tf32(a2r);
-    const float a2l = a2r - a2m;  // exact, and at most 3 significant bits: TF32 holds it
-    float4* fragment = &stage.fragment[slot / 8][4 * (slot % 8)];
-    fragment[0] = make_float4(hx, hx, lx, 1.0f);
-    fragment[1] = make_float4(hy, hy, ly, 1.0f);
-    fragment[2] = make_float4(hz, hz, lz, 1.0f);
-    fragment[3] = make_float4(a2h, a2m, a2l, 0.0f);
-    // Near: within a point tile's sphere (NaN atoms too: they make every value NaN either way).
-    // A lane's points are in tiles lane / 16 and 2 + lane / 16; its skips mark the atom for
-    // those (bit skip - first: none when the difference, unsigned, is 32 or more). Most rounds
-    // have no atom within the sphere that holds every tile's and none of the group's skips:
-    // one vote says so, and the per-tile votes are left out.
-    const bool maybe_near = listed && !(a2 >= stage.group_near2);
+    const bool listed = first + lane < chunk_end;
+    const float4 staged = stage.atom[32 * sub + static_cast<int>(lane)];
+    const float ax = -0.5f * staged.x, ay = -0.5f * staged.y, az = -0.5f * staged.z;  // exact
+    const float ox = ax - outer.x, oy = ay - outer.y, oz = az - outer.z;
+    const bool maybe_near = listed && !(fmaf(ox, ox, fmaf(oy, oy, oz * oz)) >= outer.w);
     const bool skips_here =
         group_skips && (skip[0] - first < 32u || skip[1] - first < 32u);  // unsigned
     if (!__any_sync(kFullMask, maybe_near || skips_here)) {
-      if (lane < static_cast<unsigned>(kTiles)) stage.exact[lane][sub] = 0u;
+      if (lane < static_cast<unsigned>(kTiles)) part.exact[lane][sub] = 0u;
       continue;
     }
 #pragma unroll
     for (int m = 0; m < kTiles; ++m) {
-      const float4 sphere = stage.sphere[m];
+      const float4 sphere = part.sphere[m];
       const float dx = ax - sphere.x, dy = ay - sphere.y, dz = az - sphere.z;
       const bool near = listed && !(fmaf(dx, dx, fmaf(dy, dy, dz * dz)) >= sphere.w);
       unsigned exact = __ballot_sync(kFullMask, near);
@@ -339,73 +348,87 @@ __device__ __forceinline__ void stage_round(WarpStage& stage, std::uint32_t base
         const unsigned mine = m % 2 == static_cast<int>(lane / 16u) ? skip[m / 2] - first : 32u;
         exact |= __reduce_or_sync(kFullMask, bit_or_zero(mine));
       }
-      if (lane == 0) stage.exact[m][sub] = exact;
+      if (lane == 0) part.exact[m][sub] = exact;
     }
   }
 }
 
+/// One block: kWarps warps of kPointsGroup consecutive points each, with one centre (the
+/// midpoint of the block's points' bounding box) so that the block stages each round of atoms
+/// once for all its warps.
 template <PairKind Kind, int Software>
 __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     points_kernel(const __grid_constant__ PointsLaunch launch) {
-  __shared__ WarpStage stages[kWarps];
+  __shared__ BlockStage stage;
   const unsigned lane = threadIdx.x % 32u;
-  WarpStage& stage = stages[threadIdx.x / 32u];
-  const long long group = static_cast<long long>(blockIdx.x) * kWarps + threadIdx.x / 32u;
-  const long long first = group * kPointsGroup;
+  const int warp = static_cast<int>(threadIdx.x / 32u);
+  WarpPart& part = stage.warp[warp];
+  const long long first = (static_cast<long long>(blockIdx.x) * kWarps + warp) * kPointsGroup;
   const auto n = static_cast<long long>(launch.n);
-  if (first >= n) return;  // the whole warp
+  const bool active = first < n;  // warps past the list's end only stage (block barriers)
 
-  // --- The group: centre, float offsets, radius, skips (points lane and lane + 32) --------
+  // --- The block's centre, the warp's float offsets and skips (points lane and lane + 32) ---
   constexpr int kLanePoints = kPointsGroup / 32;
+  static_assert(kLanePoints == 2, "a lane's points and skips are two");
   double px[kLanePoints], py[kLanePoints], pz[kLanePoints];
-  double lo[3] = {HUGE_VAL, HUGE_VAL, HUGE_VAL}, hi[3] = {-HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
-  std::uint32_t skip[2] = {kNoAtom, kNoAtom};
+  double box[6] = {HUGE_VAL, HUGE_VAL, HUGE_VAL, -HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  std::uint32_t skip[kLanePoints];
   bool any_skip = false;
 #pragma unroll
   for (int m = 0; m < kLanePoints; ++m) {
     const long long i = first + lane + 32 * m;
     px[m] = py[m] = pz[m] = 0.0;
-    std::uint32_t s = kNoAtom;
+    skip[m] = kNoAtom;
     if (i < n) {
       px[m] = launch.d_points[3 * i];
       py[m] = launch.d_points[3 * i + 1];
       pz[m] = launch.d_points[3 * i + 2];
-      if (launch.d_skip != nullptr) s = launch.d_skip[i];
+      if (launch.d_skip != nullptr) skip[m] = launch.d_skip[i];
       if (isfinite(px[m]) && isfinite(py[m]) && isfinite(pz[m])) {
-        lo[0] = fmin(lo[0], px[m]);
-        lo[1] = fmin(lo[1], py[m]);
-        lo[2] = fmin(lo[2], pz[m]);
-        hi[0] = fmax(hi[0], px[m]);
-        hi[1] = fmax(hi[1], py[m]);
-        hi[2] = fmax(hi[2], pz[m]);
+        box[0] = fmin(box[0], px[m]);
+        box[1] = fmin(box[1], py[m]);
+        box[2] = fmin(box[2], pz[m]);
+        box[3] = fmax(box[3], px[m]);
+        box[4] = fmax(box[4], py[m]);
+        box[5] = fmax(box[5], pz[m]);
       }
     }
-    if (m < 2) skip[m] = s;
-    any_skip = any_skip || s != kNoAtom;
+    any_skip = any_skip || skip[m] != kNoAtom;
   }
-  static_assert(kLanePoints <= 2, "a lane's skips are two registers");
 #pragma unroll
   for (int offset = 16; offset >= 1; offset /= 2) {
 #pragma unroll
     for (int axis = 0; axis < 3; ++axis) {
-      lo[axis] = fmin(lo[axis], __shfl_xor_sync(kFullMask, lo[axis], offset));
-      hi[axis] = fmax(hi[axis], __shfl_xor_sync(kFullMask, hi[axis], offset));
+      box[axis] = fmin(box[axis], __shfl_xor_sync(kFullMask, box[axis], offset));
+      box[axis + 3] = fmax(box[axis + 3], __shfl_xor_sync(kFullMask, box[axis + 3], offset));
     }
   }
-  double centre[3];
+  if (lane == 0) {
 #pragma unroll
-  for (int axis = 0; axis < 3; ++axis)
-    centre[axis] = lo[axis] <= hi[axis] ? 0.5 * (lo[axis] + hi[axis]) : 0.0;  // none finite: 0
+    for (int k = 0; k < 6; ++k) stage.box[warp][k] = box[k];
+  }
+  __syncthreads();
+  double centre[3];  // min and max are exact: the same whatever the order
+#pragma unroll
+  for (int axis = 0; axis < 3; ++axis) {
+    double lo = HUGE_VAL, hi = -HUGE_VAL;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      lo = fmin(lo, stage.box[w][axis]);
+      hi = fmax(hi, stage.box[w][axis + 3]);
+    }
+    centre[axis] = lo <= hi ? 0.5 * (lo + hi) : 0.0;  // none finite: 0
+  }
   double radius2 = 0.0;
 #pragma unroll
   for (int m = 0; m < kLanePoints; ++m) {
-    // Lanes past the list's end sit at the centre: they neither widen the radius nor compute
+    // Points past the list's end sit at the centre: they neither widen the radius nor compute
     // anything but zeros' worth of work (their values are not stored).
     const bool listed = first + lane + 32 * m < n;
     const float x = listed ? __double2float_rn(px[m] - centre[0]) : 0.0f;
     const float y = listed ? __double2float_rn(py[m] - centre[1]) : 0.0f;
     const float z = listed ? __double2float_rn(pz[m] - centre[2]) : 0.0f;
-    stage.point[lane + 32 * m] = make_float4(x, y, z, __uint_as_float(m < 2 ? skip[m] : kNoAtom));
+    part.point[lane + 32 * m] = make_float4(x, y, z, __uint_as_float(skip[m]));
     const double d2 =
         static_cast<double>(x) * x + static_cast<double>(y) * y + static_cast<double>(z) * z;
     if (!isnan(d2)) radius2 = fmax(radius2, d2);  // NaN points (NaN values) do not count
@@ -413,15 +436,30 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 #pragma unroll
   for (int offset = 16; offset >= 1; offset /= 2)
     radius2 = fmax(radius2, __shfl_xor_sync(kFullMask, radius2, offset));
-  // Atoms within rn of some point take the exact path (header comment): those within
-  // R_m + rn of the centre c_m of point tile m's bounding box, R_m its radius. The margin,
-  // 2^-18 relative, covers the roundings of the staged offsets and of |a - c_m|^2.
-  const double near_reach = fmax(kNearFraction * sqrt(radius2), launch.min_distance);
-  double group_reach = 0.0;
-  __syncwarp();
+  if (lane == 0) stage.radius2[warp] = radius2;
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis) {
+      stage.centre[axis] = __double2float_rn(centre[axis]);
+      stage.centre_lo[axis] =
+          __double2float_rn(centre[axis] - static_cast<double>(stage.centre[axis]));
+    }
+  }
+  __syncthreads();
+  double block_radius2 = 0.0;
+#pragma unroll
+  for (int w = 0; w < kWarps; ++w) block_radius2 = fmax(block_radius2, stage.radius2[w]);
+
+  // Atoms within rn = max(kNearFraction R, min_distance) of some point take the exact path
+  // (header comment), R the block's radius: those within R_m + rn of the centre c_m of point
+  // tile m's bounding box, R_m its radius. The margin, 2^-18 relative, covers the roundings of
+  // the staged offsets and of |a - c_m|^2. The warp's outer sphere holds its four.
+  const double near_reach = fmax(kNearFraction * sqrt(block_radius2), launch.min_distance);
+  float tile_centre[kLanePoints][3];
+  double tile_near[kLanePoints];
 #pragma unroll
   for (int m = 0; m < kLanePoints; ++m) {  // lane's point m is in tile 2 m + lane / 16
-    const float4 own = stage.point[lane + 32 * m];
+    const float4 own = part.point[lane + 32 * m];
     float lo3[3] = {own.x, own.y, own.z}, hi3[3] = {own.x, own.y, own.z};
 #pragma unroll
     for (int offset = 8; offset >= 1; offset /= 2) {  // within the 16 lanes of the tile
@@ -431,41 +469,46 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
         hi3[axis] = fmaxf(hi3[axis], __shfl_xor_sync(kFullMask, hi3[axis], offset));
       }
     }
-    float c[3];
 #pragma unroll
     for (int axis = 0; axis < 3; ++axis)
-      c[axis] = lo3[axis] <= hi3[axis] ? 0.5f * (lo3[axis] + hi3[axis]) : 0.0f;  // all NaN: 0
-    const double dx = static_cast<double>(own.x) - c[0], dy = static_cast<double>(own.y) - c[1],
-                 dz = static_cast<double>(own.z) - c[2];
+      tile_centre[m][axis] = lo3[axis] <= hi3[axis] ? 0.5f * (lo3[axis] + hi3[axis]) : 0.0f;
+    const double dx = static_cast<double>(own.x) - tile_centre[m][0];
+    const double dy = static_cast<double>(own.y) - tile_centre[m][1];
+    const double dz = static_cast<double>(own.z) - tile_centre[m][2];
     double tile_r2 = dx * dx + dy * dy + dz * dz;
     if (isnan(tile_r2)) tile_r2 = 0.0;
 #pragma unroll
     for (int offset = 8; offset >= 1; offset /= 2)
       tile_r2 = fmax(tile_r2, __shfl_xor_sync(kFullMask, tile_r2, offset));
-    const double near = sqrt(tile_r2) + near_reach;
+    tile_near[m] = sqrt(tile_r2) + near_reach;
     if (lane % 16u == 0)
-      stage.sphere[2 * m + static_cast<int>(lane / 16u)] =
-          make_float4(c[0], c[1], c[2], __double2float_ru(near * near * (1.0 + 0x1p-18)));
-    // The sphere around the group's centre that holds this one: radius |c_m| + near.
-    const double outer = sqrt(static_cast<double>(c[0]) * c[0] + static_cast<double>(c[1]) * c[1] +
-                              static_cast<double>(c[2]) * c[2]) +
-                         near;
-    group_reach = fmax(group_reach, outer);
+      part.sphere[2 * m + static_cast<int>(lane / 16u)] =
+          make_float4(tile_centre[m][0], tile_centre[m][1], tile_centre[m][2],
+                      __double2float_ru(tile_near[m] * tile_near[m] * (1.0 + 0x1p-18)));
   }
+  // The outer sphere: centred on tile 0's centre (lane 0 has it), radius the largest
+  // |c_m - c_0| + near_m over the four tiles.
+  {
+    float c0[3];
 #pragma unroll
-  for (int offset = 16; offset >= 1; offset /= 2)
-    group_reach = fmax(group_reach, __shfl_xor_sync(kFullMask, group_reach, offset));
-  if (lane == 0) stage.group_near2 = __double2float_ru(group_reach * group_reach * (1.0 + 0x1p-18));
+    for (int axis = 0; axis < 3; ++axis) c0[axis] = __shfl_sync(kFullMask, tile_centre[0][axis], 0);
+    double reach = 0.0;
+#pragma unroll
+    for (int m = 0; m < kLanePoints; ++m) {
+      const double dx = static_cast<double>(tile_centre[m][0]) - c0[0];
+      const double dy = static_cast<double>(tile_centre[m][1]) - c0[1];
+      const double dz = static_cast<double>(tile_centre[m][2]) - c0[2];
+      reach = fmax(reach, sqrt(dx * dx + dy * dy + dz * dz) + tile_near[m]);
+    }
+#pragma unroll
+    for (int offset = 16; offset >= 1; offset /= 2)
+      reach = fmax(reach, __shfl_xor_sync(kFullMask, reach, offset));
+    if (lane == 0)
+      part.outer =
+          make_float4(c0[0], c0[1], c0[2], __double2float_ru(reach * reach * (1.0 + 0x1p-18)));
+  }
   const float min_r2 = static_cast<float>(launch.min_distance * launch.min_distance);
   const bool group_skips = __any_sync(kFullMask, any_skip);
-  if (lane == 0) {
-#pragma unroll
-    for (int axis = 0; axis < 3; ++axis) {
-      stage.centre[axis] = __double2float_rn(centre[axis]);
-      stage.centre_lo[axis] =
-          __double2float_rn(centre[axis] - static_cast<double>(stage.centre[axis]));
-    }
-  }
   __syncwarp();
   // This lane's A fragments: rows g and g + 8 of every tile, elements t and t + 4.
   PointFragments fragments;
@@ -475,7 +518,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     for (int m = 0; m < kTiles; ++m) {
 #pragma unroll
       for (int row = 0; row < 2; ++row) {
-        const float4 p = stage.point[16 * m + static_cast<int>(g) + 8 * row];
+        const float4 p = part.point[16 * m + static_cast<int>(g) + 8 * row];
         float shared, a1, a2;
         point_row(p.x, p.y, p.z, t, shared, a1, a2);
         fragments.a1[m][row] = fragments.a2[m][row] = __float_as_uint(shared);
@@ -488,44 +531,46 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const auto model = device_pair_model<Kind>(launch.screen_c);
   const auto atom_count = static_cast<std::uint32_t>(launch.atom_count);
   const auto chunk_atoms = static_cast<std::uint32_t>(launch.chunk_atoms);
-  prefetch_round(stage, launch.d_atoms, 0, min(atom_count, chunk_atoms));
+  prefetch_atom(stage, launch.d_atoms, 0, min(atom_count, chunk_atoms));
   for (std::uint32_t chunk = 0; chunk < atom_count; chunk += chunk_atoms) {
     const std::uint32_t chunk_end = min(atom_count, chunk + chunk_atoms);
     float energy[kTiles][2] = {};
     for (std::uint32_t base = chunk; base < chunk_end; base += kRound) {
-      __syncwarp();  // every lane is done with the previous round
-      stage_round(stage, base, chunk_end, group_skips, skip);
+      __syncthreads();  // every warp is done with the previous round
+      stage_atom(stage, base, chunk_end);
       // The next round (of this chunk or the next; none after the last) copies in while the
-      // warp computes this one: stage.raw is free once staged.
+      // block computes this one: stage.raw is free once staged.
       const std::uint32_t next = base + kRound < chunk_end ? base + kRound : chunk_end;
       if (next < atom_count)
-        prefetch_round(stage, launch.d_atoms, next,
-                       next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms));
+        prefetch_atom(stage, launch.d_atoms, next,
+                      next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms));
+      __syncthreads();
+      if (!active) continue;
+      mark_near(stage, part, base, chunk_end, group_skips, skip);
       __syncwarp();
       // Whole tiles of 8 (at most 7 padding atoms per chunk); a round without a near or skip
       // atom (the usual case) runs straight, others decide per tile.
       const int tiles = static_cast<int>(
           min(static_cast<std::uint32_t>(kAtomTiles), (chunk_end - base + 7u) / 8u));
-      static_assert(kSubRounds == 2, "a round's exact bits are one 64-bit word per tile");
-      std::uint64_t exact[kTiles];
-      std::uint64_t any = 0;
+      unsigned any = 0;
 #pragma unroll
       for (int m = 0; m < kTiles; ++m) {
-        exact[m] = stage.exact[m][0] | static_cast<std::uint64_t>(stage.exact[m][1]) << 32;
-        any |= exact[m];
+#pragma unroll
+        for (int sub = 0; sub < kSubRounds; ++sub) any |= part.exact[m][sub];
       }
       if (tiles == kAtomTiles && any == 0u) {
 #pragma unroll kUnroll
         for (int j = 0; j < kAtomTiles; ++j)
-          atom_tile<Software>(energy, fragments, stage, j, lane, 0u, base, min_r2, model);
+          atom_tile<Software>(energy, fragments, stage, part, j, lane, 0u, base, min_r2, model);
       } else {
 #pragma unroll 1
         for (int j = 0; j < tiles; ++j) {
           unsigned tile_exact = 0;
 #pragma unroll
           for (int m = 0; m < kTiles; ++m)
-            tile_exact |= ((exact[m] >> (8 * j)) & 0xffu) != 0u ? 1u << m : 0u;
-          atom_tile<Software>(energy, fragments, stage, j, lane, tile_exact, base, min_r2, model);
+            tile_exact |= ((part.exact[m][j / 4] >> (8 * (j % 4))) & 0xffu) != 0u ? 1u << m : 0u;
+          atom_tile<Software>(energy, fragments, stage, part, j, lane, tile_exact, base, min_r2,
+                              model);
         }
       }
     }
@@ -534,17 +579,18 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 #pragma unroll
     for (int k = 0; k < 2 * kTiles; ++k) {
       const float sum = energy[k / 2][k % 2];
-      stage.total[k][lane] = chunk == 0 ? sum : stage.total[k][lane] + sum;
+      part.total[k][lane] = chunk == 0 ? sum : part.total[k][lane] + sum;
     }
   }
+  if (!active) return;
 
-  // The four lanes of a row hold its sums over atoms 2t, 2t + 1 of every tile: a fixed tree
-  // ((t0 + t1) + (t2 + t3)) in every lane (addition commutes exactly), stored by lane t = 0.
+    // The four lanes of a row hold its sums over atoms 2t, 2t + 1 of every tile: a fixed tree
+    // ((t0 + t1) + (t2 + t3)) in every lane (addition commutes exactly), stored by lane t = 0.
 #pragma unroll
   for (int m = 0; m < kTiles; ++m) {
 #pragma unroll
     for (int row = 0; row < 2; ++row) {
-      float v = stage.total[2 * m + row][lane];
+      float v = part.total[2 * m + row][lane];
       v += __shfl_xor_sync(kFullMask, v, 1);
       v += __shfl_xor_sync(kFullMask, v, 2);
       const long long i = first + 16 * m + lane / 4u + 8 * row;
@@ -600,7 +646,7 @@ void launch_points(const PointsLaunch& launch, StreamView stream) {
                     std::to_string(launch.chunk_atoms) + " are outside the 31-bit atom index");
   const long long groups = static_cast<long long>((launch.n + kPointsGroup - 1) /
                                                   static_cast<std::size_t>(kPointsGroup));
-  const long long blocks = (groups + kWarps - 1) / kWarps;
+  const long long blocks = (groups + kWarps - 1) / kWarps;  // groups of a block share a centre
   if (blocks > INT_MAX)
     throw CudaError("points kernel: " + std::to_string(launch.n) + " points in one launch");
   const LaunchConfig config{dim3(static_cast<unsigned>(blocks)), dim3(kThreads), 0};

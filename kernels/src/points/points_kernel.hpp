@@ -42,13 +42,16 @@ std::vector<PointsAtom> pack_points_atoms(const System& system, double factor,
                                           std::vector<std::uint32_t>& rank);
 
 /// Points per group: one warp takes kPointsGroup consecutive points of the list, as
-/// kPointsTiles tensor-core tiles of 16 rows, relative to the centre of their bounding box. A
-/// value depends only on its group's points, so PointsHint::block is kPointsGroup.
+/// kPointsTiles tensor-core tiles of 16 rows; the kPointsWarps warps of a block share one
+/// centre (that of their kPointsBlock points' bounding box) and one staging of the atoms. A
+/// value depends only on its block's points, so PointsHint::block is kPointsBlock.
 #ifndef DCS_POINTS_TILES
 #define DCS_POINTS_TILES 4
 #endif
 inline constexpr int kPointsTiles = DCS_POINTS_TILES;
 inline constexpr int kPointsGroup = 16 * kPointsTiles;
+inline constexpr int kPointsWarps = 4;
+inline constexpr int kPointsBlock = kPointsWarps * kPointsGroup;
 
 /// How a thread's pairs form their 1/sqrt (dcs/physics.hpp policies): kBalanced gives a few
 /// pairs of every 16 to the FMA pipe (dcs::FmaPipeRsqrt) so that it works while MUFU is busy,

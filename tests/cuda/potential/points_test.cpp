@@ -65,14 +65,14 @@ class CudaPointsTest : public ::testing::Test {
   std::unique_ptr<PotentialBackend> backend_;
 };
 
-TEST_F(CudaPointsTest, HintIsOneWarpGroupAndFillsTheDevice) {
+TEST_F(CudaPointsTest, HintIsOneBlockAndFillsTheDevice) {
   const PointsHint hint = backend_->points_hint();
-  EXPECT_EQ(hint.block, 64u);  // one warp's group: 4 tensor-core tiles of 16 points
+  EXPECT_EQ(hint.block, 256u);  // one block: 4 warps of 4 tensor-core tiles of 16 points
   EXPECT_GE(hint.min_points, std::size_t{1} << 20);
 }
 
 TEST_F(CudaPointsTest, FarSkippedAtomsAreLeftOutInEveryChunkAndOnlyForTheirPoints) {
-  // 5000 atoms (two chunks of 4000) in a 30 Å box; 128 points (two groups) in a 2 Å cube at
+  // 5000 atoms (two chunks of 4000) in a 30 Å box; 128 points (half a block) in a 2 Å cube at
   // one corner, far from most atoms, so most pairs take the fast path. Each point skips a
   // different atom, many of them far from it (the warp's skip bits must send them exact), the
   // odd points kNoAtom, in the same group.
