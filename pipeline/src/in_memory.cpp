@@ -96,20 +96,56 @@ Provenance workers_provenance(pipeline::Workers& workers) {
 
 }  // namespace
 
+struct WorkerCache::State {
+  std::string key;  ///< what make_workers() depends on, as text
+  pipeline::Workers workers;
+};
+
+WorkerCache::WorkerCache() : state_(std::make_unique<State>()) {}
+WorkerCache::~WorkerCache() = default;
+
+WorkerCache::State& cache_state(WorkerCache& cache) { return *cache.state_; }
+
+namespace {
+
+/// config's workers: the cache's when it holds them for the same device, backend options and
+/// CPU worker count, else new ones (kept in the cache when there is one).
+pipeline::Workers& workers_for(const RunConfig& config, WorkerCache* cache,
+                               pipeline::Workers& fresh) {
+  if (cache == nullptr) return fresh = pipeline::make_workers(config);
+  std::string ordinals;
+  for (const int ordinal : config.device.ordinals) ordinals += fmt::format("{},", ordinal);
+  const BackendOptions& b = config.backend;
+  const std::string key =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", static_cast<int>(config.device.kind), ordinals,
+                  b.kernel, b.reduction, b.device, b.threads, b.debug_sync, config.cpu_workers);
+  WorkerCache::State& state = cache_state(*cache);
+  if (state.key != key || state.workers.list.empty()) {
+    state.workers = pipeline::Workers{};  // the old backends go first (device memory)
+    state.key.clear();
+    state.workers = pipeline::make_workers(config);
+    state.key = key;
+  }
+  return state.workers;
+}
+
+}  // namespace
+
 GridSpec place_grid(const RunConfig& config, const System& system, const std::string& source) {
   check_atoms(system, source);
   return make_grid(system, config.grid);
 }
 
 MemoryMap compute_map(const RunConfig& config, const System& system, const std::string& source,
-                      ProgressSink* progress) {
+                      ProgressSink* progress, WorkerCache* cache) {
   const GridSpec grid = place_grid(config, system, source);
   check_potential_bound(system, config.physics);
   check_fits_in_memory(map_bytes(grid), fmt::format("the {}-point map", grid.points()));
   log().info("{}: {} atoms, total charge {:+.4f} e", source, system.size(), system.total_charge());
   log().info("grid: {}", grid.describe());
 
-  pipeline::Workers workers = pipeline::make_workers(config);
+  pipeline::Workers fresh;
+  pipeline::Workers& workers = workers_for(config, cache, fresh);
   const SlabHint hint = pipeline::combined_hint(workers);
   const pipeline::MapPlan plan = pipeline::make_plan(
       grid, workers.list.size(), hint.plane_multiple, hint.min_points,
@@ -132,7 +168,8 @@ MemoryMap compute_map(const RunConfig& config, const System& system, const std::
 
 std::vector<float> compute_points(const RunConfig& config, const System& system,
                                   const std::string& source, const std::vector<Vec3>& points,
-                                  const std::string& points_source, ProgressSink* progress) {
+                                  const std::string& points_source, ProgressSink* progress,
+                                  WorkerCache* cache) {
   check_atoms(system, source);
   for (std::size_t i = 0; i < points.size(); ++i)
     for (const double c : points[i])
@@ -143,7 +180,8 @@ std::vector<float> compute_points(const RunConfig& config, const System& system,
                                      i + 1, c));
   check_potential_bound(system, config.physics);
   if (points.empty()) return {};
-  pipeline::Workers workers = pipeline::make_workers(config);
+  pipeline::Workers fresh;
+  pipeline::Workers& workers = workers_for(config, cache, fresh);
   return pipeline::compute_points_here(system, config.physics, points, workers, progress);
 }
 

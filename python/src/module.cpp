@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,11 +121,34 @@ nb::dict provenance_dict(const Provenance& prov) {
   return d;
 }
 
+/// The module's workers, kept between calls (dcs::WorkerCache): a call that finds them in use
+/// by another Python thread makes its own.
+struct SharedWorkers {
+  std::mutex mutex;
+  WorkerCache cache;
+};
+SharedWorkers& shared_workers() {
+  static SharedWorkers* shared = new SharedWorkers;  // never destroyed: no CUDA calls at exit
+  return *shared;
+}
+
+/// fn(cache): with the module's cache when no other thread holds it, else with none.
+template <class Fn>
+auto with_workers(Fn&& fn) {
+  SharedWorkers& shared = shared_workers();
+  std::unique_lock<std::mutex> lock(shared.mutex, std::try_to_lock);
+  return fn(lock.owns_lock() ? &shared.cache : nullptr);
+}
+
 /// (values [nz][ny][nx] owning the engine's buffer, metadata dict).
 nb::tuple potential_map(const Positions& positions, const Charges& charges, const Settings& s) {
   const RunConfig config = run_config(s);
   const System system = make_system(positions, charges);
-  MemoryMap map = run_interruptible([&] { return compute_map(config, system, "positions"); });
+  MemoryMap map = run_interruptible([&] {
+    return with_workers([&](WorkerCache* cache) {
+      return compute_map(config, system, "positions", nullptr, cache);
+    });
+  });
   const GridSpec& grid = map.metadata.grid;
   float* data = map.values->data();
   // The numpy array owns the engine's buffer: no copy.
@@ -164,8 +188,11 @@ nb::ndarray<nb::numpy, float, nb::ndim<1>> potential_at(const Positions& points,
   const System system = make_system(positions, charges);
   std::vector<Vec3> at(points.shape(0));
   for (std::size_t i = 0; i < at.size(); ++i) at[i] = {points(i, 0), points(i, 1), points(i, 2)};
-  auto* values = new std::vector<float>(
-      run_interruptible([&] { return compute_points(config, system, "positions", at, "points"); }));
+  auto* values = new std::vector<float>(run_interruptible([&] {
+    return with_workers([&](WorkerCache* cache) {
+      return compute_points(config, system, "positions", at, "points", nullptr, cache);
+    });
+  }));
   nb::capsule owner(values, [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
   return nb::ndarray<nb::numpy, float, nb::ndim<1>>(values->data(), {values->size()}, owner);
 }

@@ -160,3 +160,31 @@ def test_old_reader_module_still_works(cli_map):
     spec.loader.exec_module(dcs_map)
     m = dcs_map.open_map(cli_map["path"])
     np.testing.assert_array_equal(m.values, cli_map["values"])
+
+
+def test_repeated_and_concurrent_calls_give_the_same_bits():
+    # The module keeps its workers between calls (dcs::WorkerCache): a second call, a call with
+    # other workers in between (threads=1), and calls from two Python threads at once (one of
+    # them makes its own workers) all give the first call's bits, maps and points alike.
+    import threading
+
+    positions, charges = read_pqr()
+    first = dcs.potential_map(positions, charges, grid=21).values
+    assert dcs.potential_map(positions, charges, grid=21).values.tobytes() == first.tobytes()
+    assert dcs.potential_map(positions, charges, grid=21, threads=1).values.tobytes() == \
+        first.tobytes()
+    points = positions[:50] + 1.5
+    at = dcs.potential_at(points, positions, charges)
+    results = [None] * 4
+
+    def work(i):
+        results[i] = (dcs.potential_map(positions, charges, grid=21).values.tobytes()
+                      if i % 2 == 0 else dcs.potential_at(points, positions, charges).tobytes())
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results[0] == results[2] == first.tobytes()
+    assert results[1] == results[3] == at.tobytes()

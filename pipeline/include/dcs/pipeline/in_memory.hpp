@@ -27,6 +27,23 @@ struct MemoryMap {
   double compute_seconds = 0.0;  ///< the engine's wall time, first slab to last
 };
 
+/// Workers kept between a library caller's calls: the backends of config.device (streams,
+/// pinned and device buffers; the CUDA backend's take tens of milliseconds to make) made once
+/// and reused while the device request, backend options and CPU worker count stay the same.
+/// Not thread-safe: one call at a time may use a cache (the Python module guards its own).
+class WorkerCache {
+ public:
+  WorkerCache();
+  ~WorkerCache();
+  WorkerCache(const WorkerCache&) = delete;
+  WorkerCache& operator=(const WorkerCache&) = delete;
+  struct State;  ///< in_memory.cpp
+
+ private:
+  friend State& cache_state(WorkerCache& cache);
+  std::unique_ptr<State> state_;
+};
+
 /// The grid config.grid places around `system` (what the command line prints as "grid: ...").
 /// Throws what run() throws for the same request (UsageError, InputError naming `source`).
 GridSpec place_grid(const RunConfig& config, const System& system, const std::string& source);
@@ -36,8 +53,9 @@ GridSpec place_grid(const RunConfig& config, const System& system, const std::st
 /// engine. Atoms are checked first (InputError naming `source`, as for a file's atoms), then
 /// the potential bound and the memory the map needs (UsageError). Throws InterruptedError
 /// when dcs::interrupt_requested() becomes true, every worker stopped.
+/// With a cache, its workers (made first if it holds none or others).
 MemoryMap compute_map(const RunConfig& config, const System& system, const std::string& source,
-                      ProgressSink* progress = nullptr);
+                      ProgressSink* progress = nullptr, WorkerCache* cache = nullptr);
 
 /// The potential at `points` (Å) from `system`, as a points run (--points) computes it with
 /// the workers of config.device: one value per point, in order. `points_source` names the
@@ -45,7 +63,7 @@ MemoryMap compute_map(const RunConfig& config, const System& system, const std::
 std::vector<float> compute_points(const RunConfig& config, const System& system,
                                   const std::string& source, const std::vector<Vec3>& points,
                                   const std::string& points_source,
-                                  ProgressSink* progress = nullptr);
+                                  ProgressSink* progress = nullptr, WorkerCache* cache = nullptr);
 
 /// Writes `values` (grid.points() floats, x fastest) as the HDF5 file the command line writes
 /// (config.output, config.compression, config.force): the store, statistics, colour range, the
