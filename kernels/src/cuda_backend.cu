@@ -9,6 +9,7 @@
 #include <climits>
 #include <cmath>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -35,24 +36,85 @@ using detail::ScopedDevice;
 using detail::Stream;
 
 /// Page-locked host memory that every device copies into at full speed (portable).
-class PinnedHostBuffer final : public HostBuffer {
+/// Pinned host memory kept for reuse by one backend's buffers: a library caller (the Python
+/// module, which keeps its workers) runs the engine again and again, and cudaHostAlloc of a
+/// slab buffer costs milliseconds (tens on the lent machines). A returned block waits for the
+/// next request it fits (at most twice its size); at most kKept blocks wait, the rest and all
+/// of them at the end go back to CUDA. Shared by the backend and its buffers, so a buffer may
+/// outlive the backend.
+class PinnedPool {
  public:
-  explicit PinnedHostBuffer(std::size_t floats) {
-    if (floats == 0) return;
-    const cudaError_t status = cudaHostAlloc(reinterpret_cast<void**>(&data_),
+  static constexpr std::size_t kKept = 8;
+  PinnedPool() = default;
+  PinnedPool(const PinnedPool&) = delete;
+  PinnedPool& operator=(const PinnedPool&) = delete;
+  ~PinnedPool() {
+    for (const Block& block : free_) DCS_CUDA_CHECK_NOTHROW(cudaFreeHost(block.data));
+  }
+
+  struct Block {
+    float* data = nullptr;
+    std::size_t floats = 0;  ///< capacity
+  };
+
+  Block take(std::size_t floats) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto best = free_.end();
+      for (auto it = free_.begin(); it != free_.end(); ++it)
+        if (it->floats >= floats && it->floats / 2 <= floats &&
+            (best == free_.end() || it->floats < best->floats))
+          best = it;
+      if (best != free_.end()) {
+        const Block block = *best;
+        free_.erase(best);
+        return block;
+      }
+    }
+    Block block{nullptr, floats};
+    const cudaError_t status = cudaHostAlloc(reinterpret_cast<void**>(&block.data),
                                              floats * sizeof(float), cudaHostAllocPortable);
     if (status != cudaSuccess) {
       cudaGetLastError();
       throw CudaError("cudaHostAlloc of " + std::to_string(floats * sizeof(float)) +
                       " bytes failed: " + cudaGetErrorString(status));
     }
+    return block;
+  }
+
+  void give(const Block& block) noexcept {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (free_.size() < kKept) {
+        free_.push_back(block);
+        return;
+      }
+    }
+    DCS_CUDA_CHECK_NOTHROW(cudaFreeHost(block.data));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<Block> free_;
+};
+
+class PinnedHostBuffer final : public HostBuffer {
+ public:
+  PinnedHostBuffer(std::shared_ptr<PinnedPool> pool, std::size_t floats) : pool_(std::move(pool)) {
+    if (floats == 0) return;
+    block_ = pool_->take(floats);
+    data_ = block_.data;
     size_ = floats;
   }
   ~PinnedHostBuffer() override {
-    if (data_ != nullptr) DCS_CUDA_CHECK_NOTHROW(cudaFreeHost(data_));
+    if (block_.data != nullptr) pool_->give(block_);
   }
   PinnedHostBuffer(const PinnedHostBuffer&) = delete;
   PinnedHostBuffer& operator=(const PinnedHostBuffer&) = delete;
+
+ private:
+  std::shared_ptr<PinnedPool> pool_;
+  PinnedPool::Block block_;
 };
 
 /// Largest plane index a kernel turns into an exact float (dcs/atoms.hpp).
@@ -149,7 +211,7 @@ class CudaBackend final : public PotentialBackend {
   }
 
   std::unique_ptr<HostBuffer> allocate_host(std::size_t floats) override {
-    return std::make_unique<PinnedHostBuffer>(floats);
+    return std::make_unique<PinnedHostBuffer>(pinned_, floats);
   }
 
   StatsAccum statistics(const float* values, std::size_t n) override {
@@ -311,6 +373,7 @@ class CudaBackend final : public PotentialBackend {
   DeviceInfo device_;
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<Events> events_;
+  std::shared_ptr<PinnedPool> pinned_ = std::make_shared<PinnedPool>();  ///< allocate_host()'s
   detail::ReduceWorkspace workspace_;
   DeviceBuffer<GridAtom> d_atoms_;
   DeviceBuffer<float> d_slab_;
