@@ -15,26 +15,28 @@ case "$python" in
       exit 77
     fi
     # Xvfb picks a free display itself and says which when it is ready (-displayfd): tests run
-    # side by side never race for one, as xvfb-run -a's guess of :99 did under load.
-    fifo=$(mktemp -u)
-    mkfifo "$fifo"
-    Xvfb -displayfd 3 -screen 0 1280x1024x24 -nolisten tcp 3>"$fifo" 2>/dev/null &
-    xvfb=$!
-    read -r display <"$fifo"
-    rm -f "$fifo"
-    # A client that connects just after the server started is sometimes refused ("bad X server
-    # connection"); that, and only that, is tried again (at most three times).
+    # side by side never race for one, as xvfb-run -a's guess of :99 did under load. A client
+    # is sometimes refused all the same ("bad X server connection", on a loaded machine); that,
+    # and only that, is tried again (at most three times), each time with a new Xvfb: retrying
+    # the same server once failed three times in a row in CI.
     log=$(mktemp)
     for attempt in 1 2 3; do
+      fifo=$(mktemp -u)
+      mkfifo "$fifo"
+      Xvfb -displayfd 3 -screen 0 1280x1024x24 -nolisten tcp 3>"$fifo" 2>/dev/null &
+      xvfb=$!
+      read -r display <"$fifo"
+      rm -f "$fifo"
       DISPLAY=":$display" "$python" "$@" >"$log" 2>&1
       status=$?
+      kill "$xvfb" 2>/dev/null
+      wait "$xvfb" 2>/dev/null
       grep -q "bad X server connection" "$log" || break
+      echo "viewer test: attempt $attempt refused by the X server on :$display; again" >&2
       sleep 1
     done
     cat "$log"
     rm -f "$log"
-    kill "$xvfb" 2>/dev/null
-    wait "$xvfb" 2>/dev/null
     exit "$status" ;;
 esac
 exec "$python" "$@"
