@@ -4,11 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
@@ -33,12 +36,35 @@
 namespace dcs::app {
 namespace {
 
+/// The %* flag: seconds since the process started logging ("+0.123 s"), so that -vv shows
+/// where the time before the first slab goes (reading, device start-up, store creation).
+class ElapsedFlag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    const double seconds = std::chrono::duration<double>(msg.time - start_).count();
+    const std::string text = fmt::format("+{:.3f} s ", seconds);
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<ElapsedFlag>(*this);
+  }
+
+ private:
+  spdlog::log_clock::time_point start_ = spdlog::log_clock::now();
+};
+
 void setup_logging(int verbosity, bool quiet) {
   spdlog::logger& logger = log();  // the library's logger (stderr, created on first use)
   const pipeline::MpiInfo& mpi = pipeline::mpi_info();
   // Several MPI ranks: each line names its rank; only rank 0 says what goes well (-v: all).
-  logger.set_pattern(mpi.size > 1 ? fmt::format("[dcs rank {}] %^%l%$: %v", mpi.rank)
-                                  : "[dcs] %^%l%$: %v");
+  // -vv: every line also says when it was written.
+  const std::string when = verbosity >= 2 ? "%*" : "";
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<ElapsedFlag>('*').set_pattern(
+      mpi.size > 1 ? fmt::format("[dcs rank {}] {}%^%l%$: %v", mpi.rank, when)
+                   : fmt::format("[dcs] {}%^%l%$: %v", when));
+  logger.set_formatter(std::move(formatter));
   spdlog::level::level_enum level = spdlog::level::info;
   if (quiet || (mpi.rank > 0 && verbosity == 0)) level = spdlog::level::warn;
   if (verbosity >= 1) level = spdlog::level::debug;
@@ -330,7 +356,9 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
   add_run_options(app, options);
   bool no_progress = false, quiet = false;
   int verbosity = 0;
-  app.add_flag("--verbose,-v", verbosity, "More log output (-vv: trace)")->group("Logging");
+  app.add_flag("--verbose,-v", verbosity,
+               "More log output (-vv: trace, each line with the seconds since start)")
+      ->group("Logging");
   app.add_flag("--quiet,-q", quiet, "Only warnings and errors")->group("Logging");
   app.add_flag("--no-progress", no_progress, "No progress line or progress log lines")
       ->group("Logging");

@@ -20,8 +20,13 @@ struct Workers {
 };
 
 /// One backend per device of config.device (CPU: config.cpu_workers backends, the threads
-/// split between them).
+/// split between them). Several GPUs start their contexts at the same time.
 Workers make_workers(const RunConfig& config);
+
+/// prepare() on every worker, each on its own thread when there are several (uploading and
+/// ordering 10^6 atoms takes a GPU ~0.1 s: one after the other, that was serial time).
+void prepare_workers(const std::vector<PotentialBackend*>& workers, const System& system,
+                     const GridSpec& grid, const Physics& physics);
 
 /// What every worker's slabs must satisfy: plane counts in multiples of each one's
 /// plane_multiple, at least the largest min_points.

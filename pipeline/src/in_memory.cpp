@@ -152,7 +152,7 @@ MemoryMap compute_map(const RunConfig& config, const System& system, const std::
       pipeline::memory_budget(config), system.size() * 64, config.checkpoint_seconds);
   MemoryMap map;
   map.values = allocate_plain_host(grid.points());
-  for (PotentialBackend* worker : workers.list) worker->prepare(system, grid, config.physics);
+  pipeline::prepare_workers(workers.list, system, grid, config.physics);
   MemorySink sink(grid, map.values->data());
   const pipeline::EngineReport report = pipeline::run_engine(
       grid, workers.list, plan, nullptr, {&sink}, progress, source, system.size());

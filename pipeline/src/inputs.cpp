@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 
 #include <fmt/format.h>
 
@@ -100,12 +101,34 @@ std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache) {
     }
     log().info("{}: {} model(s), one map each", input, models.size());
     for (const System& model : models) jobs.emplace_back(input, model.model);
-    if (cache.input.empty()) cache = ModelCache{input, std::move(models), std::nullopt};
+    if (cache.input.empty()) {
+      cache.input = input;
+      cache.models = std::move(models);
+    }
   }
   return jobs;
 }
 
+void prefetch_first_atoms(const RunConfig& config, const std::vector<Job>& jobs,
+                          ModelCache& cache) {
+  if (config.models != ModelsMode::kFirst || jobs.empty()) return;
+  cache.prefetched_input = jobs.front().input;
+  cache.prefetched =
+      std::async(std::launch::async, [input = jobs.front().input, options = read_options(config)] {
+        return io::read_atoms(input, options);
+      });
+}
+
 namespace {
+
+/// The first model of `job`'s file: the prefetched atoms when they are this file's.
+System read_first_model(const RunConfig& config, const Job& job, ModelCache* cache) {
+  if (cache != nullptr && cache->prefetched.valid() && cache->prefetched_input == job.input) {
+    std::future<System> prefetched = std::move(cache->prefetched);
+    return prefetched.get();  // rethrows the read's error here, in the map's place
+  }
+  return io::read_atoms(job.input, read_options(config));
+}
 
 /// --models each: the job's model, from `cache` when it holds the file, and the grid common to
 /// every model of the file (unless --model-grid own).
@@ -113,10 +136,11 @@ System read_model(const RunConfig& config, const Job& job, ModelCache* cache,
                   std::optional<GridSpec>& common_grid) {
   ModelCache local;
   ModelCache& file = cache != nullptr ? *cache : local;
-  if (file.input != job.input || file.models.empty())
-    file = ModelCache{job.input,
-                      io::read_models(job.input, io::ModelCheck::kStructure, read_options(config)),
-                      std::nullopt};
+  if (file.input != job.input || file.models.empty()) {
+    file.models = io::read_models(job.input, io::ModelCheck::kStructure, read_options(config));
+    file.input = job.input;
+    file.common_grid.reset();
+  }
   if (job.model < 0)
     throw InternalError(
         fmt::format("--models each: the models of {} were not listed as jobs", job.input));
@@ -150,7 +174,7 @@ MapInput read_map_input(const RunConfig& config, const Job& job, ModelCache* cac
       break;
     }
     case ModelsMode::kEach: map.system = read_model(config, job, cache, common_grid); break;
-    case ModelsMode::kFirst: map.system = io::read_atoms(job.input, read_options(config)); break;
+    case ModelsMode::kFirst: map.system = read_first_model(config, job, cache); break;
   }
   map.read_seconds = seconds_since(read_start);
   const std::string which = config.models == ModelsMode::kAverage

@@ -2,6 +2,7 @@
 // one map's atoms and placing its grid.
 #pragma once
 
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,12 +30,21 @@ struct ModelCache {
   std::string input;
   std::vector<System> models;
   std::optional<GridSpec> common_grid;  ///< around every model's atoms (--model-grid common)
+  /// --models first: the first map's atoms, being read on another thread while the devices
+  /// start (prefetch_first_atoms); read_map_input takes them, or their read error, in place.
+  std::string prefetched_input;
+  std::future<System> prefetched;
 };
 
 /// The maps of a run, in order. With --models each the files are read here to list their
 /// models (the first input's stay in `cache`); an input that cannot be read becomes one job of
 /// model -1, whose run reports the error.
 std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache);
+
+/// Starts reading the first job's atoms on its own thread (--models first only), so that the
+/// read overlaps what comes before it (CUDA contexts, checks across ranks). A read that fails
+/// fails its map where the serial read would have; one never waited for is joined with `cache`.
+void prefetch_first_atoms(const RunConfig& config, const std::vector<Job>& jobs, ModelCache& cache);
 
 /// One map's atoms and grid.
 struct MapInput {

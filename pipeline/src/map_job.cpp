@@ -252,7 +252,7 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   const MapPlan plan =
       make_plan(in.grid, workers.list.size(), hint.plane_multiple, hint.min_points,
                 memory_budget(config), in.system.size() * 64, config.checkpoint_seconds);
-  for (PotentialBackend* w : workers.list) w->prepare(in.system, in.grid, config.physics);
+  prepare_workers(workers.list, in.system, in.grid, config.physics);
   io::NullSink sink;
   result.evaluations =
       static_cast<double>(in.grid.points()) * static_cast<double>(in.system.size());
@@ -381,7 +381,8 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers,
   result.evaluations =
       static_cast<double>(job.in.grid.points()) * static_cast<double>(job.in.system.size());
   executor.together([&] {
-    for (PotentialBackend* w : workers.list) w->prepare(job.in.system, job.in.grid, config.physics);
+    prepare_workers(workers.list, job.in.system, job.in.grid, config.physics);
+    log().debug("atoms prepared on {} worker(s)", workers.list.size());
   });
   const std::optional<SharedReport> shared =
       executor.compute_shared(config, job, workers, progress);

@@ -125,13 +125,17 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
   if (config.points) return run_points_here(config, rank_config, progress);
   if (config.inputs.empty()) return {};  // this shard has nothing to do
 
+  // The jobs are listed and the first one's atoms read while the devices start.
   pipeline::ModelCache cache;
+  const std::vector<pipeline::Job> jobs = pipeline::make_jobs(config, cache);
+  if (jobs.size() == 1 || !pipeline::mpi_info().active)   // a batch over ranks: job 0 may go
+    pipeline::prefetch_first_atoms(config, jobs, cache);  // to another rank
+
 #ifdef DCS_HAVE_MPI
   if (pipeline::mpi_info().active) {
     pipeline::Workers workers = pipeline::make_workers_on_ranks(rank_config);
     pipeline::check_same_run_on_ranks(config, workers);
     log_workers(workers);
-    const std::vector<pipeline::Job> jobs = pipeline::make_jobs(config, cache);
     if (jobs.size() > 1) return pipeline::run_batch_on_ranks(rank_config, jobs, workers, cache);
     RunResult result =
         pipeline::run_map_on_ranks(rank_config, jobs.front(), workers, progress, &cache);
@@ -141,7 +145,6 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
 #endif
   pipeline::Workers workers = pipeline::make_workers(rank_config);
   log_workers(workers);
-  const std::vector<pipeline::Job> jobs = pipeline::make_jobs(config, cache);
   return pipeline::run_batch(rank_config, jobs, workers, progress, cache);
 }
 

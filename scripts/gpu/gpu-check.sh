@@ -13,7 +13,8 @@
 #   (bench/trajectory_bench.py, frames per second), models (the physics models: model tests
 #   on every CUDA kernel, --validate under each model, the kernel table with its ceilings),
 #   points (compute_points on the device, --at-atoms and a mesh, 1 vs every GPU, the table),
-#   python (the package built with CUDA by pip, its GPU tests, the call vs the command line).
+#   python (the package built with CUDA by pip, its GPU tests, the call vs the command line),
+#   e2e (bench/e2e_bench.py: end to end against the floors; E2E_ARGS="--gpus 1 2" on 2 GPUs).
 #   Each step is one `if want` block below.
 set -uo pipefail
 out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
@@ -240,6 +241,10 @@ fi
 if want pipebench; then
   step "pipeline benchmark" pipebench.log "$python" bench/pipeline_bench.py "$build/bin/dcs" "$out" \
        ${PIPEBENCH_ARGS:-}
+fi
+if want e2e; then
+  step "end to end against the floors" e2e.log "$python" bench/e2e_bench.py "$build/bin/dcs" "$out" \
+       ${E2E_ARGS:-}
 fi
 if want mpi || want mpibench; then
   # OpenMPI and parallel HDF5 from .carry-gpu/mpi-debs (scripts/gpu/prepare-gpu-carry.sh) where
