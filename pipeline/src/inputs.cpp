@@ -112,6 +112,10 @@ std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache) {
 void prefetch_first_atoms(const RunConfig& config, const std::vector<Job>& jobs,
                           ModelCache& cache) {
   if (config.models != ModelsMode::kFirst || jobs.empty()) return;
+  // Regular files only: a FIFO's or a device's open() may wait forever, and a signal wakes
+  // only the thread it lands on, so those are read on the caller's thread as before.
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(jobs.front().input, error)) return;
   cache.prefetched_input = jobs.front().input;
   cache.prefetched =
       std::async(std::launch::async, [input = jobs.front().input, options = read_options(config)] {

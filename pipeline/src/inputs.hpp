@@ -41,9 +41,10 @@ struct ModelCache {
 /// model -1, whose run reports the error.
 std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache);
 
-/// Starts reading the first job's atoms on its own thread (--models first only), so that the
-/// read overlaps what comes before it (CUDA contexts, checks across ranks). A read that fails
-/// fails its map where the serial read would have; one never waited for is joined with `cache`.
+/// Starts reading the first job's atoms on its own thread (--models first, a regular file), so
+/// that the read overlaps what comes before it (CUDA contexts, checks across ranks). A read
+/// that fails fails its map where the serial read would have; one never waited for is joined
+/// with `cache`. The reader polls dcs::interrupt_requested(), so a signal still stops it.
 void prefetch_first_atoms(const RunConfig& config, const std::vector<Job>& jobs, ModelCache& cache);
 
 /// One map's atoms and grid.
