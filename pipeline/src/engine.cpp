@@ -204,9 +204,6 @@ double EngineReport::busy_fraction() const {
 
 namespace {
 
-/// Slabs per buffer from which the buffers are page-locked (EngineRun's constructor).
-constexpr std::size_t kPinnedUses = 8;
-
 /// One run of the engine: the slabs, the buffer pool, the workers' threads and the writer.
 class EngineRun {
  public:
@@ -232,14 +229,8 @@ class EngineRun {
     const std::size_t buffers = std::min(plan.buffers, std::max<std::size_t>(1, slabs_.size()));
     const std::size_t slab_floats =
         static_cast<std::size_t>(std::min(plan.step, nz)) * grid.plane_points();
-    // Page-locked memory (the backend's allocate_host) only where each buffer is used often:
-    // pinning costs ~0.5 ms per MiB on the lent GPU machines (30 ms for a 64-plane 256^2
-    // slab), more than a pageable download of the same slab loses (~1 ms), so a map of a few
-    // slabs per buffer (256^3: one each) takes plain memory.
-    const bool reused = slabs_.size() >= kPinnedUses * buffers;
     for (std::size_t b = 0; b < buffers; ++b)
-      pool_.push_back(reused ? workers.front()->allocate_host(slab_floats)
-                             : allocate_plain_host(slab_floats));
+      pool_.push_back(workers.front()->allocate_host(slab_floats));
     shared_.emplace(buffers, todo_, source, read_back_order());
   }
 
