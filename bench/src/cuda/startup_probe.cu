@@ -1,6 +1,6 @@
 // What a CUDA process pays before its first kernel and after its last: driver start, context,
 // stream, page-locked allocation and release, and (measured by the caller) the exit's teardown.
-// Usage: cuda_startup_probe [MiB] [quick]   ("quick": leave with _Exit, skipping the teardown).
+// Usage: dcs_cuda_startup_probe [MiB] [quick]   ("quick": leave with _Exit, skipping the teardown).
 // Prints one line per step in milliseconds since main() began.
 #include <cuda_runtime.h>
 
