@@ -234,9 +234,9 @@ TEST(MsmAccuracy, CoarseParametersMissATightTargetSoTheTestsCanFail) {
 
 TEST(MsmDeterminism, SameBitsForAnySlabSplitAndThreadCount) {
   const System system = protein_like_system(1500, 7);
-  const GridSpec grid = default_grid(system, 37);
+  const GridSpec grid = default_grid(system, 33);
   const Physics physics;
-  for (const double target : {1e-3, 1e-5}) {
+  for (const double target : {1e-2, 1e-3}) {
     const MsmParameters parameters = msm_parameters(target);
     auto one = msm_backend(parameters, 1);
     const std::vector<float> whole = compute_grid(*one, system, grid, physics);
@@ -312,7 +312,9 @@ TEST(MsmCalibration, DISABLED_Sweep) {
       sets.push_back(p);
     at = end + 1;
   }
+  const char* only = std::getenv("DCS_MSM_SWEEP_ONLY");  // "hca,1a63": these molecules only
   for (const Molecule& molecule : molecules()) {
+    if (only != nullptr && std::string(only).find(molecule.name) == std::string::npos) continue;
     const Case* c = load_case(molecule);
     if (c == nullptr) continue;
     for (const MsmParameters& p : sets) {
