@@ -331,3 +331,40 @@ TEST(MsmCalibration, DISABLED_Sweep) {
 
 }  // namespace
 }  // namespace dcs::test
+
+namespace dcs::test {
+namespace {
+
+// Time against the exact cpu-fast backend (run by hand): DCS_MSM_TIME_GRID=128 (default) on
+// data/2lzt.pqr, DCS_MSM_TIME_THREADS threads (0: all).
+TEST(MsmTiming, DISABLED_AgainstExact) {
+  const char* grid_env = std::getenv("DCS_MSM_TIME_GRID");
+  const char* threads_env = std::getenv("DCS_MSM_TIME_THREADS");
+  const std::int64_t n = grid_env ? std::atoll(grid_env) : 128;
+  BackendOptions options;
+  options.threads = threads_env ? static_cast<unsigned>(std::atoi(threads_env)) : 0u;
+  const System system = read_pqr_fixture(std::string(DCS_SOURCE_DIR) + "/data/2lzt.pqr");
+  const GridSpec grid = default_grid(system, n);
+  auto time = [&](PotentialBackend& backend, std::vector<float>& map) {
+    const auto start = std::chrono::steady_clock::now();
+    map = compute_grid(backend, system, grid, Physics{});
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  std::vector<float> exact_map, map;
+  auto exact = make_cpu_fast_backend(options);
+  const double exact_seconds = time(*exact, exact_map);
+  std::printf("2lzt %lld^3, cpu-fast (%s): %.3f s\n", static_cast<long long>(n),
+              exact->device_name().c_str(), exact_seconds);
+  for (const double target : kTargets) {
+    auto backend =
+        make_msm_backend(make_cpu_fast_backend(options), msm_parameters(target), options);
+    const double seconds = time(*backend, map);
+    std::vector<double> reference(exact_map.begin(), exact_map.end());
+    std::printf("  msm %.0e (%s): %.3f s (prepare %.3f s), %.2fx exact; rel RMS vs cpu-fast %.2e\n",
+                target, backend->kernel_name().c_str(), seconds, backend->timings().upload,
+                exact_seconds / seconds, relative_rms(map, reference));
+  }
+}
+
+}  // namespace
+}  // namespace dcs::test

@@ -143,7 +143,9 @@ void prolong_into(const Basis& basis, const Lattice& coarse, Lattice& fine, Thre
 }
 
 /// e_n = sum_d K(d) q_{n+d} over the stencil (the kernel is even, so this is the convolution),
-/// each point in (dz, dy, dx) order; rows of the stencil that are all zero are skipped.
+/// each point in (dz, dy, dx) order. Zeros are skipped, which changes no sum: the stencil's
+/// rows outside its sphere and, for each source row, the x-ranges where q is zero (the padding
+/// around a molecule holds no charge, often most of the finest lattice).
 void lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e, ThreadPool& pool) {
   const long rx = K.r[0], ry = K.r[1], rz = K.r[2];
   const long wx = 2 * rx + 1, wy = 2 * ry + 1;
@@ -162,6 +164,18 @@ void lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e, T
     }
   const long nx = q.n[0], ny = q.n[1], nz = q.n[2];
   const std::size_t rows = static_cast<std::size_t>(ny * nz);
+  // Non-zero x range [first, last] of each source row (empty: last < first).
+  std::vector<std::array<long, 2>> charged(rows, {0, -1});
+  for (std::size_t r = 0; r < rows; ++r) {
+    const double* row = &q.v[r * static_cast<std::size_t>(nx)];
+    long first = 0, last = -1;
+    for (long i = 0; i < nx; ++i)
+      if (row[i] != 0.0) {
+        if (last < 0) first = i;
+        last = i;
+      }
+    charged[r] = {first, last};
+  }
   pool.parallel_for(rows, [&](std::size_t begin, std::size_t end) {
     std::vector<double> acc(static_cast<std::size_t>(nx));
     for (std::size_t r = begin; r < end; ++r) {
@@ -171,6 +185,9 @@ void lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e, T
         for (long dy = std::max(-ry, -j); dy <= std::min(ry, ny - 1 - j); ++dy) {
           const auto s = span[static_cast<std::size_t>((dz + rz) * wy + (dy + ry))];
           if (s[1] < s[0]) continue;
+          const auto c = charged[static_cast<std::size_t>(k + dz) * static_cast<std::size_t>(ny) +
+                                 static_cast<std::size_t>(j + dy)];
+          if (c[1] < c[0]) continue;
           const double* krow =
               &K.v[static_cast<std::size_t>(((dz + rz) * wy + (dy + ry)) * wx + rx)];
           const double* qrow =
@@ -179,7 +196,7 @@ void lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e, T
                    static_cast<std::size_t>(nx)];
           for (long dx = s[0]; dx <= s[1]; ++dx) {
             const double kv = krow[dx];
-            const long i_lo = std::max(0L, -dx), i_hi = std::min(nx, nx - dx);
+            const long i_lo = std::max(0L, c[0] - dx), i_hi = std::min(nx, c[1] + 1 - dx);
             for (long i = i_lo; i < i_hi; ++i)
               acc[static_cast<std::size_t>(i)] += kv * qrow[i + dx];
           }
