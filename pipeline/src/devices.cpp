@@ -11,6 +11,7 @@
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
+#include "dcs/msm.hpp"
 #include "dcs/parallel.hpp"
 #include "dcs/pipeline/mpi.hpp"
 
@@ -70,6 +71,9 @@ std::string Workers::device_names(const char* separator) const {
 Workers make_workers(const RunConfig& config) {
   const DeviceChoice choice = resolve_device(config.device, config.backend);
   Workers workers;
+  if (config.method == "msm" && choice.kind == BackendKind::Cuda)
+    throw UsageError(
+        "--method msm runs on the CPU only for now: add --device cpu (or use --method exact)");
   if (choice.kind == BackendKind::Cuda) {
     for (const int ordinal : choice.ordinals) {
       BackendOptions options = config.backend;
@@ -85,7 +89,11 @@ Workers make_workers(const RunConfig& config) {
       // Split the threads between the workers (each gets at least one).
       options.threads =
           std::max(1u, threads / config.cpu_workers + (w < threads % config.cpu_workers ? 1u : 0u));
-      workers.owned.push_back(make_backend(choice.kind, options));
+      std::unique_ptr<PotentialBackend> backend = make_backend(choice.kind, options);
+      // MSM wraps the exact backend, which keeps the reductions and the points.
+      if (config.method == "msm")
+        backend = make_msm_backend(std::move(backend), msm_parameters(config.msm_error), options);
+      workers.owned.push_back(std::move(backend));
     }
   }
   for (auto& backend : workers.owned) workers.list.push_back(backend.get());
