@@ -336,14 +336,16 @@ namespace dcs::test {
 namespace {
 
 // Time against the exact cpu-fast backend (run by hand): DCS_MSM_TIME_GRID=128 (default) on
-// data/2lzt.pqr, DCS_MSM_TIME_THREADS threads (0: all).
+// DCS_MSM_TIME_PQR (default data/2lzt.pqr), DCS_MSM_TIME_THREADS threads (0: all).
 TEST(MsmTiming, DISABLED_AgainstExact) {
   const char* grid_env = std::getenv("DCS_MSM_TIME_GRID");
   const char* threads_env = std::getenv("DCS_MSM_TIME_THREADS");
   const std::int64_t n = grid_env ? std::atoll(grid_env) : 128;
   BackendOptions options;
   options.threads = threads_env ? static_cast<unsigned>(std::atoi(threads_env)) : 0u;
-  const System system = read_pqr_fixture(std::string(DCS_SOURCE_DIR) + "/data/2lzt.pqr");
+  const char* pqr_env = std::getenv("DCS_MSM_TIME_PQR");
+  const System system =
+      read_pqr_fixture(pqr_env ? pqr_env : std::string(DCS_SOURCE_DIR) + "/data/2lzt.pqr");
   const GridSpec grid = default_grid(system, n);
   auto time = [&](PotentialBackend& backend, std::vector<float>& map) {
     const auto start = std::chrono::steady_clock::now();
@@ -353,8 +355,9 @@ TEST(MsmTiming, DISABLED_AgainstExact) {
   std::vector<float> exact_map, map;
   auto exact = make_cpu_fast_backend(options);
   const double exact_seconds = time(*exact, exact_map);
-  std::printf("2lzt %lld^3, cpu-fast (%s): %.3f s\n", static_cast<long long>(n),
-              exact->device_name().c_str(), exact_seconds);
+  std::printf("%s (%zu atoms) %lld^3, cpu-fast (%s): %.3f s\n", system.source_path.c_str(),
+              system.size(), static_cast<long long>(n), exact->device_name().c_str(),
+              exact_seconds);
   for (const double target : kTargets) {
     auto backend =
         make_msm_backend(make_cpu_fast_backend(options), msm_parameters(target), options);
