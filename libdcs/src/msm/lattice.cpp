@@ -142,6 +142,15 @@ void prolong_into(const Basis& basis, const Lattice& coarse, Lattice& fine, Thre
   transfer_axis(basis, Transfer::Prolong, 0, zy, fine, pool);
 }
 
+/// acc[i] += k * q[i] for i < n: the lattice sums' inner loop, cloned for AVX-512 and AVX2
+/// (chosen once by the loader for this CPU, so every row of a run takes the same clone).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+void add_scaled(double* __restrict acc, const double* __restrict q, double k, long n) {
+  for (long i = 0; i < n; ++i) acc[i] += k * q[i];
+}
+
 /// e_n = sum_d K(d) q_{n+d} over the stencil (the kernel is even, so this is the convolution),
 /// each point in (dz, dy, dx) order. Zeros are skipped, which changes no sum: the stencil's
 /// rows outside its sphere and, for each source row, the x-ranges where q is zero (the padding
@@ -197,8 +206,8 @@ void lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e, T
           for (long dx = s[0]; dx <= s[1]; ++dx) {
             const double kv = krow[dx];
             const long i_lo = std::max(0L, c[0] - dx), i_hi = std::min(nx, c[1] + 1 - dx);
-            for (long i = i_lo; i < i_hi; ++i)
-              acc[static_cast<std::size_t>(i)] += kv * qrow[i + dx];
+            if (i_hi > i_lo)
+              add_scaled(&acc[static_cast<std::size_t>(i_lo)], qrow + i_lo + dx, kv, i_hi - i_lo);
           }
         }
       double* out = &e.v[r * static_cast<std::size_t>(nx)];
