@@ -25,41 +25,45 @@ void anterpolate(const std::vector<PointCharge>& atoms, const Vec3& origin, doub
                  const Basis& basis, Lattice& q, ThreadPool& pool) {
   const int p = basis.order;
   const std::size_t count = atoms.size();
-  std::vector<long> base(3 * count);
-  std::vector<double> weight(3 * static_cast<std::size_t>(p) * count);
-  for (std::size_t i = 0; i < count; ++i) {
-    const double u[3] = {(atoms[i].x - origin[0]) / h, (atoms[i].y - origin[1]) / h,
-                         (atoms[i].z - origin[2]) / h};
-    for (int d = 0; d < 3; ++d)
-      base[3 * i + static_cast<std::size_t>(d)] =
-          basis.weights(u[d], &weight[(3 * i + static_cast<std::size_t>(d)) * p]);
-  }
+  // Only the first z index of each atom's stencil is kept (the weights are recomputed where
+  // they are used: 16 bytes an atom, however many atoms).
+  auto lattice_coordinate = [&](const PointCharge& atom, int d) {
+    const double x = d == 0 ? atom.x : d == 1 ? atom.y : atom.z;
+    return (x - origin[static_cast<std::size_t>(d)]) / h;
+  };
+  std::vector<long> base_z(count);
+  for (std::size_t i = 0; i < count; ++i)
+    base_z[i] = static_cast<long>(std::floor(lattice_coordinate(atoms[i], 2))) - basis.half() + 1;
   // Buckets by base z (counting sort, stable).
   const long nz = q.n[2];
   std::vector<std::size_t> start(static_cast<std::size_t>(nz) + 1, 0), order(count);
   for (std::size_t i = 0; i < count; ++i)
-    ++start[static_cast<std::size_t>(base[3 * i + 2] - q.lo[2]) + 1];
+    ++start[static_cast<std::size_t>(base_z[i] - q.lo[2]) + 1];
   for (long b = 0; b < nz; ++b)
     start[static_cast<std::size_t>(b) + 1] += start[static_cast<std::size_t>(b)];
   {
     std::vector<std::size_t> fill(start.begin(), start.end() - 1);
     for (std::size_t i = 0; i < count; ++i)
-      order[fill[static_cast<std::size_t>(base[3 * i + 2] - q.lo[2])]++] = i;
+      order[fill[static_cast<std::size_t>(base_z[i] - q.lo[2])]++] = i;
   }
+  base_z = {};
   std::fill(q.v.begin(), q.v.end(), 0.0);
   pool.parallel_for(static_cast<std::size_t>(nz), [&](std::size_t begin, std::size_t end) {
+    double wx[8], wy[8];
     for (std::size_t plane = begin; plane < end; ++plane) {
       const long z = q.lo[2] + static_cast<long>(plane);
       for (long bz = std::max(q.lo[2], z - p + 1); bz <= z; ++bz) {
         const auto bucket = static_cast<std::size_t>(bz - q.lo[2]);
         for (std::size_t o = start[bucket]; o < start[bucket + 1]; ++o) {
-          const std::size_t i = order[o];
-          const double* w = &weight[3 * i * p];
-          const double qz = atoms[i].q * w[2 * p + (z - bz)];
+          const PointCharge& atom = atoms[order[o]];
+          const long bx = basis.weights(lattice_coordinate(atom, 0), wx);
+          const long by = basis.weights(lattice_coordinate(atom, 1), wy);
+          const double qz =
+              atom.q * basis.phi(lattice_coordinate(atom, 2) - static_cast<double>(z));
           for (int jj = 0; jj < p; ++jj) {
-            const double qyz = qz * w[p + jj];
-            double* row = &q.v[q.offset(base[3 * i], base[3 * i + 1] + jj, z)];
-            for (int ii = 0; ii < p; ++ii) row[ii] += qyz * w[ii];
+            const double qyz = qz * wy[jj];
+            double* row = &q.v[q.offset(bx, by + jj, z)];
+            for (int ii = 0; ii < p; ++ii) row[ii] += qyz * wx[ii];
           }
         }
       }

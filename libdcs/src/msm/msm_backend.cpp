@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dcs/error.hpp"
+#include "dcs/grid.hpp"
 #include "dcs/msm.hpp"
 #include "dcs/parallel.hpp"
 #include "dcs/timer.hpp"
@@ -82,6 +83,12 @@ class MsmBackend final : public PotentialBackend {
         upper[d] = std::max(upper[d], p[d]);
       }
     }
+    // The finest lattice, the coarser ones (1/7 more) and a finest-sized temporary: in doubles.
+    double lattice_points = 1.0;
+    for (int d = 0; d < 3; ++d)
+      lattice_points *= std::floor((upper[d] - lower[d]) / parameters_.spacing) + parameters_.order;
+    check_fits_in_memory(static_cast<std::size_t>(lattice_points * 8.0 * (1.0 + 1.0 / 7.0 + 2.0)),
+                         "the MSM lattices (" + describe(parameters_) + ")");
     const msm::Basis basis(parameters_.order);
     const msm::Splitting splitting(parameters_.split);
     long_range_.emplace(basis, splitting, parameters_.spacing, parameters_.cutoff);
