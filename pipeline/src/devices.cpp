@@ -69,7 +69,11 @@ std::string Workers::device_names(const char* separator) const {
 }
 
 Workers make_workers(const RunConfig& config) {
-  const DeviceChoice choice = resolve_device(config.device, config.backend);
+  // --method msm runs on the CPU for now: --device auto takes the CPU even where a GPU is.
+  const bool msm_on_cpu =
+      config.method == "msm" && config.device.kind == DeviceRequest::Kind::kAuto;
+  const DeviceChoice choice = msm_on_cpu ? DeviceChoice{BackendKind::CpuFast, {0}}
+                                         : resolve_device(config.device, config.backend);
   Workers workers;
   if (config.method == "msm" && choice.kind == BackendKind::Cuda)
     throw UsageError(
@@ -135,7 +139,7 @@ RunConfig rank_local_config(const RunConfig& config) {
                                ? std::max(1u, allowed)
                                : std::max(1u, hardware / static_cast<unsigned>(mpi.local_size));
   const bool any_gpu =
-      config.device.kind == DeviceRequest::Kind::kAuto ||
+      (config.device.kind == DeviceRequest::Kind::kAuto && config.method != "msm") ||
       (config.device.kind == DeviceRequest::Kind::kCuda && config.device.ordinals.empty());
   if (any_gpu && cuda::cuda_available()) {
     const DeviceChoice choice = resolve_device(config.device, config.backend);
