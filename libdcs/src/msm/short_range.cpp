@@ -55,11 +55,12 @@ void ShortRange::gather(double x_begin, double x_end, double y0, double z0, Cand
   cell_range(x_begin - a_, x_end + a_, 0, x0, x1);
   cell_range(y0 - a_, y0 + a_, 1, y0c, y1c);
   cell_range(z0 - a_, z0 + a_, 2, z0c, z1c);
+  if (x0 > x1 || y0c > y1c || z0c > z1c) return;  // the segment is beyond a of every atom
   for (long cz = z0c; cz <= z1c; ++cz)
     for (long cy = y0c; cy <= y1c; ++cy) {
       const std::size_t row = static_cast<std::size_t>((cz * n_[1] + cy) * n_[0]);
       for (std::size_t o = start_[row + static_cast<std::size_t>(x0)];
-           x0 <= x1 && o < start_[row + static_cast<std::size_t>(x1) + 1]; ++o) {
+           o < start_[row + static_cast<std::size_t>(x1) + 1]; ++o) {
         const PointCharge& atom = sorted_[o];
         const double dy = atom.y - y0, dz = atom.z - z0;
         const double yz2 = dy * dy + dz * dz;
