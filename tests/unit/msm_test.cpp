@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <ostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -175,6 +176,8 @@ struct Molecule {
   bool apbs = false;
   std::int64_t grid = 0;
 };
+
+void PrintTo(const Molecule& molecule, std::ostream* os) { *os << molecule.name; }
 
 const std::vector<Molecule>& molecules() {
   static const std::vector<Molecule> list = {
