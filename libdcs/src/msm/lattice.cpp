@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "dcs/error.hpp"
+#include "fft_convolution.hpp"
 
 namespace dcs::msm {
 namespace {
@@ -220,6 +221,20 @@ void lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e, T
   });
 }
 
+/// The lattice sum by FFT or directly, whichever the sizes say is less work (never by thread
+/// count, so the choice and the bits are the same however many threads run it).
+void lattice_sum_auto(const Lattice& q, const Stencil& K, double scale, Lattice& e,
+                      ThreadPool& pool) {
+  constexpr std::size_t kFftBytesLimit = std::size_t{1} << 30;
+  double charged = 0.0, taps = 0.0;
+  for (const double v : q.v) charged += v != 0.0 ? 1.0 : 0.0;
+  for (const double v : K.v) taps += v != 0.0 ? 1.0 : 0.0;
+  const FftPlan plan = fft_plan(q, K.r);
+  if (plan.bytes <= kFftBytesLimit && plan.work < charged * taps)
+    fft_lattice_sum(q, K, scale, e, plan, pool);
+  else lattice_sum(q, K, scale, e, pool);
+}
+
 /// Tabulates kernel(|d|^2 in lattice units) on |d_axis| <= r.
 template <class Kernel>
 Stencil tabulate(std::array<long, 3> r, const Kernel& kernel) {
@@ -240,6 +255,11 @@ void Lattice::resize(std::array<long, 3> lower, std::array<long, 3> counts) {
   lo = lower;
   n = counts;
   v.assign(points(), 0.0);
+}
+
+void direct_lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e,
+                        ThreadPool& pool) {
+  lattice_sum(q, K, scale, e, pool);
 }
 
 void LongRange::solve(const std::vector<PointCharge>& atoms, const Vec3& lower, const Vec3& upper,
@@ -297,14 +317,14 @@ void LongRange::solve(const std::vector<PointCharge>& atoms, const Vec3& lower, 
       return splitting_.gamma(d2 * ratio * ratio) / a_;
     });
     e.resize(q.lo, q.n);
-    lattice_sum(q, all, top_scale, e, pool);
+    lattice_sum_auto(q, all, top_scale, e, pool);
   }
   // Down the levels: this level's cutoff sum plus the coarser potential prolonged.
   for (int level = top - 1; level >= 0; --level) {
     const Lattice& q = charge[static_cast<std::size_t>(level)];
     Lattice fine;
     fine.resize(q.lo, q.n);
-    lattice_sum(q, cutoff, std::ldexp(1.0, -level), fine, pool);
+    lattice_sum_auto(q, cutoff, std::ldexp(1.0, -level), fine, pool);
     prolong_into(basis_, e, fine, pool);
     e = std::move(fine);
     charge.pop_back();

@@ -45,6 +45,11 @@ struct Stencil {
   std::vector<double> v;
 };
 
+/// e = scale * sum_d K(d) q_{n+d} by the stencil directly (K even), skipping zeros; the
+/// oracle of the FFT sum (fft_convolution.hpp), which LongRange uses where it is less work.
+void direct_lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e,
+                        ThreadPool& pool);
+
 /// The lattice hierarchy of one prepare().
 class LongRange {
  public:
