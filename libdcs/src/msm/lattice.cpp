@@ -287,10 +287,11 @@ void LongRange::solve(const std::vector<PointCharge>& atoms, const Vec3& lower, 
     const double s2 = d2 * ratio * ratio;
     return splitting_.gamma(s2) / a_ - splitting_.gamma(0.25 * s2) / (2.0 * a_);
   });
-  const std::size_t stencil_points = cutoff.v.size();
-
-  // Restrict until a level is small enough that all pairs cost no more than the cutoff sum.
-  while (charge.back().points() > stencil_points && static_cast<int>(charge.size()) < kMaxLevels) {
+  // Restrict until the top level is small (all pairs on 16^3 points: 1.7e7 multiply-adds).
+  // Each level costs 1/8 of the one below, so a deep hierarchy is cheap, while a large top
+  // level costs its points squared. The extents stop shrinking near 2 (2s - 1) + 2 per axis.
+  constexpr std::size_t kTopPoints = 16 * 16 * 16;
+  while (charge.back().points() > kTopPoints && static_cast<int>(charge.size()) < kMaxLevels) {
     const Lattice& fine = charge.back();
     std::array<long, 3> lo{}, n{};
     for (int d = 0; d < 3; ++d) {

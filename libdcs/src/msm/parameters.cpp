@@ -21,9 +21,9 @@ struct Row {
 // of the four calibration molecules (2lzt, hca, 1a63, actin-dimer complex):
 //   target  order    h     a   k   worst measured
 //   1e-2    cubic    2.0   8   2   4.2e-3
-//   1e-3    quintic  1.5   8   3   4.9e-4
-//   1e-4    quintic  1.25 11   4   4.3e-5
-//   1e-5    quintic  1.0  13   4   5.5e-6
+//   1e-3    quintic  1.5   8   3   5.0e-4
+//   1e-4    quintic  1.25 11   4   4.4e-5
+//   1e-5    quintic  1.0  13   4   5.8e-6
 // Lowering h helps more than raising a per unit of cost until the level-0 lattice sum,
 // (2a/h)^3 per lattice point, dominates (h = 1 A); the split degree k matters little
 // beyond C2 for cubic and C3 for quintic.
