@@ -239,6 +239,17 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
                  "Statistics reduction (see `dcs kernels`)")
       ->group(g_comp);
   app.add_option("--threads,-j", config.backend.threads, "CPU threads (0: all)")->group(g_comp);
+  app.add_option("--method", config.method,
+                 "exact (direct summation) | msm (multilevel summation, linear time, CPU only "
+                 "for now, Coulomb model only)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"exact", "msm"}))
+      ->group(g_comp);
+  app.add_option("--msm-error", config.msm_error,
+                 "--method msm: relative RMS error target, 1e-5..1e-1 (picks lattice spacing, "
+                 "cutoff and interpolation order)")
+      ->capture_default_str()
+      ->group(g_comp);
   app.add_option("--memory-limit", o.memory_limit,
                  "Host memory the pipeline may hold, e.g. 2G or 512M (default: half of the "
                  "memory available, cgroup limits included)")

@@ -11,6 +11,7 @@
 #include "dcs/cuda/cuda_backend.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
+#include "dcs/msm.hpp"
 #include "dcs/parallel.hpp"
 #include "dcs/pipeline/mpi.hpp"
 
@@ -68,8 +69,15 @@ std::string Workers::device_names(const char* separator) const {
 }
 
 Workers make_workers(const RunConfig& config) {
-  const DeviceChoice choice = resolve_device(config.device, config.backend);
+  // --method msm runs on the CPU for now: --device auto takes the CPU even where a GPU is.
+  const bool msm_on_cpu =
+      config.method == "msm" && config.device.kind == DeviceRequest::Kind::kAuto;
+  const DeviceChoice choice = msm_on_cpu ? DeviceChoice{BackendKind::CpuFast, {0}}
+                                         : resolve_device(config.device, config.backend);
   Workers workers;
+  if (config.method == "msm" && choice.kind == BackendKind::Cuda)
+    throw UsageError(
+        "--method msm runs on the CPU only for now: add --device cpu (or use --method exact)");
   if (choice.kind == BackendKind::Cuda) {
     // Each GPU's context starts on its own thread: a context takes 0.1-0.3 s to create, and
     // one after the other they were the serial start of a several-GPU run.
@@ -91,7 +99,11 @@ Workers make_workers(const RunConfig& config) {
       // Split the threads between the workers (each gets at least one).
       options.threads =
           std::max(1u, threads / config.cpu_workers + (w < threads % config.cpu_workers ? 1u : 0u));
-      workers.owned.push_back(make_backend(choice.kind, options));
+      std::unique_ptr<PotentialBackend> backend = make_backend(choice.kind, options);
+      // MSM wraps the exact backend, which keeps the reductions and the points.
+      if (config.method == "msm")
+        backend = make_msm_backend(std::move(backend), msm_parameters(config.msm_error), options);
+      workers.owned.push_back(std::move(backend));
     }
   }
   for (auto& backend : workers.owned) workers.list.push_back(backend.get());
@@ -142,7 +154,7 @@ RunConfig rank_local_config(const RunConfig& config) {
                                ? std::max(1u, allowed)
                                : std::max(1u, hardware / static_cast<unsigned>(mpi.local_size));
   const bool any_gpu =
-      config.device.kind == DeviceRequest::Kind::kAuto ||
+      (config.device.kind == DeviceRequest::Kind::kAuto && config.method != "msm") ||
       (config.device.kind == DeviceRequest::Kind::kCuda && config.device.ordinals.empty());
   if (any_gpu && cuda::cuda_available()) {
     const DeviceChoice choice = resolve_device(config.device, config.backend);

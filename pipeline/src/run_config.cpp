@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
+#include "dcs/msm.hpp"
 
 namespace dcs {
 
@@ -119,6 +120,9 @@ void check_config(const RunConfig& config) {
     throw UsageError("--tolerance must be positive");
   if (!(config.checkpoint_seconds >= 0.0))
     throw UsageError("--checkpoint-interval must be zero or positive");
+  if (config.method != "exact" && config.method != "msm")
+    throw UsageError("--method must be exact or msm, got " + config.method);
+  if (config.method == "msm") msm_parameters(config.msm_error);  // throws for a bad target
 }
 
 std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig& config) {
@@ -162,6 +166,8 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--preset", config.physics.preset.empty() ? "-" : config.physics.preset);
   add("--min-distance", fmt::format("{:.17g}", config.physics.min_distance));
   add("--kernel", config.backend.kernel);
+  add("--method", config.method);
+  add("--msm-error", fmt::format("{:.17g}", config.msm_error));
   add("--reduction", config.backend.reduction);
   add("--validate", flag(config.validate));
   add("--tolerance", optional(config.tolerance));

@@ -137,6 +137,10 @@ struct RunConfig {
   BackendOptions backend;
   unsigned cpu_workers = 1;  ///< CPU backends side by side (threads split between them),
                              ///< to exercise multi-device scheduling without GPUs
+  /// --method: "exact" (direct summation) or "msm" (multilevel summation, dcs/msm.hpp, CPU
+  /// only for now) to the relative RMS error --msm-error.
+  std::string method = "exact";
+  double msm_error = 1e-3;
 
   bool validate = false;
   std::optional<double> tolerance;  ///< relative to max|V|; default: the backend's

@@ -1,0 +1,54 @@
+// Multilevel summation (MSM, Hardy and Skeel) for open systems: the potential of a map in
+// linear time, to a chosen relative error, behind the PotentialBackend interface.
+//
+//   1/r = [1/r - g_a(r)] + sum_{l<L} [g_{2^l a}(r) - g_{2^{l+1} a}(r)] + g_{2^L a}(r)
+//
+// g_a(r) = gamma(r/a)/a is 1/r softened inside r < a (Taylor-C_k splitting: gamma(rho) is the
+// degree-k Taylor polynomial of (rho^2)^(-1/2) about rho^2 = 1, C^k at rho = 1). The first term
+// vanishes beyond a and is summed exactly over the atoms near each map point (spatial bins);
+// each smooth term is summed on a lattice of spacing 2^l h (charges anterpolated, restricted,
+// a cutoff lattice sum per level, the top level all-pairs, prolonged back) and interpolated to
+// the map's points with the piecewise-polynomial C1 basis of order 4 (cubic) or 6 (quintic).
+// msm_parameters() picks h, a, order and k from a relative RMS error target.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "dcs/backend.hpp"
+
+namespace dcs {
+
+/// What MSM needs to know beyond the atoms and the grid.
+struct MsmParameters {
+  double spacing = 2.0;  ///< h: the finest lattice's spacing, Å
+  double cutoff = 10.0;  ///< a: the short-range cutoff, Å (a/h >= 2)
+  int order = 4;         ///< interpolation order: 4 (cubic) or 6 (quintic)
+  int split = 2;         ///< k of the Taylor-C_k splitting (1..6)
+  double target = 1e-3;  ///< the relative RMS error these were chosen for (informational)
+};
+
+/// The default relative RMS error target of --msm-error.
+inline constexpr double kDefaultMsmError = 1e-3;
+
+/// Parameters whose measured relative RMS error (rms(V - V_exact) / rms(V_exact) over a map's
+/// points) stays below `target` on the calibration molecules (the table in
+/// libdcs/src/msm/parameters.cpp). Throws UsageError for a target outside [1e-5, 1e-1].
+MsmParameters msm_parameters(double target);
+
+/// Throws UsageError naming the field when `parameters` is not usable.
+void validate(const MsmParameters& parameters);
+
+/// "msm cubic, h = 2 A, a = 10 A, C2 splitting": for logs, kernel names and file metadata.
+std::string describe(const MsmParameters& parameters);
+
+/// MSM around an exact backend: prepare() builds the lattices and bins (Coulomb model only:
+/// others throw UsageError), compute_slab() sums each point's short-range part and interpolates
+/// the long-range lattice, on `options.threads` threads. The value of a point is the same bits
+/// for any slab split and thread count. statistics(), difference() and compute_points() (exact)
+/// are the wrapped backend's.
+std::unique_ptr<PotentialBackend> make_msm_backend(std::unique_ptr<PotentialBackend> exact,
+                                                   const MsmParameters& parameters,
+                                                   const BackendOptions& options);
+
+}  // namespace dcs

@@ -1,0 +1,72 @@
+// Choosing (h, a, order, k) from a relative RMS error target, and checking a choice. The table
+// is calibrated on real molecules (tests/unit/msm_test.cpp, MsmCalibration): each row's
+// measured error stays below its target with margin.
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "dcs/error.hpp"
+#include "dcs/msm.hpp"
+
+namespace dcs {
+namespace {
+
+struct Row {
+  double target;
+  MsmParameters parameters;
+};
+
+// Loosest first; a target picks the first row whose own target is at or below it. Measured
+// relative RMS on the default 65^3 grids (10 A padding) of hca and 1a63 (apbs-data), the worst
+// of the four calibration molecules (2lzt, hca, 1a63, actin-dimer complex):
+//   target  order    h     a   k   worst measured
+//   1e-2    cubic    2.0   8   2   4.2e-3
+//   1e-3    quintic  1.5   8   3   5.0e-4
+//   1e-4    quintic  1.25 11   4   4.4e-5
+//   1e-5    quintic  1.0  13   4   5.8e-6
+// Lowering h helps more than raising a per unit of cost until the level-0 lattice sum,
+// (2a/h)^3 per lattice point, dominates (h = 1 A); the split degree k matters little
+// beyond C2 for cubic and C3 for quintic.
+constexpr Row kTable[] = {
+    {1e-2, {2.0, 8.0, 4, 2, 1e-2}},
+    {1e-3, {1.5, 8.0, 6, 3, 1e-3}},
+    {1e-4, {1.25, 11.0, 6, 4, 1e-4}},
+    {1e-5, {1.0, 13.0, 6, 4, 1e-5}},
+};
+
+}  // namespace
+
+MsmParameters msm_parameters(double target) {
+  if (!(target >= 1e-5 && target <= 1e-1))
+    throw UsageError("--msm-error must be in [1e-5, 1e-1], got " + std::to_string(target));
+  for (const Row& row : kTable)
+    if (row.target <= target * (1.0 + 1e-9)) {
+      MsmParameters p = row.parameters;
+      p.target = target;
+      return p;
+    }
+  MsmParameters p = kTable[std::size(kTable) - 1].parameters;
+  p.target = target;
+  return p;
+}
+
+void validate(const MsmParameters& p) {
+  if (!(p.spacing >= 0.25 && p.spacing <= 20.0))
+    throw UsageError("MSM lattice spacing must be in [0.25, 20] A, got " +
+                     std::to_string(p.spacing));
+  if (!(p.cutoff >= 2.0 * p.spacing && p.cutoff <= 100.0))
+    throw UsageError("MSM cutoff must be in [2 h, 100] A, got " + std::to_string(p.cutoff));
+  if (p.order != 4 && p.order != 6)
+    throw UsageError("MSM interpolation order must be 4 or 6, got " + std::to_string(p.order));
+  if (p.split < 1 || p.split > 6)
+    throw UsageError("MSM splitting degree must be 1..6, got " + std::to_string(p.split));
+}
+
+std::string describe(const MsmParameters& p) {
+  char text[160];
+  std::snprintf(text, sizeof text, "msm %s, h = %g A, a = %g A, C%d splitting",
+                p.order == 4 ? "cubic" : "quintic", p.spacing, p.cutoff, p.split);
+  return text;
+}
+
+}  // namespace dcs
