@@ -1,4 +1,7 @@
 // Radix-2 complex FFT along each axis of a padded lattice, and the convolution built on it.
+// Written here rather than taken from FFTW: FFTW's planner and SIMD codelets depend on the host
+// CPU, so MPI ranks on different nodes could round the lattice sums differently, and a map
+// must be bit-identical whatever ran its slabs; this one sums in one fixed order everywhere.
 #include "fft_convolution.hpp"
 
 #include <cmath>
