@@ -1,8 +1,10 @@
 #include "line_source.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -49,6 +51,32 @@ std::string InputFile::finish_sha256() {
     if (interrupt_requested()) throw InterruptedError(path_ + ": interrupted while reading");
   }
   return sha_.hex();
+}
+
+bool InputFile::read_whole_regular(std::vector<char>& out) {
+  struct stat info {};
+  if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) return false;
+  // The file's bytes are held once, next to the atoms parsed from them; a file larger than
+  // this is read serially in 128 KiB blocks (it would not fit beside its atoms anyway).
+  constexpr std::uintmax_t kMaxWhole = std::uintmax_t{8} << 30;
+  const auto size = static_cast<std::uintmax_t>(info.st_size);
+  if (size > kMaxWhole) return false;
+  constexpr std::size_t kBlock = std::size_t{8} << 20;
+  out.resize(static_cast<std::size_t>(size) + 1);  // + 1: sees the end without a second read
+  std::size_t total = 0;
+  for (;;) {
+    if (interrupt_requested()) throw InterruptedError(path_ + ": interrupted while reading");
+    if (total == out.size()) out.resize(out.size() + kBlock);  // the file grew meanwhile
+    const ssize_t got = ::read(fd_, out.data() + total, std::min(kBlock, out.size() - total));
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw InputError(path_, 0, std::string("read error: ") + std::strerror(errno));
+    }
+    total += static_cast<std::size_t>(got);
+  }
+  out.resize(total);
+  return true;
 }
 
 bool LineSource::next(std::string& line) {
@@ -104,6 +132,14 @@ std::size_t StreamLineSource::read_block(char* out, std::size_t capacity) {
   if (in_.bad())
     throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
   return got;
+}
+
+std::size_t MemoryLineSource::read_block(char* out, std::size_t capacity) {
+  const std::size_t n = std::min(capacity, left_);
+  std::memcpy(out, data_, n);
+  data_ += n;
+  left_ -= n;
+  return n;
 }
 
 std::size_t FileLineSource::read_block(char* out, std::size_t capacity) {
