@@ -56,9 +56,9 @@ std::string InputFile::finish_sha256() {
 bool InputFile::read_whole_regular(std::vector<char>& out) {
   struct stat info {};
   if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) return false;
-  // The file's bytes are held once, next to the atoms parsed from them; a file larger than
-  // this is read serially in 128 KiB blocks (it would not fit beside its atoms anyway).
-  constexpr std::uintmax_t kMaxWhole = std::uintmax_t{8} << 30;
+  // The file's bytes are held once, next to the atoms parsed from them; a larger file is
+  // read serially in 128 KiB blocks (its atoms alone would take over 10 GiB).
+  constexpr std::uintmax_t kMaxWhole = std::uintmax_t{4} << 30;
   const auto size = static_cast<std::uintmax_t>(info.st_size);
   if (size > kMaxWhole) return false;
   constexpr std::size_t kBlock = std::size_t{8} << 20;
