@@ -61,6 +61,24 @@ bool InputFile::read_whole_regular(std::vector<char>& out) {
   constexpr std::uintmax_t kMaxWhole = std::uintmax_t{4} << 30;
   const auto size = static_cast<std::uintmax_t>(info.st_size);
   if (size > kMaxWhole) return false;
+  // Binary data or text without line endings is left to the serial reader, which refuses it
+  // after its first 64 KiB (the same error) without reading the whole file into memory: a NUL
+  // byte, or no line ending, in the first kMaxLineBytes + 1 bytes (read without moving on).
+  {
+    std::vector<char> probe(
+        static_cast<std::size_t>(std::min<std::uintmax_t>(size, kMaxLineBytes + 1)));
+    ssize_t got = 0;
+    do {
+      got = ::pread(fd_, probe.data(), probe.size(), 0);
+    } while (got < 0 && errno == EINTR && !interrupt_requested());
+    if (got < 0) return false;  // the serial reader reports it
+    probe.resize(static_cast<std::size_t>(got));
+    const bool nul = std::find(probe.begin(), probe.end(), '\0') != probe.end();
+    const bool line_end = std::find_if(probe.begin(), probe.end(), [](char c) {
+                            return c == '\n' || c == '\r';
+                          }) != probe.end();
+    if (nul || (!line_end && probe.size() > kMaxLineBytes)) return false;
+  }
   constexpr std::size_t kBlock = std::size_t{8} << 20;
   out.resize(static_cast<std::size_t>(size) + 1);  // + 1: sees the end without a second read
   std::size_t total = 0;

@@ -152,6 +152,10 @@ TEST(ParallelReader, SameAsSerialOnHostileFiles) {
   check_text(dir, "longest_line.pqr",
              "REMARK" + std::string(dcs::io::kMaxLineBytes - 6, 'y') + "\n" + atoms);
   check_text(dir, "huge_line_at_end.pqr", atoms + std::string(3 * dcs::io::kMaxLineBytes, 'z'));
+  // Binary data and text without line endings go to the serial reader (checked on the first
+  // 64 KiB + 1 bytes): the same error either way.
+  check_text(dir, "nul_bytes.pqr", atoms + std::string(100, '\0') + atoms);
+  check_text(dir, "no_line_end.pqr", std::string(dcs::io::kMaxLineBytes + 10, 'A'));
   check_text(dir, "blank_only.pqr", "\n \r\n\t\n");
   check_text(dir, "empty.pqr", "");
   check_text(dir, "records_only.pqr", "REMARK one\nEND\n");
