@@ -1,8 +1,10 @@
 #include "line_source.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -49,6 +51,50 @@ std::string InputFile::finish_sha256() {
     if (interrupt_requested()) throw InterruptedError(path_ + ": interrupted while reading");
   }
   return sha_.hex();
+}
+
+bool InputFile::read_whole_regular(std::vector<char>& out) {
+  struct stat info {};
+  if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) return false;
+  // The file's bytes are held once, next to the atoms parsed from them; a larger file is
+  // read serially in 128 KiB blocks (its atoms alone would take over 10 GiB).
+  constexpr std::uintmax_t kMaxWhole = std::uintmax_t{4} << 30;
+  const auto size = static_cast<std::uintmax_t>(info.st_size);
+  if (size > kMaxWhole) return false;
+  // Binary data or text without line endings is left to the serial reader, which refuses it
+  // after its first 64 KiB (the same error) without reading the whole file into memory: a NUL
+  // byte, or no line ending, in the first kMaxLineBytes + 1 bytes (read without moving on).
+  {
+    std::vector<char> probe(
+        static_cast<std::size_t>(std::min<std::uintmax_t>(size, kMaxLineBytes + 1)));
+    ssize_t got = 0;
+    do {
+      got = ::pread(fd_, probe.data(), probe.size(), 0);
+    } while (got < 0 && errno == EINTR && !interrupt_requested());
+    if (got < 0) return false;  // the serial reader reports it
+    probe.resize(static_cast<std::size_t>(got));
+    const bool nul = std::find(probe.begin(), probe.end(), '\0') != probe.end();
+    const bool line_end = std::find_if(probe.begin(), probe.end(), [](char c) {
+                            return c == '\n' || c == '\r';
+                          }) != probe.end();
+    if (nul || (!line_end && probe.size() > kMaxLineBytes)) return false;
+  }
+  constexpr std::size_t kBlock = std::size_t{8} << 20;
+  out.resize(static_cast<std::size_t>(size) + 1);  // + 1: sees the end without a second read
+  std::size_t total = 0;
+  for (;;) {
+    if (interrupt_requested()) throw InterruptedError(path_ + ": interrupted while reading");
+    if (total == out.size()) out.resize(out.size() + kBlock);  // the file grew meanwhile
+    const ssize_t got = ::read(fd_, out.data() + total, std::min(kBlock, out.size() - total));
+    if (got == 0) break;
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw InputError(path_, 0, std::string("read error: ") + std::strerror(errno));
+    }
+    total += static_cast<std::size_t>(got);
+  }
+  out.resize(total);
+  return true;
 }
 
 bool LineSource::next(std::string& line) {
@@ -104,6 +150,14 @@ std::size_t StreamLineSource::read_block(char* out, std::size_t capacity) {
   if (in_.bad())
     throw InputError(name_, 0, "read error after line " + std::to_string(line_number()));
   return got;
+}
+
+std::size_t MemoryLineSource::read_block(char* out, std::size_t capacity) {
+  const std::size_t n = std::min(capacity, left_);
+  std::memcpy(out, data_, n);
+  data_ += n;
+  left_ -= n;
+  return n;
 }
 
 std::size_t FileLineSource::read_block(char* out, std::size_t capacity) {

@@ -39,6 +39,10 @@ class InputFile {
   long long read(char* out, std::size_t capacity);
   /// Reads what is left of the file and returns the SHA-256 of all its bytes.
   std::string finish_sha256();
+  /// The whole of a regular file (from the current offset) without hashing it, read in blocks
+  /// that poll dcs::interrupt_requested(); false, and nothing read, for a FIFO, a device or a
+  /// file too large to hold. The caller hashes the bytes (parallel_read.cpp).
+  bool read_whole_regular(std::vector<char>& out);
 
  private:
   const std::string& path_;
@@ -61,7 +65,9 @@ class LineSource {
 
  protected:
   static constexpr std::size_t kBlockSize = std::size_t{1} << 17;
-  explicit LineSource(const std::string& name) : name_(name), buffer_(kBlockSize) {}
+  /// first_line: the number of lines before this source's first one (a chunk of a file).
+  explicit LineSource(const std::string& name, std::uint64_t first_line = 0)
+      : name_(name), buffer_(kBlockSize), line_number_(first_line) {}
   /// Fills `out` with up to `capacity` bytes; 0 at the end of input.
   virtual std::size_t read_block(char* out, std::size_t capacity) = 0;
   const std::string& name_;
@@ -74,6 +80,22 @@ class LineSource {
   std::size_t end_ = 0;
   bool skip_newline_after_cr_ = false;
   std::uint64_t line_number_ = 0;
+};
+
+/// Lines of bytes already in memory: one chunk of a file read whole (parallel_read.cpp). The
+/// chunk must start at a line start; its lines are numbered from first_line + 1.
+class MemoryLineSource final : public LineSource {
+ public:
+  MemoryLineSource(const char* data, std::size_t size, const std::string& name,
+                   std::uint64_t first_line)
+      : LineSource(name, first_line), data_(data), left_(size) {}
+
+ protected:
+  std::size_t read_block(char* out, std::size_t capacity) override;
+
+ private:
+  const char* data_;
+  std::size_t left_;
 };
 
 class StreamLineSource final : public LineSource {

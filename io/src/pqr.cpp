@@ -1,17 +1,21 @@
 #include "dcs/io/pqr.hpp"
 
+#include <exception>
 #include <filesystem>
 #include <optional>
 #include <string_view>
 #include <system_error>
+#include <thread>
 #include <vector>
 
 #include "atom_parsers.hpp"
 #include "atom_text.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
+#include "dcs/parallel.hpp"
 #include "input_path.hpp"
 #include "line_source.hpp"
+#include "parallel_read.hpp"
 
 namespace dcs::io {
 namespace {
@@ -76,6 +80,40 @@ FileKind checked_kind(const std::string& path) {
                    "unknown atom file type; the name must end in one of " + supported_extensions());
 }
 
+/// The models of a regular file's bytes held in memory, parsed in parallel while another thread
+/// hashes them. Memory: the file's bytes plus the atoms (each chunk's atoms are moved into the
+/// models and freed as the chunks are joined).
+std::vector<System> parse_whole(Format format, const std::vector<char>& bytes,
+                                const std::string& path, const ModelRead& how,
+                                const ReadOptions& options, std::string& sha256) {
+  Sha256 sha;
+  std::exception_ptr hash_error;
+  std::thread hasher = start_thread([&] {
+    try {
+      sha.update(bytes.data(), bytes.size());
+    } catch (...) {
+      hash_error = std::current_exception();
+    }
+  });
+  struct Join {  // also when parsing throws: the thread reads `bytes`
+    std::thread& thread;
+    ~Join() {
+      if (thread.joinable()) thread.join();
+    }
+  } join{hasher};
+  const detail::ParallelRead parallel{options.threads, options.chunk_bytes};
+  std::vector<System> models;
+  if (format == Format::kPqr) {
+    models = detail::parse_pqr_bytes(bytes, path, how, parallel);
+  } else {
+    models.push_back(detail::parse_xyzq_bytes(bytes, path, parallel));
+  }
+  hasher.join();
+  if (hash_error) std::rethrow_exception(hash_error);
+  sha256 = sha.hex();
+  return models;
+}
+
 /// Reads every model (or the first) of an atom file: the shared body of read_atoms and
 /// read_models. The file is opened and read once; its SHA-256 comes from the same pass.
 std::vector<System> read_file(const std::string& path, const ModelRead& how,
@@ -87,6 +125,7 @@ std::vector<System> read_file(const std::string& path, const ModelRead& how,
   if (!error && size == 0) throw InputError(path, 0, "empty file");
   detail::InputFile file(path);
   std::vector<System> models;
+  std::string sha256;  // set by the parallel reader
   if (kind.gzip) {
     detail::GzLineSource source(file, path);
     try {
@@ -99,6 +138,8 @@ std::vector<System> read_file(const std::string& path, const ModelRead& how,
       if (parse_error.line() > 0) source.drain();
       throw;
     }
+  } else if (std::vector<char> bytes; options.threads != 1 && file.read_whole_regular(bytes)) {
+    models = parse_whole(kind.format, bytes, path, how, options, sha256);
   } else {
     detail::FileLineSource source(file, path);
     models = parse_lines(kind.format, source, path, how);
@@ -107,7 +148,7 @@ std::vector<System> read_file(const std::string& path, const ModelRead& how,
     if (const std::string reason = detail::pdb_like(models.front()); !reason.empty())
       throw InputError(path, 0, reason);
   }
-  const std::string sha256 = file.finish_sha256();
+  if (sha256.empty()) sha256 = file.finish_sha256();
   for (System& model : models) model.source_sha256 = sha256;
   return models;
 }

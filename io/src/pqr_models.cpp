@@ -23,6 +23,7 @@
 #include "dcs/error.hpp"
 #include "dcs/io/pqr.hpp"
 #include "dcs/log.hpp"
+#include "dcs/parallel.hpp"
 #include "pqr_record.hpp"
 
 namespace dcs::io {
@@ -62,6 +63,50 @@ std::size_t word_end(std::string_view text, std::size_t begin) {
   return end;
 }
 
+// One line on its own, as far as it can be read without the lines before it: blank, a known
+// record, an atom (parsed and checked), MODEL (the rest of the line kept), ENDMDL, or an unknown
+// record (its name as counted). Throws the errors a line has whatever precedes it.
+PqrLine::Kind classify_pqr_line(std::string_view text, std::uint64_t line_number,
+                                const std::string& name, PqrLineParser& parser, PqrLine& out) {
+  std::size_t begin = 0;
+  while (begin < text.size() && is_blank(text[begin])) ++begin;
+  if (begin == text.size()) return PqrLine::Kind::kBlank;
+  std::size_t end = begin;
+  while (end < text.size() && is_alpha(text[end])) ++end;
+  if (end == begin)
+    throw InputError(name, line_number,
+                     "not a PDB record: the line starts with " +
+                         quote(text.substr(begin, word_end(text, begin) - begin)) +
+                         " instead of a record name such as ATOM, HETATM or REMARK");
+  const std::string record = upper(text.substr(begin, end - begin));
+  if (record == "ATOM" || record == "HETATM") {
+    out.atom = parser.parse(text, begin, end, line_number, record == "HETATM");
+    return PqrLine::Kind::kAtom;
+  }
+  if (record == "MODEL") {
+    out.text.assign(text.substr(end));
+    return PqrLine::Kind::kModel;
+  }
+  if (record == "ENDMDL") return PqrLine::Kind::kEndmdl;
+  if (is_known_record(record)) return PqrLine::Kind::kRecord;
+  // A damaged ATOM/HETATM name ("AT0M", "HETATN") must not drop an atom silently: a record of
+  // unknown type whose fields parse as an atom is an error; others are counted.
+  const std::size_t word = word_end(text, begin);
+  bool atom_like = false;
+  try {
+    parser.parse(text, begin, word, line_number, false);
+    atom_like = true;
+  } catch (const InputError&) {
+  }
+  if (atom_like)
+    throw InputError(name, line_number,
+                     "unknown record name " + quote(text.substr(begin, word - begin)) +
+                         " on a line with the fields of an atom record (" + kPqrFields +
+                         "); a damaged ATOM or HETATM?");
+  out.text = upper(text.substr(begin, std::min(word - begin, kMaxShownName)));
+  return PqrLine::Kind::kUnknown;
+}
+
 // The state of one pass over a PQR file. With how.all every model is kept and the MODEL/ENDMDL
 // pairing is checked; otherwise only the first model is kept and later ones are counted.
 class PqrFileParser {
@@ -86,44 +131,102 @@ class PqrFileParser {
   }
 
   void on_line(std::string_view text, std::uint64_t line_number) {
-    std::size_t begin = 0;
-    while (begin < text.size() && is_blank(text[begin])) ++begin;
-    if (begin == text.size()) return;
-    any_content_ = true;
-    std::size_t end = begin;
-    while (end < text.size() && is_alpha(text[end])) ++end;
-    if (end == begin)
-      throw InputError(name_, line_number,
-                       "not a PDB record: the line starts with " +
-                           quote(text.substr(begin, word_end(text, begin) - begin)) +
-                           " instead of a record name such as ATOM, HETATM or REMARK");
-    const std::string record = upper(text.substr(begin, end - begin));
-    if (record == "ATOM" || record == "HETATM") {
-      Atom atom = parser_.parse(text, begin, end, line_number, record == "HETATM");
-      if (how_.all) {
-        on_atom(std::move(atom), record, line_number);
-      } else if (first_model_closed_) {
-        ++ignored_records_;
-      } else {
-        models_.front().atoms.push_back(std::move(atom));
-      }
-    } else if (record == "MODEL") {
-      if (how_.all) {
-        on_model(text.substr(end), line_number);
-      } else {
-        on_first_only_model(text.substr(end), line_number);
-      }
-    } else if (record == "ENDMDL") {
-      if (how_.all) {
-        on_endmdl(line_number);
-      } else if (!models_.front().atoms.empty()) {
-        first_model_closed_ = true;
-      }
-    } else if (!is_known_record(record)) {
-      on_unknown(text, begin, line_number);
+    line_.kind = classify_pqr_line(text, line_number, name_, parser_, line_);
+    apply(line_, line_number);
+  }
+
+ public:
+  /// The file's state after one classified line (the serial reader and the replay of chunks
+  /// read in parallel both come here, so both give the same models and the same errors).
+  void apply(PqrLine& line, std::uint64_t line_number) {
+    switch (line.kind) {
+      case PqrLine::Kind::kBlank: return;
+      case PqrLine::Kind::kRecord: any_content_ = true; return;
+      case PqrLine::Kind::kAtom: apply_atom(std::move(line.atom), line_number); return;
+      case PqrLine::Kind::kModel:
+        any_content_ = true;
+        if (how_.all) {
+          on_model(line.text, line_number);
+        } else {
+          on_first_only_model(line.text, line_number);
+        }
+        return;
+      case PqrLine::Kind::kEndmdl:
+        any_content_ = true;
+        if (how_.all) {
+          on_endmdl(line_number);
+        } else if (first_atoms_ != 0) {
+          first_model_closed_ = true;
+        }
+        return;
+      case PqrLine::Kind::kUnknown: any_content_ = true; count_unknown(std::move(line.text));
     }
   }
 
+  void apply_atom(Atom&& atom, std::uint64_t line_number) {
+    any_content_ = true;
+    if (how_.all) {
+      const std::string record = atom.hetatm ? "HETATM" : "ATOM";
+      on_atom(std::move(atom), record, line_number);
+    } else if (first_model_closed_) {
+      ++ignored_records_;
+    } else {
+      models_.front().atoms.push_back(std::move(atom));
+      ++first_atoms_;
+    }
+  }
+
+  /// First model only: `count` atoms in a row, kept or ignored as apply_atom() would take
+  /// them; their offset in the first model, or nullopt when ignored. The caller puts the kept
+  /// atoms in place (put_first_model()) before finish().
+  std::optional<std::size_t> take_atoms(std::size_t count) {
+    any_content_ = any_content_ || count > 0;
+    if (first_model_closed_) {
+      ignored_records_ += count;
+      return std::nullopt;
+    }
+    first_atoms_ += count;
+    return first_atoms_ - count;
+  }
+
+  void put_first_model(std::vector<Atom>&& atoms) { models_.front().atoms = std::move(atoms); }
+
+  /// A line that is not blank was read (a replayed chunk's known records leave no trace).
+  void note_content() { any_content_ = true; }
+
+  /// Room for `atoms` more atoms in the model being read (the replay knows the count).
+  void reserve(std::size_t atoms) { models_.back().atoms.reserve(atoms); }
+
+  std::vector<System> finish() {
+    for (const auto& [word, count] : unknown_records_)
+      log().warn("{}: ignored {} record(s) of unknown type {}", name_, count, quote(word));
+    if (other_unknown_records_ > 0)
+      log().warn("{}: ignored {} record(s) of further unknown types", name_,
+                 other_unknown_records_);
+    if (!any_content_) throw InputError(name_, 0, "empty file");
+    if (in_model_)
+      throw InputError(name_, model_line_,
+                       "model " + std::to_string(models_.back().model) +
+                           " has no ENDMDL: the file ends inside it (truncated?)");
+    if (models_.front().atoms.empty()) throw InputError(name_, 0, "no ATOM or HETATM records");
+    if (how_.all) {
+      for (System& model : models_) model.model_count = models_.size();
+      return std::move(models_);
+    }
+    System& system = models_.front();
+    system.model = first_number_;
+    const bool more = ignored_records_ > 0 || ignored_models_ > 0;
+    system.model_count = more ? 1 + std::max<std::size_t>(ignored_models_, 1) : 1;
+    if (more)
+      log().warn(
+          "{}: read only the first model ({} atoms); ignored {} ATOM/HETATM record(s) in "
+          "{} later model(s) (--models each or --models average reads every model)",
+          name_, system.atoms.size(), ignored_records_,
+          std::max<std::uint64_t>(ignored_models_, 1));
+    return std::move(models_);
+  }
+
+ private:
   void on_atom(Atom atom, const std::string& record, std::uint64_t line_number) {
     if (!in_model_) {
       if (any_model_record_)
@@ -166,7 +269,7 @@ class PqrFileParser {
   // The first model only: a MODEL record after an atom closes it; the one before the first
   // atom gives its number (a bad number is not fatal there).
   void on_first_only_model(std::string_view rest, std::uint64_t line_number) {
-    if (!models_.front().atoms.empty()) {
+    if (first_atoms_ != 0) {
       first_model_closed_ = true;
       ++ignored_models_;
     } else if (!first_model_closed_) {
@@ -228,23 +331,8 @@ class PqrFileParser {
     endmdl_line_ = line_number;
   }
 
-  // A damaged ATOM/HETATM name ("AT0M", "HETATN") must not drop an atom silently: a record of
-  // unknown type whose fields parse as an atom is an error; others are counted.
-  void on_unknown(std::string_view text, std::size_t begin, std::uint64_t line_number) {
-    const std::size_t end = word_end(text, begin);
-    bool atom_like = false;
-    try {
-      parser_.parse(text, begin, end, line_number, false);
-      atom_like = true;
-    } catch (const InputError&) {
-    }
-    if (atom_like)
-      throw InputError(name_, line_number,
-                       "unknown record name " + quote(text.substr(begin, end - begin)) +
-                           " on a line with the fields of an atom record (" + kPqrFields +
-                           "); a damaged ATOM or HETATM?");
-    // Bounded: a file of endless distinct names must not grow the table with it.
-    std::string word = upper(text.substr(begin, std::min(end - begin, kMaxShownName)));
+  // Bounded: a file of endless distinct names must not grow the table with it.
+  void count_unknown(std::string word) {
     if (unknown_records_.size() < kMaxUnknownTypes || unknown_records_.contains(word)) {
       ++unknown_records_[std::move(word)];
     } else {
@@ -252,44 +340,17 @@ class PqrFileParser {
     }
   }
 
-  std::vector<System> finish() {
-    for (const auto& [word, count] : unknown_records_)
-      log().warn("{}: ignored {} record(s) of unknown type {}", name_, count, quote(word));
-    if (other_unknown_records_ > 0)
-      log().warn("{}: ignored {} record(s) of further unknown types", name_,
-                 other_unknown_records_);
-    if (!any_content_) throw InputError(name_, 0, "empty file");
-    if (in_model_)
-      throw InputError(name_, model_line_,
-                       "model " + std::to_string(models_.back().model) +
-                           " has no ENDMDL: the file ends inside it (truncated?)");
-    if (models_.front().atoms.empty()) throw InputError(name_, 0, "no ATOM or HETATM records");
-    if (how_.all) {
-      for (System& model : models_) model.model_count = models_.size();
-      return std::move(models_);
-    }
-    System& system = models_.front();
-    system.model = first_number_;
-    const bool more = ignored_records_ > 0 || ignored_models_ > 0;
-    system.model_count = more ? 1 + std::max<std::size_t>(ignored_models_, 1) : 1;
-    if (more)
-      log().warn(
-          "{}: read only the first model ({} atoms); ignored {} ATOM/HETATM record(s) in "
-          "{} later model(s) (--models each or --models average reads every model)",
-          name_, system.atoms.size(), ignored_records_,
-          std::max<std::uint64_t>(ignored_models_, 1));
-    return std::move(models_);
-  }
-
   const std::string& name_;
   const ModelRead how_;
   PqrLineParser parser_;
   std::vector<System> models_;
+  PqrLine line_;  // the serial reader's current line
   bool any_content_ = false;
   std::map<std::string, std::uint64_t> unknown_records_;  // at most kMaxUnknownTypes
   std::uint64_t other_unknown_records_ = 0;
   // The first model only (how.all false): later models are checked but not kept.
   bool first_model_closed_ = false;
+  std::size_t first_atoms_ = 0;  // kept in the first model
   std::uint64_t ignored_records_ = 0;
   std::uint64_t ignored_models_ = 0;
   long long first_number_ = 1;  // of the MODEL record before the first atom, if any
@@ -308,6 +369,99 @@ class PqrFileParser {
 std::vector<System> parse_pqr_lines(LineSource& source, const std::string& name,
                                     const ModelRead& how) {
   return PqrFileParser(name, how).parse(source);
+}
+
+void read_pqr_chunk(LineSource& source, const std::string& name, PqrChunk& chunk) {
+  try {
+    PqrLineParser parser(name);
+    PqrLine line;
+    std::string text;
+    while (source.next(text)) {
+      line.kind = classify_pqr_line(text, source.line_number(), name, parser, line);
+      if (line.kind == PqrLine::Kind::kBlank) continue;
+      chunk.any_content = true;
+      if (line.kind == PqrLine::Kind::kAtom) {
+        chunk.atoms.push_back(std::move(line.atom));
+        chunk.atom_lines.push_back(source.line_number());
+      } else if (line.kind != PqrLine::Kind::kRecord) {
+        chunk.records.push_back(PqrChunk::Record{line.kind, source.line_number(),
+                                                 chunk.atoms.size(), std::move(line.text)});
+      }
+    }
+  } catch (...) {
+    chunk.error = std::current_exception();
+  }
+}
+
+std::vector<System> replay_pqr_chunks(std::vector<PqrChunk>& chunks, const std::string& name,
+                                      const ModelRead& how, unsigned threads,
+                                      std::vector<Atom>&& room) {
+  PqrFileParser parser(name, how);
+  PqrLine line;
+  if (how.all) {  // every atom passes the model checks one by one
+    std::size_t atoms = 0;
+    for (const PqrChunk& chunk : chunks) atoms += chunk.atoms.size();
+    parser.reserve(atoms);
+    for (PqrChunk& chunk : chunks) {
+      std::size_t next_atom = 0;
+      const auto atoms_up_to = [&](std::size_t end) {
+        for (; next_atom < end; ++next_atom)
+          parser.apply_atom(std::move(chunk.atoms[next_atom]), chunk.atom_lines[next_atom]);
+      };
+      for (PqrChunk::Record& record : chunk.records) {
+        atoms_up_to(record.atoms_before);
+        line.kind = record.kind;
+        line.text = std::move(record.text);
+        parser.apply(line, record.line);
+      }
+      atoms_up_to(chunk.atoms.size());
+      if (chunk.any_content) parser.note_content();
+      if (chunk.error) std::rethrow_exception(chunk.error);  // after every line before it
+      chunk = PqrChunk{};  // the atoms moved on: free the rest early
+    }
+    return parser.finish();
+  }
+  // The first model only: the records decide which runs of atoms are kept; the kept runs are
+  // then moved into the model in parallel (a million atoms are ~200 MB to move).
+  struct Run {
+    PqrChunk* chunk;
+    std::size_t begin, end, to;
+  };
+  std::vector<Run> runs;
+  for (PqrChunk& chunk : chunks) {
+    std::size_t next_atom = 0;
+    const auto atoms_up_to = [&](std::size_t end) {
+      if (const std::optional<std::size_t> to = parser.take_atoms(end - next_atom);
+          to && end > next_atom)
+        runs.push_back(Run{&chunk, next_atom, end, *to});
+      next_atom = end;
+    };
+    for (PqrChunk::Record& record : chunk.records) {
+      atoms_up_to(record.atoms_before);
+      line.kind = record.kind;
+      line.text = std::move(record.text);
+      parser.apply(line, record.line);
+    }
+    atoms_up_to(chunk.atoms.size());
+    if (chunk.any_content) parser.note_content();
+    if (chunk.error) std::rethrow_exception(chunk.error);  // after every line before it
+  }
+  std::size_t kept = 0;
+  for (const Run& run : runs) kept = std::max(kept, run.to + (run.end - run.begin));
+  std::vector<Atom> atoms = std::move(room);  // constructed while the chunks were read
+  if (atoms.size() < kept) atoms.resize(kept);
+  parallel_for(runs.size(), threads, [&](std::size_t first, std::size_t last) {
+    for (std::size_t r = first; r < last; ++r)
+      std::move(runs[r].chunk->atoms.begin() + static_cast<std::ptrdiff_t>(runs[r].begin),
+                runs[r].chunk->atoms.begin() + static_cast<std::ptrdiff_t>(runs[r].end),
+                atoms.begin() + static_cast<std::ptrdiff_t>(runs[r].to));
+  });
+  atoms.resize(kept);
+  parallel_for(chunks.size(), threads, [&](std::size_t first, std::size_t last) {
+    for (std::size_t c = first; c < last; ++c) chunks[c] = PqrChunk{};
+  });
+  parser.put_first_model(std::move(atoms));
+  return parser.finish();
 }
 
 }  // namespace detail

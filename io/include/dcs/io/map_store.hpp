@@ -62,7 +62,7 @@ struct MapStoreOptions {
   int gzip_level = 0;             ///< 0: uncompressed; 1-9: shuffle + deflate
   std::int64_t chunk_depth = 16;  ///< z-planes per chunk (1..16); slabs of compressed maps must
                                   ///< start and end on multiples of it (or at nz)
-  unsigned threads = 0;           ///< packing / compression threads (0: up to 8 hardware threads)
+  unsigned threads = 0;           ///< packing / compression threads (0: all hardware threads)
   bool force = false;             ///< replace a file at the partial path that is not a dcs
                                   ///< partial file (otherwise refused, see PartialLock::inspect())
 };

@@ -24,7 +24,9 @@
 //   by occupancies read as charges and B-factors as radii (see pdb_check.cpp), unless
 //   ReadOptions::charges_as_given.
 //
-// Files are opened once and read once (a FIFO works); the SHA-256 is of the bytes read.
+// Files are opened once and read once (a FIFO works); the SHA-256 is of the bytes read. A
+// regular uncompressed file is read whole into memory and parsed on several threads
+// (ReadOptions::threads) while another thread hashes it; gzip files and FIFOs are streamed.
 //
 // Interruption: the readers poll dcs::interrupt_requested() (dcs/interrupt.hpp) every 128 KiB
 // block, and after an open or read cut short by a signal (EINTR: a FIFO without writer), and
@@ -55,6 +57,12 @@ struct ReadOptions {
   /// Take the charges as given, even when they look like a PDB file's occupancies
   /// (--charges-as-given).
   bool charges_as_given = false;
+  /// Threads that parse a regular, uncompressed file (held whole in memory, cut at line
+  /// boundaries, parsed in parallel: the same atoms and errors as the serial reader). 0: all
+  /// hardware threads; 1: the serial reader. Gzip files and FIFOs are always read serially.
+  unsigned threads = 0;
+  /// Bytes per parallel chunk; 0: automatic. Tests set it small to move chunk boundaries.
+  std::size_t chunk_bytes = 0;
 };
 
 /// Reads a molecule from `path`, choosing the format from the file name (kAtomFileExtensions;
