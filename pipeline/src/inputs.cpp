@@ -80,7 +80,9 @@ namespace dcs::pipeline {
 namespace {
 
 io::ReadOptions read_options(const RunConfig& config) {
-  return io::ReadOptions{.charges_as_given = config.charges_as_given};
+  // The parallel reader takes --threads (a rank: its share of the node), as the CPU backends do.
+  return io::ReadOptions{.charges_as_given = config.charges_as_given,
+                         .threads = config.backend.threads};
 }
 
 }  // namespace

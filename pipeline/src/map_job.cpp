@@ -203,6 +203,7 @@ io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata&
   }
   io::MapStoreOptions options;
   options.gzip_level = config.compression;
+  options.threads = config.backend.threads;  // deflate on --threads (0: every core)
   options.chunk_depth = job.chunk_depth;
   options.force = config.force;
   return io::MapStore::create(std::move(lock), meta, job.in.system, job.key, options);
