@@ -87,6 +87,7 @@ struct MapStore::Impl {
   std::vector<std::uint8_t> done;
   std::vector<StatsAccum> stats;
   std::vector<std::int64_t> pending;  // planes written since the last checkpoint
+  const System* deferred_atoms = nullptr;  ///< /atoms still to write (defer_atoms)
   bool finished = false;
   bool synced = false;  ///< closed and fsynced after finish(): only a rename is left
   bool failed = false;  ///< a write or checkpoint failed: nothing more may be flagged done
@@ -94,7 +95,8 @@ struct MapStore::Impl {
   ~Impl() { close_handles(); }
 
   /// Creates the file's layout (MapStore::create()).
-  void build(const MapMetadata& meta, const System& system, const ResumeKey& key);
+  void build(const MapMetadata& meta, const System& system, const ResumeKey& key,
+             bool defer_atoms);
   /// Opens the locked partial file to continue it (MapStore::open_partial()).
   void open_existing(const MapMetadata& meta, const ResumeKey& key, unsigned n_threads,
                      bool verify);
@@ -150,6 +152,27 @@ struct MapStore::Impl {
     const QuietErrors quiet;
     dataset.close(failure, "H5Dclose(potential)");
     file.close(failure, "H5Fclose");
+  }
+
+  /// /atoms, if create() left them for later: through HDF5 (opened for it and closed again
+  /// where values stream in by pwrite). Their space comes after everything create() allocated,
+  /// so no chunk or /resume address moves. A partial file without /atoms is never resumed
+  /// (open_existing()), so a run stopped before this point starts afresh.
+  void write_deferred_atoms() {
+    if (deferred_atoms == nullptr) return;
+    const auto start = std::chrono::steady_clock::now();
+    const bool was_closed = file.get() < 0;
+    ensure_open();
+    const QuietErrors quiet;
+    const Writer w(failure);
+    h5::write_atoms(file.get(), *deferred_atoms, w);
+    failure.status(H5Fflush(file.get(), H5F_SCOPE_LOCAL), "H5Fflush");
+    if (was_closed) close_hdf5();
+    log().debug("{}: {} atoms written in {:.1f} ms, while the first slab computed", path,
+                deferred_atoms->size(),
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                    .count());
+    deferred_atoms = nullptr;
   }
 
   std::size_t chunk_floats() const {
@@ -478,7 +501,7 @@ MapStore MapStore::create(PartialLock&& lock, const MapMetadata& meta, const Sys
   s.set_chunk_geometry(options.chunk_depth);
   MapStore store(std::move(impl));
   try {
-    store.impl_->build(meta, system, key);
+    store.impl_->build(meta, system, key, options.defer_atoms);
   } catch (...) {
     store.discard();
     throw;
@@ -486,7 +509,8 @@ MapStore MapStore::create(PartialLock&& lock, const MapMetadata& meta, const Sys
   return store;
 }
 
-void MapStore::Impl::build(const MapMetadata& meta, const System& system, const ResumeKey& key) {
+void MapStore::Impl::build(const MapMetadata& meta, const System& system, const ResumeKey& key,
+                           bool defer_atoms) {
   Impl& s = *this;
   const std::string& partial_path = path;
   // Each step's time goes to the debug log: creation takes ~3 ms on a local ext4 disk, and a
@@ -544,8 +568,12 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
                      H5Dclose);
   h5::write_potential_attributes(s.dataset.get(), meta, w);
   step("layout");
-  h5::write_atoms(root, system, w);
-  step("atoms");
+  if (defer_atoms) {
+    s.deferred_atoms = &system;
+  } else {
+    h5::write_atoms(root, system, w);
+    step("atoms");
+  }
 
   // /resume: flags and plane statistics in contiguous storage allocated now, zero-filled, so
   // that their bytes can be updated in place without touching HDF5's metadata.
@@ -639,6 +667,9 @@ void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key
                       H5Gclose);
 
   h5::check_resume_key(resume.get(), key, failure);
+  // A run stopped before it wrote its deferred atoms left no done plane: start afresh.
+  if (H5Lexists(s.file.get(), "atoms", H5P_DEFAULT) <= 0)
+    throw UnusablePartial(partial_path, 0, "holds no atoms (its run stopped before any slab)");
 
   s.dataset =
       Handle(failure.id(H5Dopen2(s.file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),
@@ -781,9 +812,12 @@ void write_extras(hid_t root, hid_t dcpl, const GridSpec& grid, std::int64_t chu
 
 }  // namespace
 
+void MapStore::before_first_slab() { impl_->write_deferred_atoms(); }
+
 void MapStore::finish(const MapMetadata& meta, const MapExtras* extras) {
   Impl& s = *impl_;
   const QuietErrors quiet;
+  s.write_deferred_atoms();  // no slab was computed here (every plane was done already)
   checkpoint();
   s.ensure_open();
   const Failure& failure = s.failure;

@@ -239,6 +239,11 @@ class EngineRun {
     if (progress_) progress_->begin(label, per_plane_ * static_cast<double>(grid_.nz()));
     start_workers();
     try {
+      if (store_ != nullptr && !todo_.empty()) {  // while the workers start their first slabs
+        const auto write_start = SteadyClock::now();
+        store_->before_first_slab();
+        report_.write_seconds += seconds_since(write_start);
+      }
       last_checkpoint_ = SteadyClock::now();
       if (source_ != nullptr) write_handed_out();
       else write_in_order();

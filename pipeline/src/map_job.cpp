@@ -179,7 +179,8 @@ MapMetadata initial_metadata(const RunConfig& config, const MapJob& job, const W
 /// Opens the store: continues the partial file (--resume, or the one the leader made for
 /// ranks) or starts a new one. From here on the partial file is this run's (io::PartialLock):
 /// another run on the same output is refused, or waited for (--wait-lock).
-io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata& meta) {
+io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata& meta,
+                        bool defer_atoms) {
   if (job.store_made)  // made (or verified on resume) by this run, its lock kept meanwhile
     return io::MapStore::open_partial(std::move(job.lock), meta, job.key, 0, /*verify=*/false);
   io::PartialLock lock = io::PartialLock::acquire(job.paths.store, config.wait_lock);
@@ -204,6 +205,7 @@ io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata&
   io::MapStoreOptions options;
   options.gzip_level = config.compression;
   options.threads = config.backend.threads;  // deflate on --threads (0: every core)
+  options.defer_atoms = defer_atoms;
   options.chunk_depth = job.chunk_depth;
   options.force = config.force;
   return io::MapStore::create(std::move(lock), meta, job.in.system, job.key, options);
@@ -286,7 +288,8 @@ void finish_on_leader(const RunConfig& config, MapJob& job, Workers& workers,
     result.metadata.provenance.device = shared->devices;
     result.metadata.provenance.hostname = shared->hosts;
   }
-  io::MapStore store = open_store(config, job, result.metadata);
+  // This process's engine writes the store: the atoms go in while its first slab computes.
+  io::MapStore store = open_store(config, job, result.metadata, /*defer_atoms=*/true);
   if (!shared)
     log().info("store {} ready after {:.3f} s", job.paths.store,
                seconds_since(job.start) - job.in.read_seconds);
@@ -366,7 +369,8 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers,
     plan_outputs(config, workers, job, executor.all_workers(workers.list.size()));
     if (!executor.shares_the_map() || job.complete) return;
     job.lock =
-        open_store(config, job, initial_metadata(config, job, workers)).close_keeping_locked();
+        open_store(config, job, initial_metadata(config, job, workers), /*defer_atoms=*/false)
+            .close_keeping_locked();
   });
   if (!executor.leads()) {  // the leader's decisions, and what follows from them here
     job.paths = output_paths(config, job.in.input, job.in.model);

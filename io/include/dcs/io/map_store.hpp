@@ -65,6 +65,9 @@ struct MapStoreOptions {
   unsigned threads = 0;           ///< packing / compression threads (0: all hardware threads)
   bool force = false;             ///< replace a file at the partial path that is not a dcs
                                   ///< partial file (otherwise refused, see PartialLock::inspect())
+  /// Leave /atoms for before_first_slab() (or finish()): 10^6 atoms take ~0.2 s to write, time
+  /// the first slab's computation can hide. The System must outlive the store's writes.
+  bool defer_atoms = false;
 };
 
 /// Upper bound of the size of the store's file for a map on `grid` with `atoms` atoms whose
@@ -168,6 +171,9 @@ class SlabStore {
   virtual void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) = 0;
   /// Called by the writer between slabs when a checkpoint is due.
   virtual void checkpoint() = 0;
+  /// Called once by the writer as the workers start, before it waits for the first slab: what
+  /// need not hold up their start (MapStore: atoms whose writing was deferred).
+  virtual void before_first_slab() {}
   /// Called once after this process's last slab: makes everything written durable.
   virtual void finish_writes() { checkpoint(); }
   /// Reads planes of the map back (x fastest).
@@ -216,6 +222,8 @@ class MapStore final : public SlabStore {
   void write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) override;
   /// Makes every written plane durable and flags it done.
   void checkpoint() override;
+  /// Writes /atoms if create() deferred them (MapStoreOptions::defer_atoms); else nothing.
+  void before_first_slab() override;
 
   void read_planes(const Slab& slab, float* out) override;
   /// Reads the x-columns [x_begin, x_begin + count) of every (y, z): out[k][j][i - x_begin].
