@@ -40,14 +40,17 @@ class StoreReader final : public MapReader {
 };
 
 /// --validate, and the error every --method msm run measures, on the finished values at one
-/// sample (validation.hpp); throws ValidationError when either fails (exit 4, nothing written).
-/// Returns the seconds it took.
+/// sample (validation.hpp: --validate's, else kMethodCheckPoints); throws ValidationError when
+/// either fails (exit 4, nothing written). Returns the seconds it took.
 double check_values(const RunConfig& config, const MapJob& job, PotentialBackend& lead,
                     io::MapStore& store, const EngineReport& report, MapMetadata& meta) {
   stop_if_interrupted();
   const auto validate_start = SteadyClock::now();
-  const ReferenceSample sample =
-      reference_sample(config, job.in.system, job.in.grid, store, report.plane_stats, meta.stats);
+  // --validate's sample when asked for; else msm's check at a small fixed sample.
+  const std::size_t requested =
+      config.validate || config.validate_points > 0 ? config.validate_points : kMethodCheckPoints;
+  const ReferenceSample sample = reference_sample(config, job.in.system, job.in.grid, store,
+                                                  report.plane_stats, meta.stats, requested);
   if (config.validate) {
     meta.validation = validate_map(config, lead, sample, meta.stats);
     const Validation& v = meta.validation;

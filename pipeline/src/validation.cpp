@@ -18,8 +18,8 @@ constexpr double kValidationBudget = 5e8;
 
 ReferenceSample reference_sample(const RunConfig& config, const System& system,
                                  const GridSpec& grid, io::MapStore& store,
-                                 const std::vector<StatsAccum>& plane_stats,
-                                 const GridStats& stats) {
+                                 const std::vector<StatsAccum>& plane_stats, const GridStats& stats,
+                                 std::size_t requested) {
   const std::size_t plane = grid.plane_points();
   std::vector<float> buffer(plane);
   // The planes that hold the map's minimum and maximum, from the plane statistics.
@@ -36,7 +36,7 @@ ReferenceSample reference_sample(const RunConfig& config, const System& system,
   };
   const std::size_t index_of_min = index_of(true), index_of_max = index_of(false);
   const std::vector<std::size_t> indices = validation_points(
-      grid, system.size(), config.validate_points, kValidationBudget, index_of_min, index_of_max);
+      grid, system.size(), requested, kValidationBudget, index_of_min, index_of_max);
   ReferenceSample sample;
   sample.all_points = indices.size() == grid.points();
   std::vector<Vec3> points(indices.size());
