@@ -39,6 +39,13 @@ class StoreReader final : public MapReader {
   io::MapStore& store_;
 };
 
+/// Every msm map's error is measured, except a trajectory's mean map: the mean of the frames'
+/// maps is not the potential of one atom set, so there is nothing to compare it with (--validate
+/// is refused for trajectories for the same reason); each frame's map is MSM at its target.
+bool measures_method_error(const RunConfig& config) {
+  return config.method == "msm" && !config.trajectory;
+}
+
 /// --validate, and the error every --method msm run measures, on the finished values at one
 /// sample (validation.hpp: --validate's, else kMethodCheckPoints); throws ValidationError when
 /// either fails (exit 4, nothing written). Returns the seconds it took.
@@ -65,7 +72,7 @@ double check_values(const RunConfig& config, const MapJob& job, PotentialBackend
                       "exceeds the tolerance {:.1e}; nothing was written",
                       job.in.input, v.max_rel_error, v.tolerance));
   }
-  if (config.method == "msm") {
+  if (measures_method_error(config)) {
     MethodInfo& m = meta.method;
     measure_method_error(sample, meta.stats, m);
     log().info(
@@ -231,8 +238,12 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
                     "should prevent this); nothing was written",
                     meta.stats.nonfinite, meta.stats.count));
   meta.method = method_info(config);
+  if (config.method == "msm" && !measures_method_error(config))
+    log().warn(
+        "--method msm: the error of a trajectory's mean map is not measured (it is the mean of "
+        "the frames' maps, not the potential of one set of atoms); /method measured = false");
   const double validate_seconds =
-      config.validate || config.method == "msm"
+      config.validate || measures_method_error(config)
           ? check_values(config, job, *workers.list.front(), store, report, meta)
           : 0.0;
   meta.provenance.timings = stage_timings(job, workers, result, report, validate_seconds);

@@ -144,6 +144,29 @@ def msm_missing_its_target_exits_4(tmp):
 
 
 @case
+def msm_trajectory_mean_is_not_measured(tmp):
+    """A trajectory's mean map is no single atom set's potential: msm computes it, says that its
+    error is not measured, and writes /method measured = false (instead of comparing the mean
+    with one frame and failing)."""
+    sys.path.insert(0, os.path.join(SOURCE, "bench"))
+    import numpy as np
+    import trajectory_bench
+    rng = np.random.default_rng(7)
+    positions = rng.uniform(-15, 15, (400, 3))
+    trajectory_bench.write_pqr(os.path.join(tmp, "top.pqr"), positions, rng.choice([-0.5, 0.5], 400))
+    frames = np.stack([positions + rng.normal(0, 0.3, positions.shape) for _ in range(3)])
+    trajectory_bench.write_dcd(os.path.join(tmp, "traj.dcd"), frames.astype(np.float32))
+    out = os.path.join(tmp, "mean.h5")
+    proc = run(["--topology", "top.pqr", "--trajectory", "traj.dcd", "--grid", "25", "--device",
+                "cpu", "--method", "msm", "-o", out], tmp, 0)
+    if "msm error not measured" not in proc.stdout:
+        raise AssertionError(proc.stdout)
+    with h5py.File(out, "r") as f:
+        if f["method"].attrs["name"] != "msm" or f["method"].attrs["measured"]:
+            raise AssertionError(dict(f["method"].attrs))
+
+
+@case
 def msm_interrupted_then_resumed_same_bytes(tmp):
     """SIGTERM in the middle of an msm map, then --resume: the same bytes as a run never
     interrupted (and the resumed run really reused slabs)."""
