@@ -135,6 +135,15 @@ void print_summary(const RunResult& result) {
         v.passed ? "passed" : "FAILED", where, v.max_abs_error, unit, v.max_rel_error, v.tolerance,
         v.rms_error);
   }
+  if (const MethodInfo& m = meta.method; m.name == "msm" && !m.measured)
+    fmt::print("  msm error not measured (a trajectory's mean map); target {:.0e}\n", m.target);
+  else if (m.measured)
+    fmt::print(
+        "  msm error relative RMS {:.2e} against the float64 direct sum at {} points "
+        "(target {:.0e}: {}), max error {:.2e} of max|V|; h = {:g} A, a = {:g} A, order {}, C{}\n",
+        m.rms_rel_error,
+        m.all_points ? fmt::format("all {}", m.points) : fmt::format("{} sampled", m.points),
+        m.target, m.met ? "met" : "MISSED", m.max_rel_error, m.spacing, m.cutoff, m.order, m.split);
   if (result.frames > 0)
     fmt::print(
         "  frames    {} averaged ({} computed by this run, {:.2f} frames/s; reading and fitting "

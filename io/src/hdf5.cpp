@@ -116,6 +116,24 @@ void write_validation(hid_t file, const Validation& validation, const Writer& w)
                 w);
 }
 
+void write_method(hid_t file, const MethodInfo& method, const Writer& w) {
+  const Handle group = w.group(file, "method");
+  w.text(group.get(), "name", method.name);
+  if (method.name != "msm") return;
+  write_numbers(group.get(),
+                {{"spacing", method.spacing}, {"cutoff", method.cutoff}, {"target", method.target}},
+                w);
+  w.count(group.get(), "order", static_cast<std::uint64_t>(method.order));
+  w.count(group.get(), "split", static_cast<std::uint64_t>(method.split));
+  w.boolean(group.get(), "measured", method.measured);
+  w.count(group.get(), "points", method.points);
+  w.boolean(group.get(), "all_points", method.all_points);
+  write_numbers(group.get(),
+                {{"rms_rel_error", method.rms_rel_error}, {"max_rel_error", method.max_rel_error}},
+                w);
+  w.boolean(group.get(), "met", method.met);
+}
+
 void write_atoms(hid_t file, const System& system, const Writer& w) {
   const Handle group = w.group(file, "atoms");
   const std::size_t n = system.atoms.size();

@@ -828,6 +828,7 @@ void MapStore::finish(const MapMetadata& meta, const MapExtras* extras) {
   h5::write_colour_range(s.dataset.get(), meta.colour_range, w);
   h5::write_statistics(root, meta.stats, w);
   h5::write_validation(root, meta.validation, w);
+  h5::write_method(root, meta.method, w);
   h5::write_provenance(root, meta.provenance, w, failure);
   h5::write_vtkhdf(root, meta.grid, w, failure);
   if (extras != nullptr && !extras->group.empty()) {

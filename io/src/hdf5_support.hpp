@@ -379,6 +379,8 @@ void write_potential_attributes(hid_t dataset, const MapMetadata& meta, const Wr
 void write_colour_range(hid_t dataset, const ColourRange& range, const Writer& w);
 void write_statistics(hid_t file, const GridStats& stats, const Writer& w);
 void write_validation(hid_t file, const Validation& validation, const Writer& w);
+/// /method: --method, and for msm its parameters and measured error (docs/hdf5-layout.md).
+void write_method(hid_t file, const MethodInfo& method, const Writer& w);
 void write_atoms(hid_t file, const System& system, const Writer& w);
 void write_provenance(hid_t file, const Provenance& prov, const Writer& w, const Failure& failure);
 void write_vtkhdf(hid_t file, const GridSpec& grid, const Writer& w, const Failure& failure);

@@ -12,6 +12,7 @@
 #include "dcs/io/box_faces.hpp"
 #include "dcs/io/colour_range.hpp"
 #include "dcs/log.hpp"
+#include "dcs/msm.hpp"
 #include "dcs/timer.hpp"
 #include "validation.hpp"
 
@@ -38,26 +39,71 @@ class StoreReader final : public MapReader {
   io::MapStore& store_;
 };
 
-/// --validate on the finished values; throws ValidationError above the tolerance. Returns the
-/// seconds it took.
-double validate_values(const RunConfig& config, const MapJob& job, PotentialBackend& lead,
-                       io::MapStore& store, const EngineReport& report, MapMetadata& meta) {
+/// Every msm map's error is measured, except a trajectory's mean map: the mean of the frames'
+/// maps is not the potential of one atom set, so there is nothing to compare it with (--validate
+/// is refused for trajectories for the same reason); each frame's map is MSM at its target.
+bool measures_method_error(const RunConfig& config) {
+  return config.method == "msm" && !config.trajectory;
+}
+
+/// --validate, and the error every --method msm run measures, on the finished values at one
+/// sample (validation.hpp: --validate's, else kMethodCheckPoints); throws ValidationError when
+/// either fails (exit 4, nothing written). Returns the seconds it took.
+double check_values(const RunConfig& config, const MapJob& job, PotentialBackend& lead,
+                    io::MapStore& store, const EngineReport& report, MapMetadata& meta) {
   stop_if_interrupted();
   const auto validate_start = SteadyClock::now();
-  meta.validation =
-      validate_map(config, lead, job.in.system, job.in.grid, store, report.plane_stats, meta.stats);
-  const Validation& v = meta.validation;
-  log().info(
-      "validation: {} {} points, max |error| {:.3e} ({:.3e} of max|V|), RMS error "
-      "{:.3e}, tolerance {:.1e}: {}",
-      v.all_points ? "all" : "sampled", v.points, v.max_abs_error, v.max_rel_error, v.rms_error,
-      v.tolerance, v.passed ? "passed" : "FAILED");
-  if (!v.passed)
-    throw ValidationError(
-        fmt::format("{}: validation failed: max relative error {:.3e} "
-                    "exceeds the tolerance {:.1e}; nothing was written",
-                    job.in.input, v.max_rel_error, v.tolerance));
+  // --validate's sample when asked for; else msm's check at a small fixed sample.
+  const std::size_t requested =
+      config.validate || config.validate_points > 0 ? config.validate_points : kMethodCheckPoints;
+  const ReferenceSample sample = reference_sample(config, job.in.system, job.in.grid, store,
+                                                  report.plane_stats, meta.stats, requested);
+  if (config.validate) {
+    meta.validation = validate_map(config, lead, sample, meta.stats);
+    const Validation& v = meta.validation;
+    log().info(
+        "validation: {} {} points, max |error| {:.3e} ({:.3e} of max|V|), RMS error "
+        "{:.3e}, tolerance {:.1e}: {}",
+        v.all_points ? "all" : "sampled", v.points, v.max_abs_error, v.max_rel_error, v.rms_error,
+        v.tolerance, v.passed ? "passed" : "FAILED");
+    if (!v.passed)
+      throw ValidationError(
+          fmt::format("{}: validation failed: max relative error {:.3e} "
+                      "exceeds the tolerance {:.1e}; nothing was written",
+                      job.in.input, v.max_rel_error, v.tolerance));
+  }
+  if (measures_method_error(config)) {
+    MethodInfo& m = meta.method;
+    measure_method_error(sample, meta.stats, m);
+    log().info(
+        "msm error against the float64 direct sum at {} {} points: relative RMS {:.3e} "
+        "(target {:.1e}), max {:.3e} of max|V|: {}",
+        m.all_points ? "all" : "sampled", m.points, m.rms_rel_error, m.target, m.max_rel_error,
+        m.met ? "met" : "MISSED");
+    if (!m.met)
+      throw ValidationError(fmt::format(
+          "{}: --method msm missed its error target: measured relative RMS error {:.3e} "
+          "exceeds --msm-error {:.1e} ({}; max error {:.3e} of max|V|, at {} points against "
+          "the float64 direct sum); nothing was written: use a tighter --msm-error or "
+          "--method exact",
+          job.in.input, m.rms_rel_error, m.target, describe(msm_parameters(config.msm_error)),
+          m.max_rel_error, m.points));
+  }
   return seconds_since(validate_start);
+}
+
+/// --method and its parameters for the metadata (the error is measured later).
+MethodInfo method_info(const RunConfig& config) {
+  MethodInfo m;
+  m.name = config.method;
+  if (config.method != "msm") return m;
+  const MsmParameters p = msm_parameters(config.msm_error);  // what make_workers() used
+  m.spacing = p.spacing;
+  m.cutoff = p.cutoff;
+  m.order = p.order;
+  m.split = p.split;
+  m.target = p.target;
+  return m;
 }
 
 /// The stages' seconds for the provenance.
@@ -191,9 +237,15 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
         fmt::format("{} of {} map values are not finite (the distance clamp "
                     "should prevent this); nothing was written",
                     meta.stats.nonfinite, meta.stats.count));
+  meta.method = method_info(config);
+  if (config.method == "msm" && !measures_method_error(config))
+    log().warn(
+        "--method msm: the error of a trajectory's mean map is not measured (it is the mean of "
+        "the frames' maps, not the potential of one set of atoms); /method measured = false");
   const double validate_seconds =
-      config.validate ? validate_values(config, job, *workers.list.front(), store, report, meta)
-                      : 0.0;
+      config.validate || measures_method_error(config)
+          ? check_values(config, job, *workers.list.front(), store, report, meta)
+          : 0.0;
   meta.provenance.timings = stage_timings(job, workers, result, report, validate_seconds);
 
   const auto finish_start = SteadyClock::now();

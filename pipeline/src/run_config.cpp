@@ -123,6 +123,13 @@ void check_config(const RunConfig& config) {
   if (config.method != "exact" && config.method != "msm")
     throw UsageError("--method must be exact or msm, got " + config.method);
   if (config.method == "msm") msm_parameters(config.msm_error);  // throws for a bad target
+  // MSM interpolates a lattice laid over a map's box; at arbitrary points (and at atoms, whose
+  // own long-range part would have to be taken out again) it is not implemented: say so rather
+  // than compute exactly under an msm label.
+  if (config.method == "msm" && config.points)
+    throw UsageError(
+        "--method msm computes maps only; --points and --at-atoms are computed by direct "
+        "summation: use --method exact (the default) for them");
 }
 
 std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig& config) {

@@ -16,11 +16,10 @@ constexpr double kValidationBudget = 5e8;
 
 }  // namespace
 
-Validation validate_map(const RunConfig& config, PotentialBackend& backend, const System& system,
-                        const GridSpec& grid, io::MapStore& store,
-                        const std::vector<StatsAccum>& plane_stats, const GridStats& stats) {
-  Validation validation;
-  validation.performed = true;
+ReferenceSample reference_sample(const RunConfig& config, const System& system,
+                                 const GridSpec& grid, io::MapStore& store,
+                                 const std::vector<StatsAccum>& plane_stats, const GridStats& stats,
+                                 std::size_t requested) {
   const std::size_t plane = grid.plane_points();
   std::vector<float> buffer(plane);
   // The planes that hold the map's minimum and maximum, from the plane statistics.
@@ -37,9 +36,11 @@ Validation validate_map(const RunConfig& config, PotentialBackend& backend, cons
   };
   const std::size_t index_of_min = index_of(true), index_of_max = index_of(false);
   const std::vector<std::size_t> indices = validation_points(
-      grid, system.size(), config.validate_points, kValidationBudget, index_of_min, index_of_max);
+      grid, system.size(), requested, kValidationBudget, index_of_min, index_of_max);
+  ReferenceSample sample;
+  sample.all_points = indices.size() == grid.points();
   std::vector<Vec3> points(indices.size());
-  std::vector<float> values(indices.size());
+  sample.values.resize(indices.size());
   std::int64_t loaded = -1;
   for (std::size_t n = 0; n < indices.size(); ++n) {  // indices are sorted: one read per plane
     const std::size_t index = indices[n];
@@ -51,14 +52,22 @@ Validation validate_map(const RunConfig& config, PotentialBackend& backend, cons
     const auto i = static_cast<std::int64_t>(index % static_cast<std::size_t>(grid.nx()));
     const auto j = static_cast<std::int64_t>((index % plane) / static_cast<std::size_t>(grid.nx()));
     points[n] = grid.point(i, j, k);
-    values[n] = buffer[index % plane];
+    sample.values[n] = buffer[index % plane];
   }
-  std::vector<double> reference(points.size());
-  reference_potential(system, config.physics, points.data(), points.size(), reference.data(),
+  sample.reference.resize(points.size());
+  reference_potential(system, config.physics, points.data(), points.size(), sample.reference.data(),
                       config.backend.threads);
-  const DiffAccum diff = backend.difference(values.data(), reference.data(), values.size());
+  return sample;
+}
+
+Validation validate_map(const RunConfig& config, PotentialBackend& backend,
+                        const ReferenceSample& sample, const GridStats& stats) {
+  Validation validation;
+  validation.performed = true;
+  const DiffAccum diff =
+      backend.difference(sample.values.data(), sample.reference.data(), sample.values.size());
   validation.points = diff.count;
-  validation.all_points = indices.size() == grid.points();
+  validation.all_points = sample.all_points;
   validation.max_abs_error = diff.nonfinite > 0 ? INFINITY : diff.max_abs_diff;
   validation.rms_error =
       diff.count > 0 ? std::sqrt(diff.sum_sq_diff / static_cast<double>(diff.count)) : 0.0;
@@ -68,6 +77,27 @@ Validation validate_map(const RunConfig& config, PotentialBackend& backend, cons
   validation.tolerance = config.tolerance.value_or(backend.tolerance());
   validation.passed = validation.max_rel_error <= validation.tolerance;
   return validation;
+}
+
+void measure_method_error(const ReferenceSample& sample, const GridStats& stats,
+                          MethodInfo& method) {
+  // Plain double loops over a few thousand points: the same sums whatever ran the map.
+  double sum_sq_diff = 0.0, sum_sq_ref = 0.0, max_abs_diff = 0.0;
+  for (std::size_t n = 0; n < sample.values.size(); ++n) {
+    const double d = static_cast<double>(sample.values[n]) - sample.reference[n];
+    sum_sq_diff += d * d;
+    sum_sq_ref += sample.reference[n] * sample.reference[n];
+    max_abs_diff = std::isfinite(d) ? std::max(max_abs_diff, std::abs(d)) : INFINITY;
+  }
+  method.measured = true;
+  method.points = sample.values.size();
+  method.all_points = sample.all_points;
+  method.rms_rel_error =
+      sum_sq_ref > 0.0 ? std::sqrt(sum_sq_diff / sum_sq_ref) : (sum_sq_diff > 0.0 ? INFINITY : 0.0);
+  if (!std::isfinite(sum_sq_diff)) method.rms_rel_error = INFINITY;
+  const double scale = stats.max_abs() > 0.0 ? stats.max_abs() : 1.0;
+  method.max_rel_error = max_abs_diff / scale;
+  method.met = method.rms_rel_error <= method.target;
 }
 
 std::vector<std::size_t> validation_points(const GridSpec& grid, std::size_t atoms,

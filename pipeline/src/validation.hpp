@@ -13,10 +13,35 @@
 
 namespace dcs::pipeline {
 
-/// Compares the map in `store` (its plane statistics and totals given) with the reference.
-Validation validate_map(const RunConfig& config, PotentialBackend& backend, const System& system,
-                        const GridSpec& grid, io::MapStore& store,
-                        const std::vector<StatsAccum>& plane_stats, const GridStats& stats);
+/// The map's values at the points compared (validation_points()) and the float64 reference
+/// there: what --validate and the error every msm run measures are computed from.
+struct ReferenceSample {
+  std::vector<float> values;
+  std::vector<double> reference;
+  bool all_points = false;  ///< every grid point (else a sample)
+};
+
+/// Reads the sampled values from `store` (its plane statistics and totals given) and computes the
+/// reference at them, on config.backend.threads threads: `requested` points (0: as many as
+/// --validate's budget of float64 evaluations affords, validation_points()).
+ReferenceSample reference_sample(const RunConfig& config, const System& system,
+                                 const GridSpec& grid, io::MapStore& store,
+                                 const std::vector<StatsAccum>& plane_stats, const GridStats& stats,
+                                 std::size_t requested);
+
+/// Points at which an msm run without --validate measures its error: --validate's smallest
+/// sample, so the check costs 4096 x atoms float64 evaluations (about 10 % of MSM's own time at
+/// 10^5 atoms on the CPU) and the relative RMS is known to a few % of itself.
+inline constexpr std::size_t kMethodCheckPoints = 4096;
+
+/// --validate: the sample compared with the backend's tolerance (or --tolerance).
+Validation validate_map(const RunConfig& config, PotentialBackend& backend,
+                        const ReferenceSample& sample, const GridStats& stats);
+
+/// --method msm: the relative RMS error rms(V - V_exact) / rms(V_exact) and the max error
+/// relative to max|V| of the map over the sample, into `method` (measured, points, met).
+void measure_method_error(const ReferenceSample& sample, const GridStats& stats,
+                          MethodInfo& method);
 
 /// Indices of the points compared: every point when points * atoms <= `budget` evaluations,
 /// else a deterministic sample of about budget/atoms points (at least 4096) that always

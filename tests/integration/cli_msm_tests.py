@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """--method msm through the real `dcs` binary: the map against --method exact within its
---msm-error target, the same bytes for 1 or 3 CPU workers and any thread count, and the usage
-errors (a physics model MSM lacks, a target out of range, a GPU device).
+--msm-error target, the same bytes for 1 or 3 CPU workers and any thread count, the usage
+errors (a physics model MSM lacks, a target out of range, a GPU device, points), the error every
+msm run measures (summary line, /method in the file, exit 4 when missed) and an interrupted run
+resumed to the same bytes.
 
 Usage: cli_msm_tests.py DCS_BINARY SOURCE_DIR CASE
 """
 import math
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 
@@ -23,8 +27,9 @@ def case(function):
     return function
 
 
-def run(args, cwd, expect):
-    proc = subprocess.run([DCS] + args, cwd=cwd, capture_output=True, text=True, timeout=600)
+def run(args, cwd, expect, env=None):
+    proc = subprocess.run([DCS] + args, cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env=env)
     if proc.returncode != expect:
         raise AssertionError(f"dcs {' '.join(args)}: exit {proc.returncode}, expected {expect}\n"
                              f"stdout:\n{proc.stdout}\nstderr:\n{proc.stderr}")
@@ -76,6 +81,125 @@ def msm_usage_errors(tmp):
     run(base + ["--msm-error", "0"], tmp, 2)
     run(base + ["--msm-error", "1e-7"], tmp, 2)
     run(["--atoms", MOLECULE, "--method", "fast"], tmp, 2)
+    # Points are not computed by MSM: refused rather than computed exactly under an msm label.
+    for points in (["--at-atoms"], ["--points", MOLECULE]):
+        proc = run(["--atoms", MOLECULE, "--device", "cpu", "--method", "msm", "-o",
+                    os.path.join(tmp, "p.h5")] + points, tmp, 2)
+        if "--method msm computes maps only" not in proc.stderr:
+            raise AssertionError(proc.stderr)
+
+
+@case
+def msm_reports_its_measured_error(tmp):
+    """Every msm run measures its error against the float64 direct sum at the --validate sample
+    and writes it in the summary and in /method; the measure agrees with the whole map's error
+    against --method exact."""
+    exact_path = os.path.join(tmp, "exact.h5")
+    run(["--atoms", MOLECULE, "--grid", "41", "--device", "cpu", "-o", exact_path], tmp, 0)
+    msm_path = os.path.join(tmp, "msm.h5")
+    proc = run(["--atoms", MOLECULE, "--grid", "41", "--device", "cpu", "--method", "msm",
+                "--validate-points", "2000", "-o", msm_path], tmp, 0)
+    line = [l for l in proc.stdout.splitlines() if l.strip().startswith("msm error")]
+    if not line or "target 1e-03: met" not in line[0]:
+        raise AssertionError(f"no msm error line in the summary:\n{proc.stdout}")
+    print(line[0])
+    with h5py.File(msm_path, "r") as f:
+        m = dict(f["method"].attrs)
+        msm = f["potential"][()]
+    with h5py.File(exact_path, "r") as f:
+        exact = f["potential"][()]
+        if f["method"].attrs["name"] != "exact":
+            raise AssertionError("an exact run's /method name is not exact")
+    for key in ("name", "spacing", "cutoff", "order", "split", "target", "measured", "points",
+                "all_points", "rms_rel_error", "max_rel_error", "met"):
+        if key not in m:
+            raise AssertionError(f"/method has no {key}: {sorted(m)}")
+    if not (m["name"] == "msm" and m["met"] and m["measured"] and m["target"] == 1e-3 and
+            m["points"] >= 1900 and 0 < m["rms_rel_error"] <= 1e-3):
+        raise AssertionError(f"/method: {m}")
+    whole = math.sqrt(float(((msm.astype("f8") - exact) ** 2).sum()) /
+                      float((exact.astype("f8") ** 2).sum()))
+    print(f"measured at {m['points']} points: {m['rms_rel_error']:.3e}; whole map against "
+          f"--method exact: {whole:.3e}")
+    if not whole / 3 <= m["rms_rel_error"] <= whole * 3:
+        raise AssertionError("the sampled error is far from the whole map's")
+
+
+@case
+def msm_missing_its_target_exits_4(tmp):
+    """Parameters far too coarse for the target (DCS_MSM_TESTING_PARAMETERS, a testing aid):
+    the run says so, exits 4 like a failed --validate, and writes nothing."""
+    env = dict(os.environ, DCS_MSM_TESTING_PARAMETERS="4 8 4 1")
+    out = os.path.join(tmp, "coarse.h5")
+    proc = run(["--atoms", MOLECULE, "--grid", "33", "--device", "cpu", "--method", "msm",
+                "--msm-error", "1e-5", "-o", out], tmp, 4, env=env)
+    if "--method msm missed its error target" not in proc.stderr:
+        raise AssertionError(proc.stderr)
+    left = [n for n in os.listdir(tmp) if n.startswith("coarse")]
+    if left:
+        raise AssertionError(f"left behind: {left}")
+    # The same coarse parameters meet a loose target.
+    run(["--atoms", MOLECULE, "--grid", "33", "--device", "cpu", "--method", "msm",
+         "--msm-error", "1e-1", "-o", out], tmp, 0, env=env)
+
+
+@case
+def msm_trajectory_mean_is_not_measured(tmp):
+    """A trajectory's mean map is no single atom set's potential: msm computes it, says that its
+    error is not measured, and writes /method measured = false (instead of comparing the mean
+    with one frame and failing)."""
+    sys.path.insert(0, os.path.join(SOURCE, "bench"))
+    import numpy as np
+    import trajectory_bench
+    rng = np.random.default_rng(7)
+    positions = rng.uniform(-15, 15, (400, 3))
+    trajectory_bench.write_pqr(os.path.join(tmp, "top.pqr"), positions, rng.choice([-0.5, 0.5], 400))
+    frames = np.stack([positions + rng.normal(0, 0.3, positions.shape) for _ in range(3)])
+    trajectory_bench.write_dcd(os.path.join(tmp, "traj.dcd"), frames.astype(np.float32))
+    out = os.path.join(tmp, "mean.h5")
+    proc = run(["--topology", "top.pqr", "--trajectory", "traj.dcd", "--grid", "25", "--device",
+                "cpu", "--method", "msm", "-o", out], tmp, 0)
+    if "msm error not measured" not in proc.stdout:
+        raise AssertionError(proc.stdout)
+    with h5py.File(out, "r") as f:
+        if f["method"].attrs["name"] != "msm" or f["method"].attrs["measured"]:
+            raise AssertionError(dict(f["method"].attrs))
+
+
+@case
+def msm_interrupted_then_resumed_same_bytes(tmp):
+    """SIGTERM in the middle of an msm map, then --resume: the same bytes as a run never
+    interrupted (and the resumed run really reused slabs)."""
+    args = ["--atoms", MOLECULE, "--grid", "241", "--device", "cpu", "--method", "msm",
+            "--threads", "1", "--checkpoint-interval", "0", "--no-progress"]
+    whole = os.path.join(tmp, "whole.h5")
+    run(args + ["-o", whole], tmp, 0)
+    out = os.path.join(tmp, "cut.h5")
+    proc = subprocess.Popen([DCS] + args + ["-o", out], cwd=tmp, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    done = 0
+    while time.time() < deadline and proc.poll() is None and done < 24:  # a tenth of the planes
+        time.sleep(0.05)
+        try:
+            with h5py.File(out + ".partial", "r", locking=False) as f:
+                done = int(f["resume/plane_done"][...].sum())
+        except Exception:
+            continue
+    if proc.poll() is not None:
+        raise AssertionError(f"the run ended before it could be interrupted:\n{proc.communicate()}")
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    if proc.returncode != 143 or not os.path.exists(out + ".partial"):
+        raise AssertionError(f"exit {proc.returncode}, partial kept: "
+                             f"{os.path.exists(out + '.partial')}\n{err}")
+    resumed = run(args + ["-o", out, "--resume"], tmp, 0)
+    line = [l for l in resumed.stdout.splitlines() if "resumed" in l]
+    if not line or line[0].strip().split()[1] == "0" or line[0].rstrip().endswith(" 0 computed"):
+        raise AssertionError(f"not resumed in the middle:\n{resumed.stdout}")
+    print(line[0])
+    if potential(whole).tobytes() != potential(out).tobytes():
+        raise AssertionError("the resumed msm map differs from the uninterrupted one")
 
 
 def main():

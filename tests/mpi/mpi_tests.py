@@ -89,6 +89,21 @@ def ranks_1_to_4_are_bit_identical(tmp):
 
 
 @case
+def msm_ranks_1_and_2_are_bit_identical(tmp):
+    """--method msm over ranks: each rank prepares the same lattices and computes its slabs,
+    rank 0 measures the error; 1 and 2 ranks give the bytes of the run without mpirun."""
+    args = ["--atoms", MOLECULE, "--grid", "61", "67", "64", "--method", "msm"] + BASE
+    run([DCS] + args + ["-o", "plain.h5"], tmp)
+    for ranks in (1, 2):
+        out = f"msm_r{ranks}.h5"
+        proc = mpirun(ranks, args + ["-o", out], tmp)
+        assert "msm error" in proc.stdout and "met)" in proc.stdout, proc.stdout
+        assert_same_map("plain.h5", out)
+        with h5py.File(os.path.join(tmp, out), "r") as f:
+            assert f["method"].attrs["name"] == "msm" and f["method"].attrs["met"]
+
+
+@case
 def killed_rank_then_resume_with_other_rank_counts(tmp):
     args = ["--atoms", MOLECULE, "--grid", "240", "--threads", "1", "--no-progress",
             "--checkpoint-interval", "0", "--device", DEVICE, "--memory-limit", "8M"]

@@ -63,12 +63,31 @@ struct ColourRange {
   bool known() const noexcept { return values > 0; }
 };
 
+/// --method and, for msm, its parameters and the error every msm run measures against the
+/// float64 reference at the --validate sample (pipeline/src/validation.hpp).
+struct MethodInfo {
+  std::string name = "exact";  ///< "exact" or "msm"
+  // msm only (zero for exact):
+  double spacing = 0.0;        ///< h, Å
+  double cutoff = 0.0;         ///< a, Å
+  int order = 0;               ///< interpolation order (4 cubic, 6 quintic)
+  int split = 0;               ///< k of the Taylor-C_k splitting
+  double target = 0.0;         ///< --msm-error: the relative RMS error aimed for
+  bool measured = false;       ///< the error below was measured
+  std::uint64_t points = 0;    ///< points compared
+  bool all_points = false;     ///< every grid point (else a sample)
+  double rms_rel_error = 0.0;  ///< rms(V - V_exact) / rms(V_exact) over the points
+  double max_rel_error = 0.0;  ///< max|V - V_exact| / max|V| of the map (as --validate)
+  bool met = false;            ///< rms_rel_error <= target
+};
+
 struct MapMetadata {
   GridSpec grid;
   Physics physics;
   double coulomb_factor = 0.0;  ///< in factor_unit(physics.unit)
   GridStats stats;
   Validation validation;
+  MethodInfo method;
   Provenance provenance;
   ModelInfo models;
   ColourRange colour_range;  ///< known once every slab is in (written by the store's finish())

@@ -34,6 +34,8 @@ inline constexpr double kDefaultMsmError = 1e-3;
 /// Parameters whose measured relative RMS error (rms(V - V_exact) / rms(V_exact) over a map's
 /// points) stays below `target` on the calibration molecules (the table in
 /// libdcs/src/msm/parameters.cpp). Throws UsageError for a target outside [1e-5, 1e-1].
+/// Testing aid: the environment variable DCS_MSM_TESTING_PARAMETERS="h a order k" replaces the
+/// table's choice (so that a test can make a run miss its target).
 MsmParameters msm_parameters(double target);
 
 /// Throws UsageError naming the field when `parameters` is not usable.
@@ -45,8 +47,8 @@ std::string describe(const MsmParameters& parameters);
 /// MSM around an exact backend: prepare() builds the lattices and bins (Coulomb model only:
 /// others throw UsageError), compute_slab() sums each point's short-range part and interpolates
 /// the long-range lattice, on `options.threads` threads. The value of a point is the same bits
-/// for any slab split and thread count. statistics(), difference() and compute_points() (exact)
-/// are the wrapped backend's.
+/// for any slab split and thread count. statistics() and difference() are the wrapped backend's;
+/// prepare_points()/compute_points() throw UsageError (MSM at points is not implemented).
 std::unique_ptr<PotentialBackend> make_msm_backend(std::unique_ptr<PotentialBackend> exact,
                                                    const MsmParameters& parameters,
                                                    const BackendOptions& options);

@@ -2,7 +2,7 @@
 // the lattice hierarchy once; compute_slab() gives each map point its short-range sum (exact
 // over the atoms within a) plus the finest lattice interpolated, both in a fixed order, so a
 // point's value never depends on its slab or on the thread count. The wrapped exact backend
-// does the reductions (statistics(), difference()) and compute_points().
+// does the reductions (statistics(), difference()); points are refused (compute_points()).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -173,13 +173,15 @@ class MsmBackend final : public PotentialBackend {
   BackendTimings timings() const override { return timings_; }
   SlabHint slab_hint() const override { return exact_->slab_hint(); }
 
-  // Points stay exact for now: MSM's lattice would have to cover points not known in advance.
-  void prepare_points(const System& system, const Physics& physics) override {
-    exact_->prepare_points(system, physics);
+  // Points are not MSM's: the lattice would have to cover points not known in advance, and a
+  // skipped atom's own long-range part would have to be taken out at its position. Refused
+  // (run_config.cpp refuses --points/--at-atoms with --method msm first) rather than computed
+  // exactly under an msm label.
+  void prepare_points(const System&, const Physics&) override {
+    throw UsageError("--method msm computes maps only; potentials at points need --method exact");
   }
-  void compute_points(const Vec3* points, const std::uint32_t* skip, std::size_t n,
-                      float* out) override {
-    exact_->compute_points(points, skip, n, out);
+  void compute_points(const Vec3*, const std::uint32_t*, std::size_t, float*) override {
+    throw UsageError("--method msm computes maps only; potentials at points need --method exact");
   }
   PointsHint points_hint() const override { return exact_->points_hint(); }
 

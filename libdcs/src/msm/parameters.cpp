@@ -3,6 +3,7 @@
 // measured error stays below its target with margin.
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "dcs/error.hpp"
@@ -39,6 +40,18 @@ constexpr Row kTable[] = {
 MsmParameters msm_parameters(double target) {
   if (!(target >= 1e-5 && target <= 1e-1))
     throw UsageError("--msm-error must be in [1e-5, 1e-1], got " + std::to_string(target));
+  // A testing aid, not an option: DCS_MSM_TESTING_PARAMETERS="h a order k" replaces the
+  // table's choice (still checked by validate()), so that tests can make a run miss its target
+  // on purpose and see it exit 4 (tests/integration/cli_msm_tests.py).
+  if (const char* text = std::getenv("DCS_MSM_TESTING_PARAMETERS"); text != nullptr && *text) {
+    MsmParameters p;
+    if (std::sscanf(text, "%lf %lf %d %d", &p.spacing, &p.cutoff, &p.order, &p.split) != 4)
+      throw UsageError(std::string("DCS_MSM_TESTING_PARAMETERS must be \"h a order k\", got \"") +
+                       text + "\"");
+    p.target = target;
+    validate(p);
+    return p;
+  }
   for (const Row& row : kTable)
     if (row.target <= target * (1.0 + 1e-9)) {
       MsmParameters p = row.parameters;
