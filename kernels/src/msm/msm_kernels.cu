@@ -152,8 +152,9 @@ __global__ void __launch_bounds__(kMsmThreads)
           acc[m] = fmaf(r2 < a2 ? atom.w : 0.0f, term, acc[m]);
         }
       }
-      __syncthreads();
+      __syncthreads();  // before the next chunk overwrites sm_atoms
     }
+    __syncthreads();  // every thread has read `total` before the next batch's rows overwrite it
   }
 
   // The long range: the finest lattice interpolated in double, then the unit's factor.
