@@ -5,7 +5,8 @@
 # download, each timed; the error against the exact CUDA backend on three planes) for each
 # target in MSM_BENCH_ERRORS (default 1e-3), and writes the output to OUT/msm_gpu_bench.md.
 # Usage: bench/msm_gpu_bench.sh BUILD_DIR OUT_DIR   (BUILD_DIR built with dcs_cuda_msm_tests)
-# Environment: DCS_MSM_BENCH_ATOMS (1500000), DCS_MSM_BENCH_GRID (464), MSM_BENCH_ERRORS.
+# Environment: DCS_MSM_BENCH_ATOMS (1500000), DCS_MSM_BENCH_GRID (464), DCS_MSM_BENCH_DENSITY
+# (0.1 atoms/A^3), MSM_BENCH_ERRORS.
 set -euo pipefail
 build="${1:?usage: bench/msm_gpu_bench.sh BUILD_DIR OUT_DIR}"
 out="${2:?usage: bench/msm_gpu_bench.sh BUILD_DIR OUT_DIR}"
