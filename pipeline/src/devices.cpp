@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/cuda/msm_backend.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "dcs/msm.hpp"
@@ -69,15 +70,13 @@ std::string Workers::device_names(const char* separator) const {
 }
 
 Workers make_workers(const RunConfig& config) {
-  // --method msm runs on the CPU for now: --device auto takes the CPU even where a GPU is.
+  // --method msm with --device auto still takes the CPU (as the rank share below assumes);
+  // --device cuda runs it on the GPUs (dcs/cuda/msm_backend.hpp).
   const bool msm_on_cpu =
       config.method == "msm" && config.device.kind == DeviceRequest::Kind::kAuto;
   const DeviceChoice choice = msm_on_cpu ? DeviceChoice{BackendKind::CpuFast, {0}}
                                          : resolve_device(config.device, config.backend);
   Workers workers;
-  if (config.method == "msm" && choice.kind == BackendKind::Cuda)
-    throw UsageError(
-        "--method msm runs on the CPU only for now: add --device cpu (or use --method exact)");
   if (choice.kind == BackendKind::Cuda) {
     // Each GPU's context starts on its own thread: a context takes 0.1-0.3 s to create, and
     // one after the other they were the serial start of a several-GPU run.
@@ -88,6 +87,10 @@ Workers make_workers(const RunConfig& config) {
                      BackendOptions options = config.backend;
                      options.device = choice.ordinals[i];
                      workers.owned[i] = make_backend(choice.kind, options);
+                     // MSM wraps the exact CUDA backend, which keeps the reductions and points.
+                     if (config.method == "msm")
+                       workers.owned[i] = cuda::make_msm_cuda_backend(
+                           std::move(workers.owned[i]), msm_parameters(config.msm_error), options);
                    }
                  });
   } else {

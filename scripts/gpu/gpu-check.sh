@@ -14,7 +14,8 @@
 #   on every CUDA kernel, --validate under each model, the kernel table with its ceilings),
 #   points (compute_points on the device, --at-atoms and a mesh, 1 vs every GPU, the table),
 #   python (the package built with CUDA by pip, its GPU tests, the call vs the command line),
-#   e2e (bench/e2e_bench.py: end to end against the floors; E2E_ARGS="--gpus 1 2" on 2 GPUs).
+#   e2e (bench/e2e_bench.py: end to end against the floors; E2E_ARGS="--gpus 1 2" on 2 GPUs),
+#   msm (MSM on the GPU: its tests, sanitizers, a --validate run and bench/msm_gpu_bench.sh).
 #   Each step is one `if want` block below.
 set -uo pipefail
 out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
@@ -194,6 +195,29 @@ if want bench; then
   step "dcs bench --reductions" bench_reductions.log "$build/bin/dcs" bench --reductions --results-dir "$out"
   step "dcs bench --molecule" bench_e2e.log "$build/bin/dcs" bench --molecule "$mol" --results-dir "$out"
   step "dcs default run on GPU" run.log "$build/bin/dcs" --atoms "$mol" --grid 256 --output-dir "$out" --validate --force
+fi
+if want msm; then
+  # MSM on the GPU (kernels/src/msm): its tests (GPU vs CPU MSM vs float64 exact, slab splits
+  # and 2 GPUs bit for bit), the CPU MSM tests it shares prepare() with, memcheck and racecheck
+  # on a small case, dcs --method msm --device cuda --validate on 2lzt, and the benchmark
+  # (bench/msm_gpu_bench.sh: 1.5e6 atoms x 464^3 at 1e-3, goal <= 1 s on one H100).
+  [[ -f $build/build.ninja ]] || configure
+  step "build msm" build_msm.log cmake --build "$build" -j "$jobs" --target \
+       dcs dcs_cuda_msm_tests dcs_msm_tests
+  step "msm CUDA tests" msm_cuda_tests.log "$build/tests/cuda/msm/dcs_cuda_msm_tests"
+  step "msm CPU tests" msm_cpu_tests.log "$build/tests/unit/dcs_msm_tests"
+  for tool in memcheck racecheck; do
+    step "msm compute-sanitizer $tool" "msm_$tool.log" compute-sanitizer --tool "$tool" \
+         --error-exitcode 1 "$build/tests/cuda/msm/dcs_cuda_msm_tests" \
+         --gtest_filter='MsmCuda.PlaneStatistics*:MsmCuda.OtherModels*'
+  done
+  step "dcs --method msm --device cuda --validate (2lzt, 129^3)" msm_run.log \
+       "$build/bin/dcs" --atoms data/2lzt.pqr --grid 129 --method msm --msm-error 1e-3 \
+       --device cuda --validate -o "$out/msm_2lzt.h5" --force --no-progress
+  step "msm benchmark (1.5e6 atoms x 464^3)" msm_bench.log timeout 1200 \
+       bash bench/msm_gpu_bench.sh "$build" "$out"
+  grep -hE "^\[  (PASSED|FAILED|SKIPPED) |rel RMS|prepare|atoms x" "$out/msm_cuda_tests.log" \
+       "$out/msm_bench.log" | tail -n 40
 fi
 if want pipeline; then
   # 1 vs all GPUs, kill -9 and --resume (the pipeline tests on the GPUs), memcheck on every GPU.

@@ -12,10 +12,14 @@
 // msm_parameters() picks h, a, order and k from a relative RMS error target.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dcs/backend.hpp"
+#include "dcs/parallel.hpp"
 
 namespace dcs {
 
@@ -52,5 +56,33 @@ std::string describe(const MsmParameters& parameters);
 std::unique_ptr<PotentialBackend> make_msm_backend(std::unique_ptr<PotentialBackend> exact,
                                                    const MsmParameters& parameters,
                                                    const BackendOptions& options);
+
+/// One MSM prepare() in plain arrays, for a backend that computes the map elsewhere (the CUDA
+/// one, kernels/src/msm/): the same lattice, bins and weights the CPU backend computes from.
+struct MsmHostData {
+  double factor = 0.0;        ///< the unit's Coulomb factor: V = factor * (short + long)
+  double cutoff = 0.0;        ///< a, Å
+  double min_distance = 0.0;  ///< Å
+  int order = 4;              ///< interpolation order (weights per axis and point)
+  std::array<double, 7> gamma{};  ///< gamma(rho) = sum_n gamma[n] (rho^2 - 1)^n inside a
+  /// The finest lattice's long-range potential (e/Å) at indices lattice_lo .. + lattice_n - 1,
+  /// x fastest.
+  std::array<long, 3> lattice_lo{}, lattice_n{};
+  std::vector<double> lattice;
+  /// Per map axis: each grid coordinate's first lattice index and its `order` weights.
+  std::array<std::vector<long>, 3> base;
+  std::array<std::vector<double>, 3> weights;
+  /// Bins of side bin_side from bin_lower, bins[0] x bins[1] x bins[2], x fastest: bin b holds
+  /// atoms[bin_start[b], bin_start[b + 1]) as (x, y, z, q) in Å and e.
+  Vec3 bin_lower{};
+  double bin_side = 0.0;
+  std::array<long, 3> bins{};
+  std::vector<std::size_t> bin_start;
+  std::vector<std::array<double, 4>> atoms;
+};
+
+/// The CPU backend's prepare() for `parameters`, copied out (throws as its prepare() does).
+MsmHostData msm_prepare_host(const System& system, const GridSpec& grid, const Physics& physics,
+                             const MsmParameters& parameters, ThreadPool& pool);
 
 }  // namespace dcs

@@ -4,6 +4,7 @@
 // order, and each point sums that list in order: the same bits whatever computes the block.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <vector>
 
@@ -37,6 +38,15 @@ class ShortRange {
   double sum(double x, const Candidates& c) const noexcept;
 
   double cutoff() const noexcept { return a_; }
+
+  // The bins, for a device copy (msm_prepare_host): bin (x, y, z) covers
+  // [lower + (x, y, z) * cell, + cell) and holds sorted()[starts()[b], starts()[b + 1]) for
+  // b = (z * bins[1] + y) * bins[0] + x (the last bin of an axis also its upper edge).
+  const Vec3& lower() const noexcept { return lower_; }
+  double cell() const noexcept { return cell_; }
+  std::array<long, 3> bins() const noexcept { return {n_[0], n_[1], n_[2]}; }
+  const std::vector<std::size_t>& starts() const noexcept { return start_; }
+  const std::vector<PointCharge>& sorted() const noexcept { return sorted_; }
 
  private:
   Splitting splitting_;

@@ -1,0 +1,16 @@
+// make_msm_cuda_backend() in a build without CUDA (cuda_stub.cpp's counterpart).
+#include <memory>
+#include <string>
+
+#include "dcs/cuda/msm_backend.hpp"
+#include "dcs/error.hpp"
+
+namespace dcs::cuda {
+
+std::unique_ptr<PotentialBackend> make_msm_cuda_backend(std::unique_ptr<PotentialBackend>,
+                                                        const MsmParameters&,
+                                                        const BackendOptions&) {
+  throw CudaError("MSM on a CUDA device is not available: built without CUDA");
+}
+
+}  // namespace dcs::cuda
