@@ -86,7 +86,7 @@ struct MapStore::Impl {
 
   std::vector<std::uint8_t> done;
   std::vector<StatsAccum> stats;
-  std::vector<std::int64_t> pending;  // planes written since the last checkpoint
+  std::vector<std::int64_t> pending;       // planes written since the last checkpoint
   const System* deferred_atoms = nullptr;  ///< /atoms still to write (defer_atoms)
   bool finished = false;
   bool synced = false;  ///< closed and fsynced after finish(): only a rename is left
@@ -95,8 +95,7 @@ struct MapStore::Impl {
   ~Impl() { close_handles(); }
 
   /// Creates the file's layout (MapStore::create()).
-  void build(const MapMetadata& meta, const System& system, const ResumeKey& key,
-             bool defer_atoms);
+  void build(const MapMetadata& meta, const System& system, const ResumeKey& key, bool defer_atoms);
   /// Opens the locked partial file to continue it (MapStore::open_partial()).
   void open_existing(const MapMetadata& meta, const ResumeKey& key, unsigned n_threads,
                      bool verify);

@@ -131,11 +131,11 @@ class MsmCudaBackend final : public PotentialBackend {
     l.factor = data.factor;
     grid_ = grid;
     prepared_ = true;
-    log().debug("CUDA msm on device {}: {} atoms in {}x{}x{} bins of {} A, lattice {}x{}x{}, "
-                "tiles of {}x{}x{} points",
-                device_.ordinal, atoms.size(), l.bins[0], l.bins[1], l.bins[2], l.bin_side,
-                l.lattice_n[0], l.lattice_n[1], l.lattice_n[2], detail::kMsmTileX,
-                detail::kMsmTileY, detail::kMsmTileZ);
+    log().debug(
+        "CUDA msm on device {}: {} atoms in {}x{}x{} bins of {} A, lattice {}x{}x{}, "
+        "tiles of {}x{}x{} points",
+        device_.ordinal, atoms.size(), l.bins[0], l.bins[1], l.bins[2], l.bin_side, l.lattice_n[0],
+        l.lattice_n[1], l.lattice_n[2], detail::kMsmTileX, detail::kMsmTileY, detail::kMsmTileZ);
     timings_.upload = seconds_since(start);
   }
 

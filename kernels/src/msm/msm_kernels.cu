@@ -75,12 +75,14 @@ __global__ void __launch_bounds__(kMsmThreads)
   const double reach = a * (1.0 + 1e-6) + 1e-3;
   const int by0 = clamp_int(static_cast<long long>(floor((p0y - reach - p.bin_lower[1]) / side)), 0,
                             p.bins[1] - 1);
-  const int by1 = clamp_int(
-      static_cast<long long>(floor((p0y + ext_y + reach - p.bin_lower[1]) / side)), 0, p.bins[1] - 1);
+  const int by1 =
+      clamp_int(static_cast<long long>(floor((p0y + ext_y + reach - p.bin_lower[1]) / side)), 0,
+                p.bins[1] - 1);
   const int bz0 = clamp_int(static_cast<long long>(floor((p0z - reach - p.bin_lower[2]) / side)), 0,
                             p.bins[2] - 1);
-  const int bz1 = clamp_int(
-      static_cast<long long>(floor((p0z + ext_z + reach - p.bin_lower[2]) / side)), 0, p.bins[2] - 1);
+  const int bz1 =
+      clamp_int(static_cast<long long>(floor((p0z + ext_z + reach - p.bin_lower[2]) / side)), 0,
+                p.bins[2] - 1);
   const int rows_y = by1 - by0 + 1;
   const int rows = rows_y * (bz1 - bz0 + 1);
 
@@ -131,8 +133,9 @@ __global__ void __launch_bounds__(kMsmThreads)
           else hi = mid - 1;
         }
         const MsmAtom atom = p.d_atoms[sm_row_begin[lo] + (g - sm_row_prefix[lo])];
-        sm_atoms[s] = make_float4(static_cast<float>(atom.x - p0x), static_cast<float>(atom.y - p0y),
-                                  static_cast<float>(atom.z - p0z), static_cast<float>(atom.q));
+        sm_atoms[s] =
+            make_float4(static_cast<float>(atom.x - p0x), static_cast<float>(atom.y - p0y),
+                        static_cast<float>(atom.z - p0z), static_cast<float>(atom.q));
       }
       __syncthreads();
       for (unsigned n = 0; n < in_chunk; ++n) {
@@ -176,8 +179,8 @@ __global__ void __launch_bounds__(kMsmThreads)
     for (int kk = 0; kk < order; ++kk) {
       double plane_sum = 0.0;
       for (int jj = 0; jj < order; ++jj) {
-        const double* row =
-            p.d_lattice + (bz + kk) * lattice_plane + static_cast<long long>(by + jj) * p.lattice_n[0] + bx;
+        const double* row = p.d_lattice + (bz + kk) * lattice_plane +
+                            static_cast<long long>(by + jj) * p.lattice_n[0] + bx;
         double line = 0.0;
         for (int ii = 0; ii < order; ++ii) line = fma(wx[ii], row[ii], line);
         plane_sum = fma(wy[jj], line, plane_sum);
@@ -191,8 +194,8 @@ __global__ void __launch_bounds__(kMsmThreads)
 
 template <int Split>
 void launch_split(const MsmSlabLaunch& p, dim3 grid, int tile_z_first, StreamView stream) {
-  msm_slab_kernel<Split><<<grid, dim3(kMsmTileX, kMsmTileY, kMsmThreadsZ), 0, stream.get()>>>(
-      p, tile_z_first);
+  msm_slab_kernel<Split>
+      <<<grid, dim3(kMsmTileX, kMsmTileY, kMsmThreadsZ), 0, stream.get()>>>(p, tile_z_first);
 }
 
 }  // namespace

@@ -32,15 +32,15 @@ struct MsmSlabLaunch {
   double bin_side = 0.0;
   int bins[3] = {0, 0, 0};
   // The short-range pair term: q [rsqrt(max(r2, min_r2)) - sum_n poly[n] (r2/a2 - 1)^n].
-  int split = 2;           ///< the polynomial's degree k (1..6)
-  float poly[7] = {};      ///< gamma's coefficients divided by a
+  int split = 2;       ///< the polynomial's degree k (1..6)
+  float poly[7] = {};  ///< gamma's coefficients divided by a
   float a2 = 0.0f, inv_a2 = 0.0f, min_r2 = 0.0f;
-  double cutoff = 0.0;     ///< a, for the bins' pruning (double)
+  double cutoff = 0.0;  ///< a, for the bins' pruning (double)
   // The finest lattice and the per-axis interpolation weights.
   const double* d_lattice = nullptr;
   int lattice_n[3] = {0, 0, 0};
   int order = 4;
-  const int* d_base[3] = {nullptr, nullptr, nullptr};      ///< first lattice index - lattice lo
+  const int* d_base[3] = {nullptr, nullptr, nullptr};        ///< first lattice index - lattice lo
   const double* d_weights[3] = {nullptr, nullptr, nullptr};  ///< `order` per grid coordinate
   // The map and the slab.
   double origin[3] = {0, 0, 0};

@@ -60,10 +60,10 @@ std::unique_ptr<PotentialBackend> make_msm_backend(std::unique_ptr<PotentialBack
 /// One MSM prepare() in plain arrays, for a backend that computes the map elsewhere (the CUDA
 /// one, kernels/src/msm/): the same lattice, bins and weights the CPU backend computes from.
 struct MsmHostData {
-  double factor = 0.0;        ///< the unit's Coulomb factor: V = factor * (short + long)
-  double cutoff = 0.0;        ///< a, Å
-  double min_distance = 0.0;  ///< Å
-  int order = 4;              ///< interpolation order (weights per axis and point)
+  double factor = 0.0;            ///< the unit's Coulomb factor: V = factor * (short + long)
+  double cutoff = 0.0;            ///< a, Å
+  double min_distance = 0.0;      ///< Å
+  int order = 4;                  ///< interpolation order (weights per axis and point)
   std::array<double, 7> gamma{};  ///< gamma(rho) = sum_n gamma[n] (rho^2 - 1)^n inside a
   /// The finest lattice's long-range potential (e/Å) at indices lattice_lo .. + lattice_n - 1,
   /// x fastest.

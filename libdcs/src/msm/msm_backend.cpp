@@ -85,7 +85,7 @@ class MsmBackend final : public PotentialBackend {
         for (std::int64_t i0 = 0; i0 < grid.nx(); i0 += block_) {
           const std::int64_t i1 = std::min(grid.nx(), i0 + block_);
           short_range.gather(grid.point(i0, j, k)[0], grid.point(i1 - 1, j, k)[0], row_start[1],
-                               row_start[2], candidates);
+                             row_start[2], candidates);
           for (std::int64_t i = i0; i < i1; ++i) {
             const double* wx = &weights[0].w[static_cast<std::size_t>(i) * p];
             const std::size_t bx =

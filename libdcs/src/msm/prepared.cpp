@@ -96,7 +96,8 @@ MsmHostData msm_prepare_host(const System& system, const GridSpec& grid, const P
   data.bins = s.bins();
   data.bin_start = s.starts();
   data.atoms.reserve(s.sorted().size());
-  for (const msm::PointCharge& atom : s.sorted()) data.atoms.push_back({atom.x, atom.y, atom.z, atom.q});
+  for (const msm::PointCharge& atom : s.sorted())
+    data.atoms.push_back({atom.x, atom.y, atom.z, atom.q});
   return data;
 }
 

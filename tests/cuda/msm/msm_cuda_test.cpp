@@ -128,10 +128,11 @@ void check_molecule(const Molecule& molecule) {
     const double cpu_vs_exact = relative_rms(cpu_map, c->reference);
     const double vs_cpu_rms = relative_rms(gpu_map, cpu_map);
     const double vs_cpu_max = relative_max(gpu_map, cpu_map);
-    std::printf("%s %zu atoms, %s: GPU vs exact rel RMS %.3e (CPU msm %.3e); GPU vs CPU msm "
-                "rel RMS %.2e, max %.2e of max|V|\n",
-                molecule.name.c_str(), c->system.atoms.size(), describe(parameters).c_str(),
-                vs_exact, cpu_vs_exact, vs_cpu_rms, vs_cpu_max);
+    std::printf(
+        "%s %zu atoms, %s: GPU vs exact rel RMS %.3e (CPU msm %.3e); GPU vs CPU msm "
+        "rel RMS %.2e, max %.2e of max|V|\n",
+        molecule.name.c_str(), c->system.atoms.size(), describe(parameters).c_str(), vs_exact,
+        cpu_vs_exact, vs_cpu_rms, vs_cpu_max);
     EXPECT_LE(vs_exact, target) << molecule.name;
     // The same lattice and bins, interpolated in double on both; the short-range sums differ
     // by float rounding: MUFU rsqrt (~2 ulp) and the atom offsets from the tile's first point
@@ -184,10 +185,9 @@ TEST_F(MsmCuda, SameBitsForAnySlabSplit) {
     for (std::int64_t z = grid.nz() - 3; z > -3; z -= 3) {
       const std::int64_t begin = std::max<std::int64_t>(0, z);
       const Slab slab{begin, std::min<std::int64_t>(z + 3, grid.nz()) - begin};
-      whole_backend->compute_slab(slab,
-                                  backwards.data() + static_cast<std::size_t>(begin) *
-                                                         grid.plane_points(),
-                                  stats.data() + begin);
+      whole_backend->compute_slab(
+          slab, backwards.data() + static_cast<std::size_t>(begin) * grid.plane_points(),
+          stats.data() + begin);
     }
     ASSERT_EQ(0, std::memcmp(whole.data(), backwards.data(), whole.size() * sizeof(float)));
   }
@@ -208,8 +208,9 @@ TEST_F(MsmCuda, PlaneStatisticsAreThoseOfThePlanes) {
     EXPECT_EQ(got.min, expected.min) << z;
     EXPECT_EQ(got.max, expected.max) << z;
     EXPECT_EQ(got.count, expected.count) << z;
-    EXPECT_NEAR(got.sum, expected.sum, 1e-12 * static_cast<double>(n) * std::fabs(expected.max) +
-                                           1e-9 * std::fabs(expected.sum))
+    EXPECT_NEAR(
+        got.sum, expected.sum,
+        1e-12 * static_cast<double>(n) * std::fabs(expected.max) + 1e-9 * std::fabs(expected.sum))
         << z;
   }
 }
@@ -280,13 +281,14 @@ std::vector<float> timed_run(PotentialBackend& backend, const System& system, co
   }
   const double compute = seconds_since(t1) - copy;
   const BackendTimings t = backend.timings();
-  std::printf("%s: %zu atoms x %lldx%lldx%lld (%.2e points) on %s\n  prepare %.3f s (CPU lattice "
-              "+ upload), slabs %.3f s = kernel %.3f + plane stats %.3f + download %.3f; "
-              "%.3e points/s (kernel)\n",
-              label, system.atoms.size(), static_cast<long long>(grid.nx()),
-              static_cast<long long>(grid.ny()), static_cast<long long>(grid.nz()),
-              static_cast<double>(grid.points()), backend.device_name().c_str(), prepare, compute,
-              t.kernels, t.statistics, t.download, static_cast<double>(grid.points()) / t.kernels);
+  std::printf(
+      "%s: %zu atoms x %lldx%lldx%lld (%.2e points) on %s\n  prepare %.3f s (CPU lattice "
+      "+ upload), slabs %.3f s = kernel %.3f + plane stats %.3f + download %.3f; "
+      "%.3e points/s (kernel)\n",
+      label, system.atoms.size(), static_cast<long long>(grid.nx()),
+      static_cast<long long>(grid.ny()), static_cast<long long>(grid.nz()),
+      static_cast<double>(grid.points()), backend.device_name().c_str(), prepare, compute,
+      t.kernels, t.statistics, t.download, static_cast<double>(grid.points()) / t.kernels);
   return map;
 }
 
@@ -363,9 +365,9 @@ TEST_F(MsmCuda, BenchTiledMolecules) {
   const std::int64_t n = std::getenv("DCS_MSM_BENCH_GRID")
                              ? std::strtoll(std::getenv("DCS_MSM_BENCH_GRID"), nullptr, 10)
                              : 464;
-  const double target =
-      std::getenv("DCS_MSM_BENCH_ERROR") ? std::strtod(std::getenv("DCS_MSM_BENCH_ERROR"), nullptr)
-                                         : 1e-3;
+  const double target = std::getenv("DCS_MSM_BENCH_ERROR")
+                            ? std::strtod(std::getenv("DCS_MSM_BENCH_ERROR"), nullptr)
+                            : 1e-3;
   const double density = std::getenv("DCS_MSM_BENCH_DENSITY")
                              ? std::strtod(std::getenv("DCS_MSM_BENCH_DENSITY"), nullptr)
                              : 0.1;
