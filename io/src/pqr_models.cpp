@@ -393,6 +393,28 @@ void read_pqr_chunk(LineSource& source, const std::string& name, PqrChunk& chunk
   }
 }
 
+namespace {
+
+/// One chunk through the file's parser in file order: each run of atoms between two records
+/// goes to atoms(begin, end) (indices into chunk.atoms), each record to the parser; the chunk's
+/// error is rethrown after every line before it.
+template <class Atoms>
+void replay_chunk(PqrChunk& chunk, PqrFileParser& parser, PqrLine& line, Atoms&& atoms) {
+  std::size_t next_atom = 0;
+  for (PqrChunk::Record& record : chunk.records) {
+    atoms(next_atom, record.atoms_before);
+    next_atom = record.atoms_before;
+    line.kind = record.kind;
+    line.text = std::move(record.text);
+    parser.apply(line, record.line);
+  }
+  atoms(next_atom, chunk.atoms.size());
+  if (chunk.any_content) parser.note_content();
+  if (chunk.error) std::rethrow_exception(chunk.error);
+}
+
+}  // namespace
+
 std::vector<System> replay_pqr_chunks(std::vector<PqrChunk>& chunks, const std::string& name,
                                       const ModelRead& how, unsigned threads,
                                       std::vector<Atom>&& room) {
@@ -403,20 +425,10 @@ std::vector<System> replay_pqr_chunks(std::vector<PqrChunk>& chunks, const std::
     for (const PqrChunk& chunk : chunks) atoms += chunk.atoms.size();
     parser.reserve(atoms);
     for (PqrChunk& chunk : chunks) {
-      std::size_t next_atom = 0;
-      const auto atoms_up_to = [&](std::size_t end) {
-        for (; next_atom < end; ++next_atom)
-          parser.apply_atom(std::move(chunk.atoms[next_atom]), chunk.atom_lines[next_atom]);
-      };
-      for (PqrChunk::Record& record : chunk.records) {
-        atoms_up_to(record.atoms_before);
-        line.kind = record.kind;
-        line.text = std::move(record.text);
-        parser.apply(line, record.line);
-      }
-      atoms_up_to(chunk.atoms.size());
-      if (chunk.any_content) parser.note_content();
-      if (chunk.error) std::rethrow_exception(chunk.error);  // after every line before it
+      replay_chunk(chunk, parser, line, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t a = begin; a < end; ++a)
+          parser.apply_atom(std::move(chunk.atoms[a]), chunk.atom_lines[a]);
+      });
       chunk = PqrChunk{};  // the atoms moved on: free the rest early
     }
     return parser.finish();
@@ -428,24 +440,11 @@ std::vector<System> replay_pqr_chunks(std::vector<PqrChunk>& chunks, const std::
     std::size_t begin, end, to;
   };
   std::vector<Run> runs;
-  for (PqrChunk& chunk : chunks) {
-    std::size_t next_atom = 0;
-    const auto atoms_up_to = [&](std::size_t end) {
-      if (const std::optional<std::size_t> to = parser.take_atoms(end - next_atom);
-          to && end > next_atom)
-        runs.push_back(Run{&chunk, next_atom, end, *to});
-      next_atom = end;
-    };
-    for (PqrChunk::Record& record : chunk.records) {
-      atoms_up_to(record.atoms_before);
-      line.kind = record.kind;
-      line.text = std::move(record.text);
-      parser.apply(line, record.line);
-    }
-    atoms_up_to(chunk.atoms.size());
-    if (chunk.any_content) parser.note_content();
-    if (chunk.error) std::rethrow_exception(chunk.error);  // after every line before it
-  }
+  for (PqrChunk& chunk : chunks)
+    replay_chunk(chunk, parser, line, [&](std::size_t begin, std::size_t end) {
+      if (const std::optional<std::size_t> to = parser.take_atoms(end - begin); to && end > begin)
+        runs.push_back(Run{&chunk, begin, end, *to});
+    });
   std::size_t kept = 0;
   for (const Run& run : runs) kept = std::max(kept, run.to + (run.end - run.begin));
   std::vector<Atom> atoms = std::move(room);  // constructed while the chunks were read
