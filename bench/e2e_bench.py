@@ -116,10 +116,10 @@ def main():
     os.makedirs(scratch, exist_ok=True)
     log = open(os.path.join(args.outdir, "e2e_bench.log"), "w")
 
+    has_gpu = device_name() != "no GPU"
+
     def dcs(extra, label, gpus=1):
-        dev = "cuda" if gpus > 1 else "cuda:0"
-        if device_name() == "no GPU":
-            dev = "cpu"
+        dev = ("cuda" if gpus > 1 else "cuda:0") if has_gpu else "cpu"
         cmd = [args.dcs, "--no-progress", "-vv", "--device", dev] + extra
         wall, code, rss, text = peak_rss(cmd)
         log.write(f"$ {' '.join(cmd)}\n{text}\nexit {code}, {wall:.3f} s, peak RSS {rss}\n\n")
