@@ -15,7 +15,9 @@
 #   points (compute_points on the device, --at-atoms and a mesh, 1 vs every GPU, the table),
 #   python (the package built with CUDA by pip, its GPU tests, the call vs the command line),
 #   e2e (bench/e2e_bench.py: end to end against the floors; E2E_ARGS="--gpus 1 2" on 2 GPUs),
-#   msm (MSM on the GPU: its tests, sanitizers, a --validate run and bench/msm_gpu_bench.sh).
+#   msm (MSM on the GPU: its tests, sanitizers, a --validate run and bench/msm_gpu_bench.sh),
+#   msmscale (bench/msm_scale_bench.py: dcs --method msm end to end at 1.5e6 atoms x 464^3 and
+#   1e8 atoms x 2048^3; MSM_SCALE_CASES overrides the cases).
 #   Each step is one `if want` block below.
 set -uo pipefail
 out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
@@ -218,6 +220,16 @@ if want msm; then
        bash bench/msm_gpu_bench.sh "$build" "$out"
   grep -hE "^\[  (PASSED|FAILED|SKIPPED) |rel RMS|prepare|atoms x" "$out/msm_cuda_tests.log" \
        "$out/msm_bench.log" | tail -n 40
+fi
+if want msmscale; then
+  # The two scale goals through the real binary, each against its floor (the script's
+  # header): the inputs are written here by dcs_tile_atoms (3.6 GB for 1e8 atoms), the 1e8 map
+  # is 34 GB on this machine's disk for the file run.
+  [[ -f $build/build.ninja ]] || configure
+  step "build msmscale" build_msmscale.log cmake --build "$build" -j "$jobs" --target dcs dcs_tile_atoms
+  step "msm at scale" msm_scale.log timeout 1500 "$python" bench/msm_scale_bench.py \
+       "$build/bin/dcs" "$out/msmscale" --cases ${MSM_SCALE_CASES:-1.5e6:464 1e8:2048}
+  tail -n 8 "$out/msm_scale.log"
 fi
 if want pipeline; then
   # 1 vs all GPUs, kill -9 and --resume (the pipeline tests on the GPUs), memcheck on every GPU.
