@@ -240,8 +240,8 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
       ->group(g_comp);
   app.add_option("--threads,-j", config.backend.threads, "CPU threads (0: all)")->group(g_comp);
   app.add_option("--method", config.method,
-                 "exact (direct summation) | msm (multilevel summation, linear time, CPU only "
-                 "for now, Coulomb model only)")
+                 "exact (direct summation) | msm (multilevel summation, linear time, Coulomb "
+                 "model only; on the GPUs when there are any, as exact)")
       ->capture_default_str()
       ->check(CLI::IsMember({"exact", "msm"}))
       ->group(g_comp);

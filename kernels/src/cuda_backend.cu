@@ -24,6 +24,7 @@
 #include "points/points_kernel.hpp"
 #include "potential/registry.hpp"
 #include "reduce/reduce.hpp"
+#include "reference/reference_kernel.hpp"
 #include "stream.hpp"
 
 namespace dcs::cuda {
@@ -325,6 +326,16 @@ class CudaBackend final : public PotentialBackend {
   // 4 blocks x 256 points).
   PointsHint points_hint() const override {
     return {static_cast<std::size_t>(detail::kPointsBlock), std::size_t{1} << 20};
+  }
+
+  // --- The float64 reference (reference/reference_kernel.cu) --------------------------------
+
+  std::string reference_points(const System& system, const Physics& physics, const Vec3* points,
+                               std::size_t n, double* out, unsigned /*threads*/) override {
+    validate(physics);
+    ScopedDevice scoped(device_.ordinal);
+    detail::reference_points_on_device(system, physics, points, n, out, stream_->view());
+    return detail::describe_device(device_) + ", float64";
   }
 
  private:

@@ -70,12 +70,9 @@ std::string Workers::device_names(const char* separator) const {
 }
 
 Workers make_workers(const RunConfig& config) {
-  // --method msm with --device auto still takes the CPU (as the rank share below assumes);
-  // --device cuda runs it on the GPUs (dcs/cuda/msm_backend.hpp).
-  const bool msm_on_cpu =
-      config.method == "msm" && config.device.kind == DeviceRequest::Kind::kAuto;
-  const DeviceChoice choice = msm_on_cpu ? DeviceChoice{BackendKind::CpuFast, {0}}
-                                         : resolve_device(config.device, config.backend);
+  // Both methods take the GPUs when there are any (msm: dcs/cuda/msm_backend.hpp), else the CPU;
+  // rank_local_config() gives each MPI rank its GPU on the same rule.
+  const DeviceChoice choice = resolve_device(config.device, config.backend);
   Workers workers;
   if (choice.kind == BackendKind::Cuda) {
     // Each GPU's context starts on its own thread: a context takes 0.1-0.3 s to create, and
@@ -157,7 +154,7 @@ RunConfig rank_local_config(const RunConfig& config) {
                                ? std::max(1u, allowed)
                                : std::max(1u, hardware / static_cast<unsigned>(mpi.local_size));
   const bool any_gpu =
-      (config.device.kind == DeviceRequest::Kind::kAuto && config.method != "msm") ||
+      config.device.kind == DeviceRequest::Kind::kAuto ||
       (config.device.kind == DeviceRequest::Kind::kCuda && config.device.ordinals.empty());
   if (any_gpu && cuda::cuda_available()) {
     const DeviceChoice choice = resolve_device(config.device, config.backend);

@@ -56,7 +56,7 @@ double check_values(const RunConfig& config, const MapJob& job, PotentialBackend
   // --validate's sample when asked for; else msm's check at a small fixed sample.
   const std::size_t requested =
       config.validate || config.validate_points > 0 ? config.validate_points : kMethodCheckPoints;
-  const ReferenceSample sample = reference_sample(config, job.in.system, job.in.grid, store,
+  const ReferenceSample sample = reference_sample(config, lead, job.in.system, job.in.grid, store,
                                                   report.plane_stats, meta.stats, requested);
   if (config.validate) {
     meta.validation = validate_map(config, lead, sample, meta.stats);

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
 
+#include "dcs/log.hpp"
 #include "dcs/physics.hpp"
+#include "dcs/timer.hpp"
 
 namespace dcs::pipeline {
 namespace {
@@ -16,8 +19,8 @@ constexpr double kValidationBudget = 5e8;
 
 }  // namespace
 
-ReferenceSample reference_sample(const RunConfig& config, const System& system,
-                                 const GridSpec& grid, io::MapStore& store,
+ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead,
+                                 const System& system, const GridSpec& grid, io::MapStore& store,
                                  const std::vector<StatsAccum>& plane_stats, const GridStats& stats,
                                  std::size_t requested) {
   const std::size_t plane = grid.plane_points();
@@ -55,8 +58,12 @@ ReferenceSample reference_sample(const RunConfig& config, const System& system,
     sample.values[n] = buffer[index % plane];
   }
   sample.reference.resize(points.size());
-  reference_potential(system, config.physics, points.data(), points.size(), sample.reference.data(),
-                      config.backend.threads);
+  const auto start = SteadyClock::now();
+  const std::string where =
+      lead.reference_points(system, config.physics, points.data(), points.size(),
+                            sample.reference.data(), config.backend.threads);
+  log().debug("float64 reference at {} points x {} atoms: {:.3f} s on {}", points.size(),
+              system.size(), seconds_since(start), where);
   return sample;
 }
 

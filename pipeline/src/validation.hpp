@@ -22,10 +22,11 @@ struct ReferenceSample {
 };
 
 /// Reads the sampled values from `store` (its plane statistics and totals given) and computes the
-/// reference at them, on config.backend.threads threads: `requested` points (0: as many as
-/// --validate's budget of float64 evaluations affords, validation_points()).
-ReferenceSample reference_sample(const RunConfig& config, const System& system,
-                                 const GridSpec& grid, io::MapStore& store,
+/// reference at them with lead.reference_points() (on its GPU for CUDA backends, else on
+/// config.backend.threads CPU threads): `requested` points (0: as many as --validate's budget of
+/// float64 evaluations affords, validation_points()).
+ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead,
+                                 const System& system, const GridSpec& grid, io::MapStore& store,
                                  const std::vector<StatsAccum>& plane_stats, const GridStats& stats,
                                  std::size_t requested);
 

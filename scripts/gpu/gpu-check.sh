@@ -15,7 +15,8 @@
 #   points (compute_points on the device, --at-atoms and a mesh, 1 vs every GPU, the table),
 #   python (the package built with CUDA by pip, its GPU tests, the call vs the command line),
 #   e2e (bench/e2e_bench.py: end to end against the floors; E2E_ARGS="--gpus 1 2" on 2 GPUs),
-#   msm (MSM on the GPU: its tests, sanitizers, a --validate run and bench/msm_gpu_bench.sh),
+#   msm (MSM on the GPU: its tests and the float64 reference's, sanitizers, a --validate run
+#   with --device auto and bench/msm_gpu_bench.sh),
 #   msmscale (bench/msm_scale_bench.py: dcs --method msm end to end at 1.5e6 atoms x 464^3 and
 #   1e8 atoms x 2048^3; MSM_SCALE_CASES overrides the cases).
 #   Each step is one `if want` block below.
@@ -201,21 +202,30 @@ fi
 if want msm; then
   # MSM on the GPU (kernels/src/msm): its tests (GPU vs CPU MSM vs float64 exact, slab splits
   # and 2 GPUs bit for bit), the CPU MSM tests it shares prepare() with, memcheck and racecheck
-  # on a small case, dcs --method msm --device cuda --validate on 2lzt, and the benchmark
-  # (bench/msm_gpu_bench.sh: 1.5e6 atoms x 464^3 at 1e-3, goal <= 1 s on one H100).
+  # on a small case, dcs --method msm --validate on 2lzt with the default --device auto (which
+  # must take the GPU, and compute the float64 reference there: kernels/src/reference, with its
+  # tests against the CPU reference), and the benchmark (bench/msm_gpu_bench.sh: 1.5e6 atoms x
+  # 464^3 at 1e-3, goal <= 1 s on one H100).
   [[ -f $build/build.ninja ]] || configure
   step "build msm" build_msm.log cmake --build "$build" -j "$jobs" --target \
-       dcs dcs_cuda_msm_tests dcs_msm_tests
+       dcs dcs_cuda_msm_tests dcs_msm_tests dcs_cuda_reference_tests
   step "msm CUDA tests" msm_cuda_tests.log "$build/tests/cuda/msm/dcs_cuda_msm_tests"
   step "msm CPU tests" msm_cpu_tests.log "$build/tests/unit/dcs_msm_tests"
+  step "float64 reference CUDA tests" reference_cuda_tests.log \
+       "$build/tests/cuda/reference/dcs_cuda_reference_tests"
   for tool in memcheck racecheck; do
     step "msm compute-sanitizer $tool" "msm_$tool.log" compute-sanitizer --tool "$tool" \
          --error-exitcode 1 "$build/tests/cuda/msm/dcs_cuda_msm_tests" \
          --gtest_filter='MsmCuda.PlaneStatistics*:MsmCuda.OtherModels*'
+    step "reference compute-sanitizer $tool" "reference_$tool.log" compute-sanitizer \
+         --tool "$tool" --error-exitcode 1 "$build/tests/cuda/reference/dcs_cuda_reference_tests" \
+         --gtest_filter='ReferenceCuda.OneAtom*:ReferenceCuda.EdgeCases'
   done
-  step "dcs --method msm --device cuda --validate (2lzt, 129^3)" msm_run.log \
+  step "dcs --method msm --validate -v (2lzt, 129^3, --device auto)" msm_run.log \
        "$build/bin/dcs" --atoms data/2lzt.pqr --grid 129 --method msm --msm-error 1e-3 \
-       --device cuda --validate -o "$out/msm_2lzt.h5" --force --no-progress
+       --validate -v -o "$out/msm_2lzt.h5" --force --no-progress
+  step "--device auto ran msm and its reference on the GPU" msm_run_on_gpu.log \
+       grep -E "float64 reference at .* on .*cuda:" "$out/msm_run.log"
   step "msm benchmark (1.5e6 atoms x 464^3)" msm_bench.log timeout 1200 \
        bash bench/msm_gpu_bench.sh "$build" "$out"
   grep -hE "^\[  (PASSED|FAILED|SKIPPED) |rel RMS|prepare|atoms x" "$out/msm_cuda_tests.log" \

@@ -2,8 +2,9 @@
 """--method msm through the real `dcs` binary: the map against --method exact within its
 --msm-error target, the same bytes for 1 or 3 CPU workers and any thread count, the usage
 errors (a physics model MSM lacks, a target out of range, a GPU device, points), the error every
-msm run measures (summary line, /method in the file, exit 4 when missed) and an interrupted run
-resumed to the same bytes.
+msm run measures (summary line, /method in the file, exit 4 when missed), --device auto (the
+GPUs when there are any, the CPU otherwise, with the reference where the map ran) and an
+interrupted run resumed to the same bytes.
 
 Usage: cli_msm_tests.py DCS_BINARY SOURCE_DIR CASE
 """
@@ -123,6 +124,34 @@ def msm_reports_its_measured_error(tmp):
           f"--method exact: {whole:.3e}")
     if not whole / 3 <= m["rms_rel_error"] <= whole * 3:
         raise AssertionError("the sampled error is far from the whole map's")
+
+
+@case
+def msm_device_auto_and_its_reference(tmp):
+    """--method msm with --device auto (the default) runs where exact would: on the GPUs when
+    there are any, else on the CPU; -v says where the float64 reference of its error check ran
+    (the lead GPU, or the CPU's threads), and the map is the --device cpu run's without a GPU."""
+    out = os.path.join(tmp, "auto.h5")
+    proc = run(["--atoms", MOLECULE, "--grid", "33", "--method", "msm", "-v", "--no-progress",
+                "-o", out], tmp, 0)
+    log = proc.stdout + proc.stderr
+    line = [l for l in log.splitlines() if "float64 reference at" in l]
+    if not line:
+        raise AssertionError(f"-v logged no float64 reference line:\n{log}")
+    print(line[0])
+    if "no usable GPU" in log:
+        if " on CPU, " not in line[0]:
+            raise AssertionError(f"no GPU, but the reference did not run on the CPU: {line[0]}")
+        cpu = os.path.join(tmp, "cpu.h5")
+        run(["--atoms", MOLECULE, "--grid", "33", "--method", "msm", "--device", "cpu", "-o",
+             cpu], tmp, 0)
+        if potential(out).tobytes() != potential(cpu).tobytes():
+            raise AssertionError("--device auto without a GPU differs from --device cpu")
+    elif "cuda:" not in line[0]:
+        raise AssertionError(f"a GPU is present, but the reference ran elsewhere: {line[0]}")
+    with h5py.File(out, "r") as f:
+        if not (f["method"].attrs["name"] == "msm" and f["method"].attrs["met"]):
+            raise AssertionError(dict(f["method"].attrs))
 
 
 @case

@@ -204,6 +204,10 @@ class MsmCudaBackend final : public PotentialBackend {
     exact_->compute_points(points, skip, n, out);
   }
   PointsHint points_hint() const override { return exact_->points_hint(); }
+  std::string reference_points(const System& system, const Physics& physics, const Vec3* points,
+                               std::size_t n, double* out, unsigned threads) override {
+    return exact_->reference_points(system, physics, points, n, out, threads);
+  }
 
  private:
   template <class T>

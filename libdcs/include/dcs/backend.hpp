@@ -136,6 +136,18 @@ class PotentialBackend {
                               float* out) = 0;
 
   virtual PointsHint points_hint() const { return {}; }
+
+  // --- The float64 reference (--validate, the error every --method msm run measures) --------
+
+  /// reference_potential() at points[0, n) into out[0, n): float64 sums over every atom of
+  /// `system` (uploaded for this call, independent of prepare()), each point's value the same
+  /// bits on every call. The default runs reference_potential() on `threads` CPU threads (0: all;
+  /// the run's threads, not this backend's share of them); the CUDA backend sums on its device
+  /// in a fixed order (kernels/src/reference/), within ~1e-13 of the CPU's sums. Returns where
+  /// the sums ran, for the log ("CPU, 16 threads", or the device's name).
+  virtual std::string reference_points(const System& system, const Physics& physics,
+                                       const Vec3* points, std::size_t n, double* out,
+                                       unsigned threads);
 };
 
 /// The float64 oracle: plain loops over points and atoms, never tuned.

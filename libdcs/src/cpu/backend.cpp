@@ -1,8 +1,11 @@
-// The non-virtual parts of dcs::PotentialBackend and plain host buffers.
+// The non-virtual parts of dcs::PotentialBackend, its defaults, and plain host buffers.
 #include "dcs/backend.hpp"
 
 #include <memory>
+#include <string>
 #include <vector>
+
+#include "dcs/parallel.hpp"
 
 namespace dcs {
 namespace {
@@ -34,6 +37,14 @@ StatsAccum PotentialBackend::compute(const Slab& slab, float* out) {
 
 std::unique_ptr<HostBuffer> PotentialBackend::allocate_host(std::size_t floats) {
   return allocate_plain_host(floats);
+}
+
+std::string PotentialBackend::reference_points(const System& system, const Physics& physics,
+                                               const Vec3* points, std::size_t n, double* out,
+                                               unsigned threads) {
+  reference_potential(system, physics, points, n, out, threads);
+  const unsigned used = resolve_threads(threads);
+  return "CPU, " + std::to_string(used) + (used == 1 ? " thread" : " threads");
 }
 
 }  // namespace dcs
