@@ -492,10 +492,14 @@ BenchTable points_table(const DeviceInfo& device, const Ceiling& ceiling,
       "cube in Morton order; one launch per evaluation (CUDA events around the kernel only, no "
       "transfers), after one warm-up, median of " +
           std::to_string(repetitions) + " repetitions.",
-      "points: one pair in 16 (Coulomb, eps = 4r) or 4 in 16 (screened) takes the FMA-pipe rsqrt; "
-      "points-mufu: every rsqrt on MUFU.",
+      "points: 4 pairs in 16 take the FMA-pipe rsqrt (DCS_POINTS_SOFTWARE in a variant build); "
+      "points-mufu: every rsqrt on MUFU; [knobs]: a build with other compile-time knobs "
+      "(points_kernel.cu).",
       "% of ceiling as in the kernel table: screened against the rsqrt + ex2 ceiling.",
       "max err / max abs V: 256 sampled points against the float64 CPU reference."};
+  // A build with other compile-time knobs (scripts/gpu/points_variants.sh) names its rows so.
+  const std::string tag = detail::points_variant();
+  const std::string variant = tag.empty() ? "" : " [" + tag + "]";
   const std::vector<std::size_t> atom_counts =
       options.atom_counts.empty() ? std::vector<std::size_t>{16000} : options.atom_counts;
   const std::vector<std::string> models =
@@ -515,10 +519,12 @@ BenchTable points_table(const DeviceInfo& device, const Ceiling& ceiling,
         DeviceBuffer<double> d_points(3 * count);
         d_points.upload(problem.points.front().data(), 3 * count, stream.view());
         DeviceBuffer<float> d_out(count);
-        table.rows.push_back(points_row(problem, detail::PointsRsqrt::kBalanced, "points", d_atoms,
-                                        d_points, d_out, repetitions, ceiling, stream));
-        table.rows.push_back(points_row(problem, detail::PointsRsqrt::kMufu, "points-mufu", d_atoms,
-                                        d_points, d_out, repetitions, ceiling, stream));
+        table.rows.push_back(points_row(problem, detail::PointsRsqrt::kBalanced,
+                                        ("points" + variant).c_str(), d_atoms, d_points, d_out,
+                                        repetitions, ceiling, stream));
+        table.rows.push_back(points_row(problem, detail::PointsRsqrt::kMufu,
+                                        ("points-mufu" + variant).c_str(), d_atoms, d_points, d_out,
+                                        repetitions, ceiling, stream));
       }
     }
   }

@@ -54,6 +54,14 @@
 // MUFU work comes in bursts between the tensor-core and staging phases (ncu: not selected,
 // dispatch and math-pipe stalls). ptxas -v: 103-128 registers, 0 spills, 23.9 KiB shared per
 // block of 128 threads, 4 blocks per SM.
+//
+// Variants to measure (compile-time knobs, off by default; scripts/gpu/points_variants.sh builds
+// and benches them, scripts/gpu/points_sass.py counts their straight loop): DCS_POINTS_PIPELINE
+// = S software-pipelines the straight rounds by hand (pipelined_round: the next stage's MMAs
+// before this stage's rsqrts; stages of kTiles / S point tiles, fewer registers for larger S),
+// DCS_POINTS_BUFFERS = 2 stages the next round into a second buffer after computing this one
+// (one barrier per round instead of two), DCS_POINTS_SOFTWARE the balanced policy's FMA-pipe
+// pairs per 16. Every variant adds each term in the default's order: the same bits.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -95,6 +103,20 @@ constexpr int kTilePairs = 4 * kTiles;  ///< a lane's pairs per atom tile
 #define DCS_POINTS_UNROLL 2
 #endif
 constexpr int kUnroll = DCS_POINTS_UNROLL;
+/// Staged rounds in shared memory (a tuning knob for points_variants.sh): 1, two barriers per
+/// round (stage, then compute); 2, one (the next round is staged into the other buffer after
+/// this one computes, while slower warps still compute, then one barrier).
+#ifndef DCS_POINTS_BUFFERS
+#define DCS_POINTS_BUFFERS 1
+#endif
+constexpr int kBuffers = DCS_POINTS_BUFFERS;
+static_assert(kBuffers == 1 || kBuffers == 2, "one or two staged rounds");
+/// Straight rounds software-pipelined by hand (pipelined_round): 0 off (the plain loop), S >= 1
+/// stages of kTiles / S point tiles (a tuning knob for points_variants.sh).
+#ifndef DCS_POINTS_PIPELINE
+#define DCS_POINTS_PIPELINE 0
+#endif
+constexpr int kPipeline = DCS_POINTS_PIPELINE;
 #ifndef DCS_POINTS_EXPERIMENT
 #define DCS_POINTS_EXPERIMENT 0  // 1, 2, 3: timing experiments (fast_tile), wrong values
 #endif
@@ -111,19 +133,52 @@ struct WarpPart {
   float total[2 * kTiles][32];         ///< per lane, row 2 m + r: the sum of finished chunks
 };
 
-/// The block's shared memory: a round of atoms as uploaded (copied ahead) and as staged, once
-/// for the block's four warps, and each warp's part.
+/// The atoms of a staged round, once for the block's four warps: fragment[j][lane], lane (g, t),
+/// is {B1[t], B1[t+4], B2[t], B2[t+4]} of atom 8 j + g (pipelined_round reads up to two tiles
+/// past the round: throw-away MMAs of its last stage, so it has two more); atom[i] is
+/// (-2 ax, -2 ay, -2 az, q), a = atom - centre in Å; q[i] the charge times the factor (0 for
+/// padding).
+#define DCS_POINTS_ROUND_FIELDS                              \
+  float4 fragment[kAtomTiles + (kPipeline > 0 ? 2 : 0)][32]; \
+  float4 atom[kRound];                                       \
+  float q[kRound];
+
+#if DCS_POINTS_BUFFERS == 2
+struct RoundStage {
+  DCS_POINTS_ROUND_FIELDS
+};
+#endif
+
+/// The block's shared memory: a round of atoms as uploaded (copied ahead) and as staged
+/// (kBuffers rounds; the one-buffer layout is flat, as before the knob, so that the default
+/// kernel's code is unchanged), and each warp's part.
 struct BlockStage {
-  float4 raw[kRound][2];            ///< thread i's atom of the next round (cp.async)
-  float4 fragment[kAtomTiles][32];  ///< lane (g, t): {B1[t], B1[t+4], B2[t], B2[t+4]} of atom g
-  float4 atom[kRound];              ///< (-2 ax, -2 ay, -2 az, q), a = atom - centre in Å
-  float q[kRound];                  ///< charge times the factor; 0 for padding
+  float4 raw[kRound][2];  ///< thread i's atom of the next round (cp.async)
+#if DCS_POINTS_BUFFERS == 2
+  RoundStage round[2];
+#else
+  DCS_POINTS_ROUND_FIELDS
+#endif
   WarpPart warp[kWarps];
   double box[kWarps][6];   ///< each warp's points' bounding box: lo, hi
   double radius2[kWarps];  ///< each warp's largest |p - c|^2 about the block's centre
   float centre[3];         ///< float(c)
   float centre_lo[3];      ///< float(c - float(c))
 };
+#if DCS_POINTS_BUFFERS != 2
+using RoundStage = BlockStage;
+#endif
+#undef DCS_POINTS_ROUND_FIELDS
+
+/// Staged round `buffer` of the block's shared memory.
+__device__ __forceinline__ RoundStage& staged_round(BlockStage& block,
+                                                    [[maybe_unused]] int buffer) {
+#if DCS_POINTS_BUFFERS == 2
+  return block.round[buffer];
+#else
+  return block;
+#endif
+}
 
 /// Finite x rounded to the nearest TF32 (10 fraction bits, low 13 bits zero; ties away from
 /// zero), as a float: two integer instructions where cvt.rna.tf32.f32 takes six (it also
@@ -189,6 +244,54 @@ __device__ __forceinline__ void point_row(float x, float y, float z, unsigned t,
   a2 = t == 0 ? p2h : t == 1 ? p2m : t == 2 ? p2l : 1.0f;
 }
 
+/// r^2 of the atom tile whose B fragments are b against Count point tiles from `first` on, the
+/// fast path's way: two chained MMAs per tile (header comment), no clamp or skip.
+template <int Count>
+__device__ __forceinline__ void fast_r2(float (&r2)[Count][4], const PointFragments& p, float4 b,
+                                        int first) {
+  constexpr float kZero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+  for (int k = 0; k < Count; ++k) {
+    const int m = first + k;
+    float partial[4];
+#if DCS_POINTS_EXPERIMENT == 3  // timing only: no tensor cores
+    for (int i = 0; i < 4; ++i) r2[k][i] = __uint_as_float(p.a1[m][i]) + b.x;
+    (void)partial;
+    (void)kZero;
+#else
+    mma_tf32(partial, p.a1[m], b.x, b.y, kZero);
+#if DCS_POINTS_EXPERIMENT == 1  // timing only: one MMA per tile
+    for (int i = 0; i < 4; ++i) r2[k][i] = partial[i] + b.z;
+#else
+    mma_tf32(r2[k], p.a2[m], b.z, b.w, partial);
+#endif
+#endif
+  }
+}
+
+/// The fast path's terms of those Count point tiles from `first` on (r^2 from fast_r2) with
+/// the atom tile's two atoms of this lane (charges q), added to energy in the order i = 0..3.
+template <int Software, int Count, class Model>
+__device__ __forceinline__ void fast_sum(float (&energy)[kTiles][2], const float (&r2)[Count][4],
+                                         float2 q, int first, Model model) {
+#pragma unroll
+  for (int k = 0; k < Count; ++k) {
+    const int m = first + k;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const float charge = i % 2 == 0 ? q.x : q.y;
+      float& e = energy[m][i / 2];
+#if DCS_POINTS_EXPERIMENT == 2  // timing only: no MUFU
+      e = fmaf(charge, r2[k][i], e);
+      continue;
+#endif
+      if (takes_software_rsqrt<Software>(4 * m + i))
+        e = add_unclamped_coulomb_term(e, charge, r2[k][i], FmaPipeRsqrt{}, model);
+      else e = add_unclamped_coulomb_term(e, charge, r2[k][i], HardwareRsqrt{}, model);
+    }
+  }
+}
+
 /// Atom tile j against every point tile: r^2 from the tensor cores without clamp or skip (the
 /// fast path: r >= rn >= min_distance there), except for the point tiles m with bit m of
 /// `exact`, which some atom of the tile comes near or skips: for them dx = p - a from the
@@ -197,14 +300,13 @@ __device__ __forceinline__ void point_row(float x, float y, float z, unsigned t,
 /// where the FMA-pipe cubic's 1.1e-6 would show most.
 template <int Software, class Model>
 __device__ __forceinline__ void atom_tile(float (&energy)[kTiles][2], const PointFragments& p,
-                                          const BlockStage& stage, const WarpPart& part, int j,
+                                          const RoundStage& stage, const WarpPart& part, int j,
                                           unsigned lane, unsigned exact, std::uint32_t index0,
                                           float min_r2, Model model) {
   const float4 b = stage.fragment[j][lane];
   const unsigned g = lane / 4u, t = lane % 4u;
   const int column = 8 * j + 2 * static_cast<int>(t);
   const float2 q = *reinterpret_cast<const float2*>(stage.q + column);
-  constexpr float kZero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
   for (int m = 0; m < kTiles; ++m) {
     if ((exact >> m) & 1u) {
@@ -227,31 +329,53 @@ __device__ __forceinline__ void atom_tile(float (&energy)[kTiles][2], const Poin
       }
       continue;
     }
-    float partial[4], r2[4];
-#if DCS_POINTS_EXPERIMENT == 3  // timing only: no tensor cores
-    for (int i = 0; i < 4; ++i) r2[i] = __uint_as_float(p.a1[m][i]) + b.x;
-    (void)partial;
-    (void)kZero;
-#else
-    mma_tf32(partial, p.a1[m], b.x, b.y, kZero);
-#if DCS_POINTS_EXPERIMENT == 1  // timing only: one MMA per tile
-    for (int i = 0; i < 4; ++i) r2[i] = partial[i] + b.z;
-#else
-    mma_tf32(r2, p.a2[m], b.z, b.w, partial);
-#endif
-#endif
+    float r2[1][4];
+    fast_r2(r2, p, b, m);
+    fast_sum<Software>(energy, r2, q, m, model);
+  }
+}
+
+/// A straight round (no near or skipped atom, every tile whole) software-pipelined by hand
+/// (DCS_POINTS_PIPELINE = S >= 1): the round is a sequence of kAtomTiles x S stages, stage s
+/// = atom tile s / S against point tiles kTiles / S (s % S) + [0, kTiles / S). While stage s's
+/// rsqrts and sums run, stage s + 1's MMAs are already issued into the other of two register
+/// sets (and the B fragments of stage s + 2's tile are loaded), so that the MUFU work of one
+/// stage overlaps the tensor-core latency of the next instead of waiting for it at the start of
+/// every step. The last stage's MMAs read a padding tile (thrown away) rather than branch.
+/// Every value is added to energy in the same order as atom_tile's (tile by tile, i = 0..3):
+/// the results are bitwise those of the plain loop.
+template <int Software, class Model>
+__device__ __forceinline__ void pipelined_round(float (&energy)[kTiles][2], const PointFragments& p,
+                                                const RoundStage& stage, unsigned lane,
+                                                Model model) {
+  constexpr int kSplit = kPipeline > 0 ? kPipeline : 1;  // (1 where the plain loop runs)
+  constexpr int kStageTiles = kTiles / kSplit;
+  constexpr int kBody = kUnroll * kSplit;  // stages per loop iteration: whole atom tiles
+  static_assert(kTiles % kSplit == 0, "a stage takes an equal share of the point tiles");
+  static_assert(kBody % 2 == 0 && kAtomTiles % kUnroll == 0,
+                "the two register sets alternate within one iteration");
+  static_assert((kBody + 1) / kSplit <= kUnroll + 1, "reads stay within the two padding tiles");
+  // Lane-relative pointers stepped per iteration, so that every load of the body has an
+  // immediate offset.
+  const float4* fragment = &stage.fragment[0][lane];
+  const float* charges = stage.q + 2 * static_cast<int>(lane % 4u);
+  float r2[2][kStageTiles][4];
+  fast_r2(r2[0], p, fragment[0], 0);
+  float4 b = fragment[32 * (1 / kSplit)];  // stage 1's tile
+#pragma unroll 1
+  for (int j0 = 0; j0 < kAtomTiles; j0 += kUnroll) {
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float charge = i % 2 == 0 ? q.x : q.y;
-      float& e = energy[m][i / 2];
-#if DCS_POINTS_EXPERIMENT == 2  // timing only: no MUFU
-      e = fmaf(charge, r2[i], e);
-      continue;
-#endif
-      if (takes_software_rsqrt<Software>(4 * m + i))
-        e = add_unclamped_coulomb_term(e, charge, r2[i], FmaPipeRsqrt{}, model);
-      else e = add_unclamped_coulomb_term(e, charge, r2[i], HardwareRsqrt{}, model);
+    for (int k = 0; k < kBody; ++k) {
+      // Stage s = kSplit j0 + k: the next stage's MMAs first (its tile's fragments are in b),
+      // then the fragments of stage s + 2's tile if it is another one, then this stage's terms.
+      // Past the round's last tile these are throw-away reads of the two padding tiles.
+      fast_r2(r2[(k + 1) % 2], p, b, kStageTiles * ((k + 1) % kSplit));
+      if ((k + 2) / kSplit != (k + 1) / kSplit) b = fragment[32 * ((k + 2) / kSplit)];
+      const float2 q = *reinterpret_cast<const float2*>(charges + 8 * (k / kSplit));
+      fast_sum<Software>(energy, r2[k % 2], q, kStageTiles * (k % kSplit), model);
     }
+    fragment += 32 * kUnroll;
+    charges += 8 * kUnroll;
   }
 }
 
@@ -277,19 +401,20 @@ __device__ __forceinline__ void prefetch_atom(BlockStage& stage, const PointsAto
 /// Thread i stages atom base + i of the chunk that ends at chunk_end (padding past it: q = 0,
 /// r^2 >= 1) as seen from the block's centre: its B fragments in the order the MMA reads them,
 /// the plain offsets and the charge.
-__device__ __forceinline__ void stage_atom(BlockStage& stage, std::uint32_t base,
+__device__ __forceinline__ void stage_atom(BlockStage& block, int buffer, std::uint32_t base,
                                            std::uint32_t chunk_end) {
+  RoundStage& stage = staged_round(block, buffer);
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   const int slot = static_cast<int>(threadIdx.x);
   float ax2 = 0.0f, ay2 = 0.0f, az2 = 0.0f, a2 = 1.0f, q = 0.0f;  // -2a, |a|^2
   if (base + threadIdx.x < chunk_end) {
-    const float4 hi = stage.raw[slot][0];  // x, y, z, q: this thread's own copy
-    const float4 lo = stage.raw[slot][1];
+    const float4 hi = block.raw[slot][0];  // x, y, z, q: this thread's own copy
+    const float4 lo = block.raw[slot][1];
     // (hi - c) is exact when the atom is near (Sterbenz) and rounded relative to the offset
     // otherwise; the remainders' difference is tiny: one more rounding of the offset's size.
-    const float ax = (hi.x - stage.centre[0]) + (lo.x - stage.centre_lo[0]);
-    const float ay = (hi.y - stage.centre[1]) + (lo.y - stage.centre_lo[1]);
-    const float az = (hi.z - stage.centre[2]) + (lo.z - stage.centre_lo[2]);
+    const float ax = (hi.x - block.centre[0]) + (lo.x - block.centre_lo[0]);
+    const float ay = (hi.y - block.centre[1]) + (lo.y - block.centre_lo[1]);
+    const float az = (hi.z - block.centre[2]) + (lo.z - block.centre_lo[2]);
     q = hi.w;
     a2 = fmaf(ax, ax, fmaf(ay, ay, az * az));
     ax2 = -2.0f * ax;
@@ -319,7 +444,7 @@ __device__ __forceinline__ void stage_atom(BlockStage& stage, std::uint32_t base
 /// skip of one of its points (a lane's points are in tiles lane / 16 and 2 + lane / 16; bit
 /// skip - first, none when the difference, unsigned, is 32 or more). Most rounds have no atom
 /// within the warp's outer sphere and none of its skips: one vote per 32 says so.
-__device__ __forceinline__ void mark_near(const BlockStage& stage, WarpPart& part,
+__device__ __forceinline__ void mark_near(const RoundStage& stage, WarpPart& part,
                                           std::uint32_t base, std::uint32_t chunk_end,
                                           bool group_skips, const std::uint32_t (&skip)[2]) {
   const unsigned lane = threadIdx.x % 32u;
@@ -531,47 +656,88 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const auto model = device_pair_model<Kind>(launch.screen_c);
   const auto atom_count = static_cast<std::uint32_t>(launch.atom_count);
   const auto chunk_atoms = static_cast<std::uint32_t>(launch.chunk_atoms);
+  // Every pair of one staged round with the warp's points, added to energy.
+  const auto compute_round = [&](const RoundStage& round, float(&energy)[kTiles][2],
+                                 std::uint32_t base, std::uint32_t chunk_end) {
+    mark_near(round, part, base, chunk_end, group_skips, skip);
+    __syncwarp();
+    // Whole tiles of 8 (at most 7 padding atoms per chunk); a round without a near or skip
+    // atom (the usual case) runs straight, others decide per tile.
+    const int tiles =
+        static_cast<int>(min(static_cast<std::uint32_t>(kAtomTiles), (chunk_end - base + 7u) / 8u));
+    unsigned any = 0;
+#pragma unroll
+    for (int m = 0; m < kTiles; ++m) {
+#pragma unroll
+      for (int sub = 0; sub < kSubRounds; ++sub) any |= part.exact[m][sub];
+    }
+    if (kPipeline > 0 && tiles == kAtomTiles && any == 0u) {
+      pipelined_round<Software>(energy, fragments, round, lane, model);
+    } else if (tiles == kAtomTiles && any == 0u) {
+#pragma unroll kUnroll
+      for (int j = 0; j < kAtomTiles; ++j)
+        atom_tile<Software>(energy, fragments, round, part, j, lane, 0u, base, min_r2, model);
+    } else {
+#pragma unroll 1
+      for (int j = 0; j < tiles; ++j) {
+        unsigned tile_exact = 0;
+#pragma unroll
+        for (int m = 0; m < kTiles; ++m)
+          tile_exact |= ((part.exact[m][j / 4] >> (8 * (j % 4))) & 0xffu) != 0u ? 1u << m : 0u;
+        atom_tile<Software>(energy, fragments, round, part, j, lane, tile_exact, base, min_r2,
+                            model);
+      }
+    }
+  };
   prefetch_atom(stage, launch.d_atoms, 0, min(atom_count, chunk_atoms));
+  // The round after [base, chunk_end): the next of its chunk or the first of the next chunk
+  // (that one's end in next_end); atom_count after the last.
+  const auto following = [atom_count, chunk_atoms](std::uint32_t base, std::uint32_t chunk_end,
+                                                   std::uint32_t& next_end) {
+    const std::uint32_t next = base + kRound < chunk_end ? base + kRound : chunk_end;
+    next_end = next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms);
+    return next;
+  };
+  int buffer = 0;  // kBuffers == 2: the staged round that computes (they alternate)
+  if constexpr (kBuffers == 2) {
+    // The first round is staged before the loop; the loop stages each next one.
+    const std::uint32_t first_end = min(atom_count, chunk_atoms);
+    stage_atom(stage, 0, 0, first_end);
+    std::uint32_t next_end;
+    const std::uint32_t next = following(0, first_end, next_end);
+    if (next < atom_count) prefetch_atom(stage, launch.d_atoms, next, next_end);
+    __syncthreads();
+  }
   for (std::uint32_t chunk = 0; chunk < atom_count; chunk += chunk_atoms) {
     const std::uint32_t chunk_end = min(atom_count, chunk + chunk_atoms);
     float energy[kTiles][2] = {};
     for (std::uint32_t base = chunk; base < chunk_end; base += kRound) {
-      __syncthreads();  // every warp is done with the previous round
-      stage_atom(stage, base, chunk_end);
-      // The next round (of this chunk or the next; none after the last) copies in while the
-      // block computes this one: stage.raw is free once staged.
-      const std::uint32_t next = base + kRound < chunk_end ? base + kRound : chunk_end;
-      if (next < atom_count)
-        prefetch_atom(stage, launch.d_atoms, next,
-                      next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms));
-      __syncthreads();
-      if (!active) continue;
-      mark_near(stage, part, base, chunk_end, group_skips, skip);
-      __syncwarp();
-      // Whole tiles of 8 (at most 7 padding atoms per chunk); a round without a near or skip
-      // atom (the usual case) runs straight, others decide per tile.
-      const int tiles = static_cast<int>(
-          min(static_cast<std::uint32_t>(kAtomTiles), (chunk_end - base + 7u) / 8u));
-      unsigned any = 0;
-#pragma unroll
-      for (int m = 0; m < kTiles; ++m) {
-#pragma unroll
-        for (int sub = 0; sub < kSubRounds; ++sub) any |= part.exact[m][sub];
-      }
-      if (tiles == kAtomTiles && any == 0u) {
-#pragma unroll kUnroll
-        for (int j = 0; j < kAtomTiles; ++j)
-          atom_tile<Software>(energy, fragments, stage, part, j, lane, 0u, base, min_r2, model);
+      if constexpr (kBuffers == 1) {
+        __syncthreads();  // every warp is done with the previous round
+        stage_atom(stage, 0, base, chunk_end);
+        // The next round (of this chunk or the next; none after the last) copies in while the
+        // block computes this one: stage.raw is free once staged.
+        const std::uint32_t next = base + kRound < chunk_end ? base + kRound : chunk_end;
+        if (next < atom_count)
+          prefetch_atom(stage, launch.d_atoms, next,
+                        next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms));
+        __syncthreads();
+        if (!active) continue;
+        compute_round(staged_round(stage, 0), energy, base, chunk_end);
       } else {
-#pragma unroll 1
-        for (int j = 0; j < tiles; ++j) {
-          unsigned tile_exact = 0;
-#pragma unroll
-          for (int m = 0; m < kTiles; ++m)
-            tile_exact |= ((part.exact[m][j / 4] >> (8 * (j % 4))) & 0xffu) != 0u ? 1u << m : 0u;
-          atom_tile<Software>(energy, fragments, stage, part, j, lane, tile_exact, base, min_r2,
-                              model);
+        if (active) compute_round(staged_round(stage, buffer), energy, base, chunk_end);
+        // The next round goes into the other buffer, whose last readers (the previous round)
+        // passed the last barrier; the copy of the one after starts; then one barrier.
+        std::uint32_t next_end;
+        const std::uint32_t next = following(base, chunk_end, next_end);
+        if (next < atom_count) {
+          stage_atom(stage, buffer ^ 1, next, next_end);
+          std::uint32_t after_end;
+          const std::uint32_t after = following(next, next_end, after_end);
+          if (after < atom_count) prefetch_atom(stage, launch.d_atoms, after, after_end);
         }
+        __syncthreads();
+        buffer ^= 1;
       }
     }
     // One float sum per chunk, added in chunk order (the first overwrites); each lane touches
@@ -602,9 +768,14 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 /// FMA-pipe rsqrt pairs of a lane's kTilePairs per atom tile for the balanced policy: the
 /// tensor cores leave most issue slots free, so a quarter of the rsqrts (Coulomb, eps = k r;
 /// the screened term's EX2 stays on MUFU either way) go to the FMA pipe.
+/// DCS_POINTS_SOFTWARE overrides the count (a tuning knob for points_variants.sh).
 template <PairKind Kind>
 constexpr int balanced_software_pairs() {
+#ifdef DCS_POINTS_SOFTWARE
+  return DCS_POINTS_SOFTWARE;
+#else
   return kTilePairs / 4;
+#endif
 }
 
 template <PairKind Kind>
@@ -634,6 +805,23 @@ std::vector<PointsAtom> pack_points_atoms(const System& system, double factor,
     rank[order[place]] = static_cast<std::uint32_t>(place);
   }
   return atoms;
+}
+
+std::string points_variant() {
+  // The knobs that differ from the defaults (the #ifndef blocks above and points_kernel.hpp).
+  std::string tag;
+  const auto knob = [&tag](bool differs, const char* name, const std::string& value) {
+    if (differs) tag += (tag.empty() ? "" : " ") + std::string(name) + value;
+  };
+  knob(kTiles != 4, "T", std::to_string(kTiles));
+  knob(kBlocksPerSm != 4, "B", std::to_string(kBlocksPerSm));
+  knob(kNearFraction != 0.5, "F", std::to_string(kNearFraction).substr(0, 4));
+  knob(kUnroll != 2, "U", std::to_string(kUnroll));
+  knob(kPipeline != 0, "P", std::to_string(kPipeline));
+  knob(balanced_software_pairs<PairKind::kCoulomb>() != kTilePairs / 4, "S",
+       std::to_string(balanced_software_pairs<PairKind::kCoulomb>()));
+  knob(DCS_POINTS_EXPERIMENT != 0, "X", std::to_string(DCS_POINTS_EXPERIMENT));
+  return tag;
 }
 
 void launch_points(const PointsLaunch& launch, StreamView stream) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dcs/atoms.hpp"
@@ -71,6 +72,11 @@ struct PointsLaunch {
   float screen_c = 0.0f;  ///< screened term: -kappa log2(e), per Å
   PointsRsqrt rsqrt = PointsRsqrt::kBalanced;
 };
+
+/// The compile-time knobs of this build's points kernel that differ from the defaults
+/// (DCS_POINTS_* in points_kernel.cu; e.g. "P1 B5"), empty for the default kernel: the
+/// benchmark names its rows with it, so a variant build shows that its flags reached the kernel.
+std::string points_variant();
 
 /// Enqueues one launch that writes out[0, n): every point summed over atoms [0, atom_count) in
 /// chunks of chunk_atoms (a float sum per chunk, added in chunk order), skip[i] left out.
