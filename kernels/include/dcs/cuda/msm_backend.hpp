@@ -37,7 +37,9 @@ struct MsmCudaPrepareTimings {
 MsmCudaPrepareTimings msm_cuda_prepare_timings(const PotentialBackend& backend);
 
 /// The finest lattice's long-range potential (e/Å) as the device holds it, downloaded (tests
-/// compare it with the CPU solve's, msm_prepare_host). Same preconditions.
+/// compare it with the CPU solve's, msm_prepare_host). Same preconditions. Testing aid: with
+/// DCS_MSM_TESTING_DIRECT_SUMS=1 set at prepare(), every level sum runs the one-thread-per-point
+/// direct kernel instead of the tiled one (the two must give the same bits).
 MsmLatticeValues msm_cuda_finest_lattice(const PotentialBackend& backend);
 
 }  // namespace dcs::cuda
