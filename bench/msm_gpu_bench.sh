@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# MSM on one GPU at the goal: 1.5e6 atoms (apbs-data molecules tiled at a protein's
-# density) x 464^3 at 1e-3 relative RMS, goal <= 1 s on one H100. Runs the DCS_MSM_BENCH test of
-# tests/cuda/msm (prepare = the CPU lattice + upload, then the slabs: kernel, plane statistics,
-# download, each timed; the error against the exact CUDA backend on three planes) for each
-# target in MSM_BENCH_ERRORS (default 1e-3), and writes the output to OUT/msm_gpu_bench.md.
-# prepare() is the CPU's lattice solve (libdcs/src/msm), timed apart from the slabs: for 1.5e6
-# random atoms at 0.1/A^3 and 464^3 at 1e-3 it took 9.9 s wall on 2 busy shared cores of the
-# build machine (perf: the lattice FFT ~45%, anterpolation ~15%), so the 1 s goal needs more
-# than the short-range kernel; the slab times printed are the GPU's.
+# MSM on one GPU at the goals: 1.5e6 atoms (apbs-data molecules tiled at a protein's
+# density) x 464^3 at 1e-3 relative RMS, goal <= 1 s on one H100; and 1e8 atoms x 2048^3
+# (DCS_MSM_BENCH_ATOMS=100000000 DCS_MSM_BENCH_GRID=2048), goal <= 60 s. Runs the DCS_MSM_BENCH
+# test of tests/cuda/msm (prepare: the atoms converted and uploaded, then the device's binning,
+# anterpolation, restriction, level sums and prolongation, each timed with CUDA events; then the
+# slabs: kernel, plane statistics, download; the error against the exact CUDA backend at 4096
+# sampled points) for each target in MSM_BENCH_ERRORS (default 1e-3), and writes the output to
+# OUT/msm_gpu_bench.md. The test keeps one slab on the host, never the map; it prints the host's
+# peak RSS (the tiled System's Atom records dominate: ~180 bytes an atom).
 # Usage: bench/msm_gpu_bench.sh BUILD_DIR OUT_DIR   (BUILD_DIR built with dcs_cuda_msm_tests)
 # Environment: DCS_MSM_BENCH_ATOMS (1500000), DCS_MSM_BENCH_GRID (464), DCS_MSM_BENCH_DENSITY
 # (0.1 atoms/A^3), MSM_BENCH_ERRORS.

@@ -1,5 +1,6 @@
-// MSM on one CUDA device (dcs/cuda/msm_backend.hpp): the lattice hierarchy and the bins are the
-// CPU backend's (msm_prepare_host), uploaded once; each slab is one launch of the MSM kernel
+// MSM on one CUDA device (dcs/cuda/msm_backend.hpp): prepare() uploads the atoms once, bins
+// them (atom_bins.hpp) and solves the lattice hierarchy (device_lattice.hpp) on the device, on
+// the plan the CPU solve uses (dcs/msm_plan.hpp); each slab is one launch of the MSM kernel
 // (msm_kernels.cu), then one reduction per plane and the download, as CudaBackend does.
 #include <cuda_runtime.h>
 
@@ -8,20 +9,26 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "atom_bins.hpp"
 #include "cuda_check.hpp"
 #include "dcs/cuda/msm_backend.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "dcs/msm.hpp"
+#include "dcs/msm_plan.hpp"
 #include "dcs/parallel.hpp"
+#include "dcs/physics.hpp"
 #include "dcs/timer.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
+#include "device_lattice.hpp"
 #include "msm_kernels.hpp"
 #include "reduce/reduce.hpp"
 #include "stream.hpp"
@@ -51,6 +58,7 @@ class MsmCudaBackend final : public PotentialBackend {
     kernels_ = std::make_unique<Event>();
     statistics_ = std::make_unique<Event>();
     download_ = std::make_unique<Event>();
+    for (auto& staged : staged_) staged = std::make_unique<Event>();
   }
 
   std::string name() const override { return exact_->name() + "+msm"; }
@@ -61,82 +69,185 @@ class MsmCudaBackend final : public PotentialBackend {
 
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     check_grid(grid);
+    // The CPU backend's checks (libdcs/src/msm/prepared.cpp), before any device work.
+    if (system.atoms.empty()) throw UsageError("no atoms to compute");
+    if (pair_term(physics).kind != PairKind::kCoulomb)
+      throw UsageError("--method msm supports the Coulomb model only; the " +
+                       describe_model(physics) + " model needs --method exact");
+    if (physics.min_distance >= 0.5 * parameters_.cutoff)
+      throw UsageError("--method msm needs --min-distance below half the MSM cutoff (" +
+                       std::to_string(parameters_.cutoff) + " A)");
+    const std::size_t n = system.atoms.size();
+    if (n >= std::numeric_limits<std::uint32_t>::max())
+      throw UsageError("CUDA msm: " + std::to_string(n) +
+                       " atoms exceed the kernel's 32-bit bin offsets");
     const auto start = std::chrono::steady_clock::now();
     timings_ = {};
-    const MsmHostData data = msm_prepare_host(system, grid, physics, parameters_, pool_);
-    if (data.atoms.size() >= std::numeric_limits<std::uint32_t>::max())
-      throw UsageError("CUDA msm: " + std::to_string(data.atoms.size()) +
-                       " atoms exceed the kernel's 32-bit bin offsets");
-    for (int d = 0; d < 3; ++d)
-      if (data.bins[static_cast<std::size_t>(d)] > INT_MAX ||
-          data.lattice_n[static_cast<std::size_t>(d)] > INT_MAX)
-        throw UsageError("CUDA msm: the bins or the lattice are too large for the kernel");
-
-    // Host copies in the kernel's types.
-    std::vector<MsmAtom> atoms(data.atoms.size());
-    for (std::size_t i = 0; i < atoms.size(); ++i)
-      atoms[i] = {data.atoms[i][0], data.atoms[i][1], data.atoms[i][2], data.atoms[i][3]};
-    std::vector<std::uint32_t> starts(data.bin_start.size());
-    for (std::size_t b = 0; b < starts.size(); ++b)
-      starts[b] = static_cast<std::uint32_t>(data.bin_start[b]);
-    std::array<std::vector<int>, 3> base;
-    for (std::size_t d = 0; d < 3; ++d) {
-      base[d].resize(data.base[d].size());
-      for (std::size_t i = 0; i < base[d].size(); ++i)
-        base[d][i] = static_cast<int>(data.base[d][i] - data.lattice_lo[d]);
-    }
+    prepare_timings_ = {};
+    prepared_ = false;
+    d_atoms_ = DeviceBuffer<MsmAtom>();
+    d_bin_start_ = DeviceBuffer<std::uint32_t>();
+    d_lattice_ = DeviceBuffer<double>();
 
     ScopedDevice scoped(device_.ordinal);
     const detail::StreamView stream = stream_->view();
-    d_atoms_ = DeviceBuffer<MsmAtom>(atoms.size());
-    d_atoms_.upload(atoms.data(), atoms.size(), stream);
-    d_bin_start_ = DeviceBuffer<std::uint32_t>(starts.size());
-    d_bin_start_.upload(starts.data(), starts.size(), stream);
-    d_lattice_ = DeviceBuffer<double>(data.lattice.size());
-    d_lattice_.upload(data.lattice.data(), data.lattice.size(), stream);
+    // The atoms, once, through two pinned staging buffers (conversion of one chunk on the pool
+    // overlaps the copy of the other) with their bounding box (min/max: any order, same bits).
+    DeviceBuffer<MsmAtom> d_input(n);
+    Vec3 atoms_lower = system.atoms[0].position, atoms_upper = atoms_lower;
+    {
+      for (auto& staging : h_staging_)
+        if (staging.size() < kStagingAtoms) staging = detail::PinnedBuffer<MsmAtom>(kStagingAtoms);
+      std::mutex merge;
+      for (std::size_t begin = 0, chunk = 0; begin < n; begin += kStagingAtoms, ++chunk) {
+        const std::size_t buffer = chunk % 2, count = std::min(kStagingAtoms, n - begin);
+        if (chunk >= 2) staged_[buffer]->synchronize();  // its previous copy has left it
+        MsmAtom* out = h_staging_[buffer].data();
+        pool_.parallel_for(
+            count,
+            [&](std::size_t b, std::size_t e) {
+              Vec3 lo = system.atoms[begin + b].position, hi = lo;
+              for (std::size_t i = b; i < e; ++i) {
+                const Atom& atom = system.atoms[begin + i];
+                out[i] = {atom.position[0], atom.position[1], atom.position[2], atom.charge};
+                for (int d = 0; d < 3; ++d) {
+                  lo[d] = std::min(lo[d], atom.position[d]);
+                  hi[d] = std::max(hi[d], atom.position[d]);
+                }
+              }
+              const std::lock_guard<std::mutex> lock(merge);
+              for (int d = 0; d < 3; ++d) {
+                atoms_lower[d] = std::min(atoms_lower[d], lo[d]);
+                atoms_upper[d] = std::max(atoms_upper[d], hi[d]);
+              }
+            },
+            4096);
+        d_input.upload(out, count, stream, begin);
+        staged_[buffer]->record(stream);
+      }
+    }
+    // The plan (as the CPU's Prepared::build): the lattice covers the atoms and the map.
+    Vec3 lower = grid.origin, upper = grid.point(grid.nx() - 1, grid.ny() - 1, grid.nz() - 1);
+    for (int d = 0; d < 3; ++d) {
+      lower[d] = std::min(lower[d], atoms_lower[d]);
+      upper[d] = std::max(upper[d], atoms_upper[d]);
+    }
+    const MsmLatticePlan plan = msm_lattice_plan(parameters_, lower, upper);
+    const MsmBins bins = msm_bins(parameters_.cutoff, atoms_lower, atoms_upper);
+    const MsmExtent& finest = plan.levels[0];
+    for (std::size_t d = 0; d < 3; ++d)
+      if (bins.n[d] > INT_MAX || finest.n[d] > INT_MAX / 4)
+        throw UsageError("CUDA msm: the bins or the lattice are too large for the kernel");
+    std::array<std::vector<int>, 3> base;
+    std::array<std::vector<double>, 3> weights;
+    for (std::size_t d = 0; d < 3; ++d) {
+      MsmAxisWeights w = msm_axis_weights(plan, grid, static_cast<int>(d));
+      base[d].resize(w.base.size());
+      for (std::size_t i = 0; i < base[d].size(); ++i)
+        base[d][i] = static_cast<int>(w.base[i] - finest.lo[d]);
+      weights[d] = std::move(w.w);
+    }
+    // Device memory at its peak, the cell sort (device_lattice.hpp): the input, the binned copy,
+    // the cell-sorted copy (32 bytes an atom each), the sort's keys and indices (16), the cell
+    // starts (4 a finest point) and the bin starts; later the lattices' ~23 bytes a finest point
+    // beside the binned copy. 1e8 atoms (a 1000 A box) and a 2048^3 map: the finest lattice is
+    // ~690^3 = 3.3e8 points, so 11.2 GB + 1.3 GB at the sort and 3.2 + 7.6 GB at the level sums,
+    // ~12.5 GB, then 3.3 GB (binned atoms, finest potential) kept for the slabs.
+    const std::size_t L = finest.points();
+    const auto bin_count = static_cast<std::size_t>(bins.n[0] * bins.n[1] * bins.n[2]);
+    prepare_timings_.device_peak_bytes =
+        std::max(112 * n + 4 * L + 4 * bin_count, 32 * n + 4 * bin_count + 23 * L);
+    prepare_timings_.levels = static_cast<int>(plan.levels.size());
+    prepare_timings_.lattice_points = plan.lattice_points();
+    prepare_timings_.host = seconds_since(start);
+
+    // Short-range bins (stable: input order within a bin), then the lattice hierarchy.
+    detail::MsmStepTimer timer;
+    {
+      detail::BoxBins box;
+      for (int d = 0; d < 3; ++d) {
+        box.lower[d] = bins.lower[d];
+        box.n[d] = bins.n[static_cast<std::size_t>(d)];
+      }
+      box.side = bins.side;
+      timer.begin(detail::MsmStep::Binning, stream);
+      detail::bin_atoms(d_input.data(), n, box, d_atoms_, d_bin_start_, stream);
+      timer.end(stream);
+    }
+    const char* direct = std::getenv("DCS_MSM_TESTING_DIRECT_SUMS");
+    detail::solve_lattice_on_device(plan, std::move(d_input), direct != nullptr && *direct == '1',
+                                    d_lattice_, stream, timer);
     for (std::size_t d = 0; d < 3; ++d) {
       d_base_[d] = DeviceBuffer<int>(base[d].size());
       d_base_[d].upload(base[d].data(), base[d].size(), stream);
-      d_weights_[d] = DeviceBuffer<double>(data.weights[d].size());
-      d_weights_[d].upload(data.weights[d].data(), data.weights[d].size(), stream);
+      d_weights_[d] = DeviceBuffer<double>(weights[d].size());
+      d_weights_[d].upload(weights[d].data(), weights[d].size(), stream);
     }
     stream.synchronize();  // the host vectors go out of scope
+    const std::vector<double> step = timer.seconds();
+    prepare_timings_.binning = step[static_cast<std::size_t>(detail::MsmStep::Binning)];
+    prepare_timings_.anterpolation = step[static_cast<std::size_t>(detail::MsmStep::Anterpolation)];
+    prepare_timings_.restriction = step[static_cast<std::size_t>(detail::MsmStep::Restriction)];
+    prepare_timings_.level_sums = step[static_cast<std::size_t>(detail::MsmStep::LevelSums)];
+    prepare_timings_.prolongation = step[static_cast<std::size_t>(detail::MsmStep::Prolongation)];
+    lattice_extent_ = finest;
 
     detail::MsmSlabLaunch& l = launch_;
     l = detail::MsmSlabLaunch{};
     l.d_atoms = d_atoms_.data();
     l.d_bin_start = d_bin_start_.data();
     for (std::size_t d = 0; d < 3; ++d) {
-      l.bin_lower[d] = data.bin_lower[d];
-      l.bins[d] = static_cast<int>(data.bins[d]);
-      l.lattice_n[d] = static_cast<int>(data.lattice_n[d]);
+      l.bin_lower[d] = bins.lower[d];
+      l.bins[d] = static_cast<int>(bins.n[d]);
+      l.lattice_n[d] = static_cast<int>(finest.n[d]);
       l.d_base[d] = d_base_[d].data();
       l.d_weights[d] = d_weights_[d].data();
       l.origin[d] = grid.origin[d];
       l.spacing[d] = grid.spacing[d];
     }
-    l.bin_side = data.bin_side;
+    l.bin_side = bins.side;
     l.split = parameters_.split;
-    for (std::size_t n = 0; n < data.gamma.size(); ++n)
-      l.poly[n] = static_cast<float>(data.gamma[n] / data.cutoff);
-    l.a2 = static_cast<float>(data.cutoff * data.cutoff);
-    l.inv_a2 = static_cast<float>(1.0 / (data.cutoff * data.cutoff));
-    l.min_r2 = static_cast<float>(data.min_distance * data.min_distance);
-    l.cutoff = data.cutoff;
+    const std::array<double, 7> gamma = msm_gamma(parameters_);
+    const double a = parameters_.cutoff;
+    for (std::size_t k = 0; k < gamma.size(); ++k) l.poly[k] = static_cast<float>(gamma[k] / a);
+    l.a2 = static_cast<float>(a * a);
+    l.inv_a2 = static_cast<float>(1.0 / (a * a));
+    l.min_r2 = static_cast<float>(physics.min_distance * physics.min_distance);
+    l.cutoff = a;
     l.d_lattice = d_lattice_.data();
-    l.order = data.order;
+    l.order = parameters_.order;
     l.nx = static_cast<int>(grid.nx());
     l.ny = static_cast<int>(grid.ny());
     l.nz = static_cast<int>(grid.nz());
-    l.factor = data.factor;
+    l.factor = coulomb_factor(physics);
     grid_ = grid;
     prepared_ = true;
+    prepare_timings_.total = seconds_since(start);
+    timings_.upload = prepare_timings_.total;
     log().debug(
-        "CUDA msm on device {}: {} atoms in {}x{}x{} bins of {} A, lattice {}x{}x{}, "
-        "tiles of {}x{}x{} points",
-        device_.ordinal, atoms.size(), l.bins[0], l.bins[1], l.bins[2], l.bin_side, l.lattice_n[0],
-        l.lattice_n[1], l.lattice_n[2], detail::kMsmTileX, detail::kMsmTileY, detail::kMsmTileZ);
-    timings_.upload = seconds_since(start);
+        "CUDA msm on device {}: {} atoms in {}x{}x{} bins of {} A, lattice {}x{}x{} on {} "
+        "levels; prepare {:.3f} s (host {:.3f}, binning {:.3f}, anterpolation {:.3f}, "
+        "restriction {:.3f}, level sums {:.3f}, prolongation {:.3f})",
+        device_.ordinal, n, l.bins[0], l.bins[1], l.bins[2], l.bin_side, l.lattice_n[0],
+        l.lattice_n[1], l.lattice_n[2], prepare_timings_.levels, prepare_timings_.total,
+        prepare_timings_.host, prepare_timings_.binning, prepare_timings_.anterpolation,
+        prepare_timings_.restriction, prepare_timings_.level_sums, prepare_timings_.prolongation);
+  }
+
+  cuda::MsmCudaPrepareTimings prepare_timings() const {
+    if (!prepared_) throw UsageError("CUDA msm: no prepare() yet");
+    return prepare_timings_;
+  }
+
+  MsmLatticeValues finest_lattice() {
+    if (!prepared_) throw UsageError("CUDA msm: no prepare() yet");
+    ScopedDevice scoped(device_.ordinal);
+    MsmLatticeValues values;
+    values.extent = lattice_extent_;
+    values.v.resize(d_lattice_.size());
+    d_lattice_.download(values.v.data(), values.v.size(), stream_->view());
+    stream_->synchronize();
+    return values;
   }
 
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
@@ -238,6 +349,9 @@ class MsmCudaBackend final : public PotentialBackend {
   std::unique_ptr<Stream> stream_;
   std::unique_ptr<Event> start_, kernels_, statistics_, download_;
   detail::ReduceWorkspace workspace_;
+  static constexpr std::size_t kStagingAtoms = std::size_t{1} << 20;  ///< 32 MiB each
+  detail::PinnedBuffer<MsmAtom> h_staging_[2];
+  std::unique_ptr<Event> staged_[2];  ///< a staging buffer's copy has been issued
   DeviceBuffer<MsmAtom> d_atoms_;
   DeviceBuffer<std::uint32_t> d_bin_start_;
   DeviceBuffer<double> d_lattice_;
@@ -250,9 +364,25 @@ class MsmCudaBackend final : public PotentialBackend {
   GridSpec grid_;
   bool prepared_ = false;
   BackendTimings timings_;
+  cuda::MsmCudaPrepareTimings prepare_timings_;
+  MsmExtent lattice_extent_;
 };
 
+const MsmCudaBackend& msm_backend(const PotentialBackend& backend) {
+  const auto* msm = dynamic_cast<const MsmCudaBackend*>(&backend);
+  if (msm == nullptr) throw UsageError("not a CUDA msm backend: " + backend.name());
+  return *msm;
+}
+
 }  // namespace
+
+MsmCudaPrepareTimings msm_cuda_prepare_timings(const PotentialBackend& backend) {
+  return msm_backend(backend).prepare_timings();
+}
+
+MsmLatticeValues msm_cuda_finest_lattice(const PotentialBackend& backend) {
+  return const_cast<MsmCudaBackend&>(msm_backend(backend)).finest_lattice();
+}
 
 std::unique_ptr<PotentialBackend> make_msm_cuda_backend(std::unique_ptr<PotentialBackend> exact,
                                                         const MsmParameters& parameters,

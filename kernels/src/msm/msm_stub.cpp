@@ -13,4 +13,12 @@ std::unique_ptr<PotentialBackend> make_msm_cuda_backend(std::unique_ptr<Potentia
   throw CudaError("MSM on a CUDA device is not available: built without CUDA");
 }
 
+MsmCudaPrepareTimings msm_cuda_prepare_timings(const PotentialBackend&) {
+  throw CudaError("MSM on a CUDA device is not available: built without CUDA");
+}
+
+MsmLatticeValues msm_cuda_finest_lattice(const PotentialBackend&) {
+  throw CudaError("MSM on a CUDA device is not available: built without CUDA");
+}
+
 }  // namespace dcs::cuda

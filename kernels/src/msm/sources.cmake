@@ -1,6 +1,10 @@
-# Multilevel summation on the device: the slab kernel and its backend (the lattices are built on
-# the CPU by libdcs/src/msm). Included by kernels/CMakeLists.txt inside the CUDA branch.
+# Multilevel summation on the device: the binning, the lattice hierarchy, the slab kernel and
+# the backend (the plan of the lattices comes from libdcs/src/msm/plan.cpp). Included by
+# kernels/CMakeLists.txt inside the CUDA branch.
 set(DCS_MSM_SOURCES
+  src/msm/atom_bins.cu
+  src/msm/lattice_kernels.cu
+  src/msm/device_lattice.cpp
   src/msm/msm_kernels.cu
   src/msm/msm_cuda_backend.cpp
 )

@@ -57,8 +57,9 @@ std::unique_ptr<PotentialBackend> make_msm_backend(std::unique_ptr<PotentialBack
                                                    const MsmParameters& parameters,
                                                    const BackendOptions& options);
 
-/// One MSM prepare() in plain arrays, for a backend that computes the map elsewhere (the CUDA
-/// one, kernels/src/msm/): the same lattice, bins and weights the CPU backend computes from.
+/// One CPU MSM prepare() in plain arrays: the lattice, bins and weights the CPU backend computes
+/// from (the CUDA backend builds its own on the device from the same plan, dcs/msm_plan.hpp;
+/// its tests compare the two finest lattices).
 struct MsmHostData {
   double factor = 0.0;            ///< the unit's Coulomb factor: V = factor * (short + long)
   double cutoff = 0.0;            ///< a, Å

@@ -8,12 +8,11 @@
 #include <cstdint>
 
 #include "dcs/error.hpp"
+#include "dcs/msm_plan.hpp"
 #include "fft_convolution.hpp"
 
 namespace dcs::msm {
 namespace {
-
-constexpr int kMaxLevels = 24;
 
 /// floor(x / 2) and ceil(x / 2) for integers of either sign.
 long floor_half(long x) { return x >= 0 ? x / 2 : -((1 - x) / 2); }
@@ -77,11 +76,10 @@ void anterpolate(const std::vector<PointCharge>& atoms, const Vec3& origin, doub
 /// J_{n-2m} C_m. `in` and `out` have the same extents on the other two axes.
 enum class Transfer { Restrict, Prolong };
 
-void transfer_axis(const Basis& basis, Transfer kind, int axis, const Lattice& in, Lattice& out,
-                   ThreadPool& pool) {
-  const int reach = 2 * basis.half() - 1;
-  std::vector<double> J(static_cast<std::size_t>(2 * reach + 1));
-  for (int k = -reach; k <= reach; ++k) J[static_cast<std::size_t>(k + reach)] = basis.two_scale(k);
+void transfer_axis(const MsmLatticePlan& plan, Transfer kind, int axis, const Lattice& in,
+                   Lattice& out, ThreadPool& pool) {
+  const int reach = plan.reach;
+  const std::vector<double>& J = plan.two_scale;  // J[k + reach] = J_k
   // Lines along `axis`: their count and the stride between neighbours on the axis.
   const long n_out = out.n[axis], n_in = in.n[axis];
   const long lo_out = out.lo[axis], lo_in = in.lo[axis];
@@ -126,25 +124,27 @@ void transfer_axis(const Basis& basis, Transfer kind, int axis, const Lattice& i
 }
 
 /// out = (fine restricted onto coarse's range), one axis after the other.
-void restrict_to(const Basis& basis, const Lattice& fine, Lattice& coarse, ThreadPool& pool) {
+void restrict_to(const MsmLatticePlan& plan, const Lattice& fine, Lattice& coarse,
+                 ThreadPool& pool) {
   Lattice x, xy;
   x.resize({coarse.lo[0], fine.lo[1], fine.lo[2]}, {coarse.n[0], fine.n[1], fine.n[2]});
-  transfer_axis(basis, Transfer::Restrict, 0, fine, x, pool);
+  transfer_axis(plan, Transfer::Restrict, 0, fine, x, pool);
   xy.resize({coarse.lo[0], coarse.lo[1], fine.lo[2]}, {coarse.n[0], coarse.n[1], fine.n[2]});
-  transfer_axis(basis, Transfer::Restrict, 1, x, xy, pool);
-  transfer_axis(basis, Transfer::Restrict, 2, xy, coarse, pool);
+  transfer_axis(plan, Transfer::Restrict, 1, x, xy, pool);
+  transfer_axis(plan, Transfer::Restrict, 2, xy, coarse, pool);
 }
 
 /// fine += coarse prolonged, one axis after the other (z, then y, then x).
-void prolong_into(const Basis& basis, const Lattice& coarse, Lattice& fine, ThreadPool& pool) {
+void prolong_into(const MsmLatticePlan& plan, const Lattice& coarse, Lattice& fine,
+                  ThreadPool& pool) {
   Lattice z, zy;
   z.resize({coarse.lo[0], coarse.lo[1], fine.lo[2]}, {coarse.n[0], coarse.n[1], fine.n[2]});
   std::fill(z.v.begin(), z.v.end(), 0.0);
-  transfer_axis(basis, Transfer::Prolong, 2, coarse, z, pool);
+  transfer_axis(plan, Transfer::Prolong, 2, coarse, z, pool);
   zy.resize({coarse.lo[0], fine.lo[1], fine.lo[2]}, {coarse.n[0], fine.n[1], fine.n[2]});
   std::fill(zy.v.begin(), zy.v.end(), 0.0);
-  transfer_axis(basis, Transfer::Prolong, 1, z, zy, pool);
-  transfer_axis(basis, Transfer::Prolong, 0, zy, fine, pool);
+  transfer_axis(plan, Transfer::Prolong, 1, z, zy, pool);
+  transfer_axis(plan, Transfer::Prolong, 0, zy, fine, pool);
 }
 
 /// acc[i] += k * q[i] for i < n: the lattice sums' inner loop, cloned for AVX-512 and AVX2
@@ -235,17 +235,17 @@ void lattice_sum_auto(const Lattice& q, const Stencil& K, double scale, Lattice&
   else lattice_sum(q, K, scale, e, pool);
 }
 
-/// Tabulates kernel(|d|^2 in lattice units) on |d_axis| <= r.
-template <class Kernel>
-Stencil tabulate(std::array<long, 3> r, const Kernel& kernel) {
+/// The plan's radial kernel as a full stencil (the same values, indexed by (dz, dy, dx)).
+Stencil stencil(const MsmRadialKernel& radial) {
   Stencil K;
-  K.r = r;
+  K.r = radial.radius;
+  const std::array<long, 3> r = radial.radius;
   K.v.resize(static_cast<std::size_t>((2 * r[0] + 1) * (2 * r[1] + 1) * (2 * r[2] + 1)));
   std::size_t at = 0;
   for (long dz = -r[2]; dz <= r[2]; ++dz)
     for (long dy = -r[1]; dy <= r[1]; ++dy)
       for (long dx = -r[0]; dx <= r[0]; ++dx)
-        K.v[at++] = kernel(static_cast<double>(dx * dx + dy * dy + dz * dz));
+        K.v[at++] = radial.by_d2[static_cast<std::size_t>(dx * dx + dy * dy + dz * dz)];
   return K;
 }
 
@@ -264,49 +264,26 @@ void direct_lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattic
 
 void LongRange::solve(const std::vector<PointCharge>& atoms, const Vec3& lower, const Vec3& upper,
                       ThreadPool& pool) {
-  origin_ = lower;
-  const long s = basis_.half();
-  const long reach = 2 * s - 1;
-  // Finest range: every stencil of a point in [lower, upper].
+  // The geometry (extents, two-scale weights, kernels) is the plan's, shared with the device.
+  MsmParameters parameters;
+  parameters.spacing = h_;
+  parameters.cutoff = a_;
+  parameters.order = basis_.order;
+  parameters.split = splitting_.k;
+  const MsmLatticePlan plan = msm_lattice_plan(parameters, lower, upper);
+  origin_ = plan.origin;
   std::vector<Lattice> charge(1);
-  {
-    std::array<long, 3> lo{}, n{};
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = 1 - s;
-      const long hi = static_cast<long>(std::floor((upper[d] - lower[d]) / h_)) + s;
-      n[d] = hi - lo[d] + 1;
-    }
-    charge[0].resize(lo, n);
-  }
+  charge[0].resize(plan.levels[0].lo, plan.levels[0].n);
   anterpolate(atoms, origin_, h_, basis_, charge[0], pool);
-
-  // The cutoff stencil of level 0 (level l: the same over 2^l): g_a - g_2a at distance h|d|.
-  const double ratio = h_ / a_;
-  const long R = static_cast<long>(std::ceil(2.0 / ratio));
-  const Stencil cutoff = tabulate({R, R, R}, [&](double d2) {
-    const double s2 = d2 * ratio * ratio;
-    return splitting_.gamma(s2) / a_ - splitting_.gamma(0.25 * s2) / (2.0 * a_);
-  });
-  // Restrict until the top level is small (all pairs on 16^3 points: 1.7e7 multiply-adds).
-  // Each level costs 1/8 of the one below, so a deep hierarchy is cheap, while a large top
-  // level costs its points squared. The extents stop shrinking near 2 (2s - 1) + 2 per axis.
-  constexpr std::size_t kTopPoints = 16 * 16 * 16;
-  while (charge.back().points() > kTopPoints && static_cast<int>(charge.size()) < kMaxLevels) {
-    const Lattice& fine = charge.back();
-    std::array<long, 3> lo{}, n{};
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = floor_half(fine.lo[d] - reach);
-      const long hi = ceil_half(fine.lo[d] + fine.n[d] - 1 + reach);
-      n[d] = hi - lo[d] + 1;
-    }
+  // Restrict down to the plan's top level.
+  for (std::size_t level = 1; level < plan.levels.size(); ++level) {
     Lattice coarse;
-    coarse.resize(lo, n);
-    restrict_to(basis_, fine, coarse, pool);
+    coarse.resize(plan.levels[level].lo, plan.levels[level].n);
+    restrict_to(plan, charge.back(), coarse, pool);
     charge.push_back(std::move(coarse));
   }
   levels_ = static_cast<int>(charge.size());
-  lattice_points_ = 0;
-  for (const Lattice& l : charge) lattice_points_ += l.points();
+  lattice_points_ = plan.lattice_points();
 
   // Top level: all pairs with g_{2^L a} at distance 2^L h |d|.
   const int top = levels_ - 1;
@@ -314,19 +291,17 @@ void LongRange::solve(const std::vector<PointCharge>& atoms, const Vec3& lower, 
   Lattice e;
   {
     const Lattice& q = charge[static_cast<std::size_t>(top)];
-    const Stencil all = tabulate({q.n[0] - 1, q.n[1] - 1, q.n[2] - 1}, [&](double d2) {
-      return splitting_.gamma(d2 * ratio * ratio) / a_;
-    });
     e.resize(q.lo, q.n);
-    lattice_sum_auto(q, all, top_scale, e, pool);
+    lattice_sum_auto(q, stencil(plan.top), top_scale, e, pool);
   }
   // Down the levels: this level's cutoff sum plus the coarser potential prolonged.
+  const Stencil cutoff = stencil(plan.cutoff);
   for (int level = top - 1; level >= 0; --level) {
     const Lattice& q = charge[static_cast<std::size_t>(level)];
     Lattice fine;
     fine.resize(q.lo, q.n);
     lattice_sum_auto(q, cutoff, std::ldexp(1.0, -level), fine, pool);
-    prolong_into(basis_, e, fine, pool);
+    prolong_into(plan, e, fine, pool);
     e = std::move(fine);
     charge.pop_back();
   }

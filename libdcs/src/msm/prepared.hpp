@@ -1,6 +1,7 @@
 // One MSM prepare(): the checks, the lattice hierarchy solved to the finest lattice's potential,
 // the atoms in bins and each map axis' interpolation weights. The CPU backend (msm_backend.cpp)
-// computes from it directly; msm_prepare_host() (dcs/msm.hpp) copies it out for a device.
+// computes from it directly; msm_prepare_host() (dcs/msm.hpp) copies it out (the CUDA tests'
+// oracle).
 #pragma once
 
 #include <array>

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dcs/msm_plan.hpp"
+
 namespace dcs::msm {
 
 ShortRange::ShortRange(const Splitting& splitting, double cutoff, double min_distance)
@@ -26,8 +28,8 @@ void ShortRange::bin(const std::vector<PointCharge>& atoms) {
       upper[d] = std::max(upper[d], p[d]);
     }
   }
-  for (int d = 0; d < 3; ++d)
-    n_[d] = static_cast<long>(std::floor((upper[d] - lower_[d]) / cell_)) + 1;
+  const MsmBins geometry = msm_bins(a_, lower_, upper);  // the device bins the same way
+  for (int d = 0; d < 3; ++d) n_[d] = geometry.n[static_cast<std::size_t>(d)];
   const std::size_t bins = static_cast<std::size_t>(n_[0] * n_[1] * n_[2]);
   std::vector<std::size_t> of(atoms.size());
   start_.assign(bins + 1, 0);

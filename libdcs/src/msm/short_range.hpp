@@ -39,9 +39,9 @@ class ShortRange {
 
   double cutoff() const noexcept { return a_; }
 
-  // The bins, for a device copy (msm_prepare_host): bin (x, y, z) covers
-  // [lower + (x, y, z) * cell, + cell) and holds sorted()[starts()[b], starts()[b + 1]) for
-  // b = (z * bins[1] + y) * bins[0] + x (the last bin of an axis also its upper edge).
+  // The bins, copied out by msm_prepare_host (msm_bins() in dcs/msm_plan.hpp sizes them): bin (x,
+  // y, z) covers [lower + (x, y, z) * cell, + cell) and holds sorted()[starts()[b], starts()[b +
+  // 1]) for b = (z * bins[1] + y) * bins[0] + x (the last bin of an axis also its upper edge).
   const Vec3& lower() const noexcept { return lower_; }
   double cell() const noexcept { return cell_; }
   std::array<long, 3> bins() const noexcept { return {n_[0], n_[1], n_[2]}; }

@@ -1,0 +1,92 @@
+// The geometry of one MSM long-range solve, computed once on the host and shared by the CPU
+// solve (libdcs/src/msm/lattice.cpp) and the device one (kernels/src/msm/), so the two cannot
+// drift: the lattice levels' extents, the two-scale weights, the level kernels tabulated by
+// squared lattice distance, the short-range bins and each map axis' interpolation weights.
+// Everything here is O(lattice extents + map axes), never O(atoms) or O(lattice points).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <vector>
+
+#include "dcs/grid.hpp"
+#include "dcs/msm.hpp"
+#include "dcs/types.hpp"
+
+namespace dcs {
+
+/// Lattice indices lo[d] .. lo[d] + n[d] - 1 of one level, x fastest.
+struct MsmExtent {
+  std::array<long, 3> lo{}, n{};
+  std::size_t points() const noexcept {
+    return static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) *
+           static_cast<std::size_t>(n[2]);
+  }
+};
+
+/// A level kernel K(d) = by_d2[dx^2 + dy^2 + dz^2] on |d_axis| <= radius[axis] (lattice units):
+/// the kernels are radial, so one value per squared distance gives the whole stencil.
+struct MsmRadialKernel {
+  std::array<long, 3> radius{};
+  std::vector<double> by_d2;  ///< indices 0 .. sum radius^2
+};
+
+struct MsmLatticePlan {
+  double h = 0.0;  ///< finest spacing, Å
+  double a = 0.0;  ///< cutoff, Å
+  int order = 4;   ///< basis order 2s
+  Vec3 origin{};   ///< lattice index 0 of every level (level l's index m sits at origin + m 2^l h)
+  /// The charge lattices, finest first; the last is the top level (all pairs).
+  std::vector<MsmExtent> levels;
+  int reach = 0;                  ///< 2s - 1: the two-scale weights' half-width
+  std::vector<double> two_scale;  ///< J_k = Phi(k/2) for k = -reach .. reach
+  /// cutoff: (g_a - g_2a)(h |d|); level l's sum uses it times 2^-l. top: gamma(|d| h / a) / a,
+  /// times 2^-L on the top level L (radius: the top level's extents - 1).
+  MsmRadialKernel cutoff, top;
+  /// For the device's tiled cutoff sum: cutoff_span[dz * (R + 1) + dy] (|dz|, |dy| <= R = the
+  /// cutoff radius) is the largest |dx| with a non-zero tap on any row (dz', +-dy) with
+  /// |dz'| >= dz, or -1: a tile that reaches input planes no nearer than dz loops dx over
+  /// [-span, span] only, and skips only zero taps.
+  std::vector<long> cutoff_span;
+
+  int top_level() const noexcept { return static_cast<int>(levels.size()) - 1; }
+  std::size_t lattice_points() const noexcept {
+    std::size_t total = 0;
+    for (const MsmExtent& l : levels) total += l.points();
+    return total;
+  }
+};
+
+/// The plan for a finest lattice whose index 0 sits at `lower` and which covers [lower, upper]
+/// (atoms and map) with the basis' support; levels are restricted until the top one has at
+/// most 16^3 points.
+MsmLatticePlan msm_lattice_plan(const MsmParameters& parameters, const Vec3& lower,
+                                const Vec3& upper);
+
+/// Cubic bins of side a/2 from the atoms' lower corner: bin (x, y, z) covers [lower + (x, y, z)
+/// side, + side), the last bin of an axis also its upper edge; b = (z n[1] + y) n[0] + x.
+struct MsmBins {
+  Vec3 lower{};
+  double side = 0.0;
+  std::array<long, 3> n{};
+};
+MsmBins msm_bins(double cutoff, const Vec3& atoms_lower, const Vec3& atoms_upper);
+
+/// One map axis' interpolation: grid coordinate i uses finest lattice indices base[i] ..
+/// base[i] + order - 1 (absolute) with weights w[i * order ..].
+struct MsmAxisWeights {
+  std::vector<long> base;
+  std::vector<double> w;
+};
+MsmAxisWeights msm_axis_weights(const MsmLatticePlan& plan, const GridSpec& grid, int axis);
+
+/// gamma's Taylor coefficients c_0..c_k (k = parameters.split; the rest 0).
+std::array<double, 7> msm_gamma(const MsmParameters& parameters);
+
+/// A lattice's values, x fastest (tests compare the device's finest lattice with the CPU's).
+struct MsmLatticeValues {
+  MsmExtent extent;
+  std::vector<double> v;
+};
+
+}  // namespace dcs
