@@ -39,25 +39,26 @@ class StoreReader final : public MapReader {
   io::MapStore& store_;
 };
 
-/// Every msm map's error is measured, except a trajectory's mean map: the mean of the frames'
-/// maps is not the potential of one atom set, so there is nothing to compare it with (--validate
-/// is refused for trajectories for the same reason); each frame's map is MSM at its target.
-bool measures_method_error(const RunConfig& config) {
-  return config.method == "msm" && !config.trajectory;
-}
-
 /// --validate, and the error every --method msm run measures, on the finished values at one
 /// sample (validation.hpp: --validate's, else kMethodCheckPoints); throws ValidationError when
 /// either fails (exit 4, nothing written). Returns the seconds it took.
 double check_values(const RunConfig& config, const MapJob& job, PotentialBackend& lead,
-                    io::MapStore& store, const EngineReport& report, MapMetadata& meta) {
+                    io::MapStore& store, std::vector<std::unique_ptr<MapSink>>& sinks,
+                    const EngineReport& report, MapMetadata& meta) {
   stop_if_interrupted();
   const auto validate_start = SteadyClock::now();
-  // --validate's sample when asked for; else msm's check at a small fixed sample.
-  const std::size_t requested =
-      config.validate || config.validate_points > 0 ? config.validate_points : kMethodCheckPoints;
-  const ReferenceSample sample = reference_sample(config, lead, job.in.system, job.in.grid, store,
-                                                  report.plane_stats, meta.stats, requested);
+  // --validate's sample when asked for; else msm's check at a small fixed sample. Its values
+  // came with the slabs (SampleSink) but for planes no slab of this run brought.
+  SampleSink* streamed = nullptr;
+  for (auto& sink : sinks)
+    if (auto* s = dynamic_cast<SampleSink*>(sink.get())) streamed = s;
+  if (streamed != nullptr) {
+    StoreReader reader(store);
+    streamed->complete(reader);
+  }
+  const ReferenceSample sample =
+      reference_sample(config, lead, job.in.system, job.in.grid, store, report.plane_stats,
+                       meta.stats, requested_points(config), streamed);
   if (config.validate) {
     meta.validation = validate_map(config, lead, sample, meta.stats);
     const Validation& v = meta.validation;
@@ -244,7 +245,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
         "the frames' maps, not the potential of one set of atoms); /method measured = false");
   const double validate_seconds =
       config.validate || measures_method_error(config)
-          ? check_values(config, job, *workers.list.front(), store, report, meta)
+          ? check_values(config, job, *workers.list.front(), store, sinks, report, meta)
           : 0.0;
   meta.provenance.timings = stage_timings(job, workers, result, report, validate_seconds);
 

@@ -23,7 +23,9 @@
 #include "dcs/timer.hpp"
 #include "dcs/version.hpp"
 #include "finish.hpp"
+#include "sample_sink.hpp"
 #include "slab_plan.hpp"
+#include "validation.hpp"
 
 namespace dcs::pipeline {
 namespace {
@@ -242,6 +244,10 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
     sinks.push_back(std::make_unique<io::BoxFacesSink>(atom_box(job.in.system, false),
                                                        atom_box(job.in.system, true),
                                                        job.in.system.total_charge()));
+  // Keeps the values of --validate's or msm's check sample as they stream (a few thousand
+  // points: not charged either), so that finish_map() does not read the map back for them.
+  if (auto sample = streamed_sample(config, job.in.grid, job.in.system.size()))
+    sinks.push_back(std::make_unique<SampleSink>(std::move(*sample)));
   return sinks;
 }
 

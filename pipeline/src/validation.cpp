@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "dcs/log.hpp"
 #include "dcs/physics.hpp"
@@ -19,43 +21,86 @@ constexpr double kValidationBudget = 5e8;
 
 }  // namespace
 
+bool measures_method_error(const RunConfig& config) {
+  return config.method == "msm" && !config.trajectory;
+}
+
+std::size_t requested_points(const RunConfig& config) {
+  return config.validate || config.validate_points > 0 ? config.validate_points
+                                                       : kMethodCheckPoints;
+}
+
+std::optional<std::vector<std::size_t>> streamed_sample(const RunConfig& config,
+                                                        const GridSpec& grid, std::size_t atoms) {
+  if (!config.validate && !measures_method_error(config)) return std::nullopt;
+  std::vector<std::size_t> indices =
+      fixed_sample_points(grid, atoms, requested_points(config), kValidationBudget);
+  if (indices.size() == grid.points()) return std::nullopt;  // every point: read back
+  return indices;
+}
+
 ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead,
                                  const System& system, const GridSpec& grid, io::MapStore& store,
                                  const std::vector<StatsAccum>& plane_stats, const GridStats& stats,
-                                 std::size_t requested) {
+                                 std::size_t requested, const SampleSink* streamed) {
   const std::size_t plane = grid.plane_points();
   std::vector<float> buffer(plane);
-  // The planes that hold the map's minimum and maximum, from the plane statistics.
-  auto index_of = [&](bool minimum) {
+  // The points of the map's minimum and maximum and their values, from the plane statistics.
+  auto extreme = [&](bool minimum) {
     for (std::size_t z = 0; z < plane_stats.size(); ++z) {
       if ((minimum ? plane_stats[z].min : plane_stats[z].max) != (minimum ? stats.min : stats.max))
         continue;
       store.read_planes({static_cast<std::int64_t>(z), 1}, buffer.data());
       const auto it = minimum ? std::min_element(buffer.begin(), buffer.end())
                               : std::max_element(buffer.begin(), buffer.end());
-      return z * plane + static_cast<std::size_t>(it - buffer.begin());
+      return std::pair{z * plane + static_cast<std::size_t>(it - buffer.begin()), *it};
     }
-    return std::size_t{0};
+    return std::pair{std::size_t{0}, NAN};
   };
-  const std::size_t index_of_min = index_of(true), index_of_max = index_of(false);
-  const std::vector<std::size_t> indices = validation_points(
-      grid, system.size(), requested, kValidationBudget, index_of_min, index_of_max);
+  const auto [index_of_min, value_of_min] = extreme(true);
+  const auto [index_of_max, value_of_max] = extreme(false);
   ReferenceSample sample;
+  std::vector<std::size_t> indices;
+  if (streamed != nullptr) {
+    // The fixed part's values came with the slabs; the extremes join it in index order (the
+    // same points and values validation_points() and a read-back give).
+    std::vector<std::pair<std::size_t, float>> all;
+    all.reserve(streamed->indices().size() + 2);
+    for (std::size_t n = 0; n < streamed->indices().size(); ++n)
+      all.emplace_back(streamed->indices()[n], streamed->values()[n]);
+    all.emplace_back(index_of_min, value_of_min);
+    all.emplace_back(index_of_max, value_of_max);
+    std::sort(all.begin(), all.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    all.erase(std::unique(all.begin(), all.end(),
+                          [](const auto& a, const auto& b) { return a.first == b.first; }),
+              all.end());
+    for (const auto& [index, value] : all) {
+      indices.push_back(index);
+      sample.values.push_back(value);
+    }
+  } else {
+    indices = validation_points(grid, system.size(), requested, kValidationBudget, index_of_min,
+                                index_of_max);
+    sample.values.resize(indices.size());
+    std::int64_t loaded = -1;
+    for (std::size_t n = 0; n < indices.size(); ++n) {  // sorted indices: one read per plane
+      const auto k = static_cast<std::int64_t>(indices[n] / plane);
+      if (k != loaded) {
+        store.read_planes({k, 1}, buffer.data());
+        loaded = k;
+      }
+      sample.values[n] = buffer[indices[n] % plane];
+    }
+  }
   sample.all_points = indices.size() == grid.points();
   std::vector<Vec3> points(indices.size());
-  sample.values.resize(indices.size());
-  std::int64_t loaded = -1;
-  for (std::size_t n = 0; n < indices.size(); ++n) {  // indices are sorted: one read per plane
+  for (std::size_t n = 0; n < indices.size(); ++n) {
     const std::size_t index = indices[n];
     const auto k = static_cast<std::int64_t>(index / plane);
-    if (k != loaded) {
-      store.read_planes({k, 1}, buffer.data());
-      loaded = k;
-    }
     const auto i = static_cast<std::int64_t>(index % static_cast<std::size_t>(grid.nx()));
     const auto j = static_cast<std::int64_t>((index % plane) / static_cast<std::size_t>(grid.nx()));
     points[n] = grid.point(i, j, k);
-    sample.values[n] = buffer[index % plane];
   }
   sample.reference.resize(points.size());
   const auto start = SteadyClock::now();
@@ -107,9 +152,8 @@ void measure_method_error(const ReferenceSample& sample, const GridStats& stats,
   method.met = method.rms_rel_error <= method.target;
 }
 
-std::vector<std::size_t> validation_points(const GridSpec& grid, std::size_t atoms,
-                                           std::size_t requested, double budget,
-                                           std::size_t index_of_min, std::size_t index_of_max) {
+std::vector<std::size_t> fixed_sample_points(const GridSpec& grid, std::size_t atoms,
+                                             std::size_t requested, double budget) {
   const std::size_t total = grid.points();
   std::size_t wanted = requested;
   if (wanted == 0) {
@@ -128,11 +172,22 @@ std::vector<std::size_t> validation_points(const GridSpec& grid, std::size_t ato
     for (std::int64_t j : {std::int64_t{0}, grid.ny() - 1})
       for (std::int64_t i : {std::int64_t{0}, grid.nx() - 1})
         indices.push_back(grid.index(i, j, k));
-  indices.push_back(index_of_min);
-  indices.push_back(index_of_max);
+  // Two places are the extremes' (validation_points()): wanted - 10 random draws either way.
   std::mt19937_64 generator(20261121);  // fixed: the same map is always checked at the same points
   std::uniform_int_distribution<std::size_t> pick(0, total - 1);
-  while (indices.size() < wanted) indices.push_back(pick(generator));
+  while (indices.size() + 2 < wanted) indices.push_back(pick(generator));
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  return indices;
+}
+
+std::vector<std::size_t> validation_points(const GridSpec& grid, std::size_t atoms,
+                                           std::size_t requested, double budget,
+                                           std::size_t index_of_min, std::size_t index_of_max) {
+  std::vector<std::size_t> indices = fixed_sample_points(grid, atoms, requested, budget);
+  if (indices.size() == grid.points()) return indices;
+  indices.push_back(index_of_min);
+  indices.push_back(index_of_max);
   std::sort(indices.begin(), indices.end());
   indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
   return indices;

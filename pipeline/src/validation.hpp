@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "dcs/backend.hpp"
@@ -10,6 +11,7 @@
 #include "dcs/io/map_store.hpp"
 #include "dcs/map.hpp"
 #include "dcs/pipeline/run_config.hpp"
+#include "sample_sink.hpp"
 
 namespace dcs::pipeline {
 
@@ -21,14 +23,29 @@ struct ReferenceSample {
   bool all_points = false;  ///< every grid point (else a sample)
 };
 
-/// Reads the sampled values from `store` (its plane statistics and totals given) and computes the
-/// reference at them with lead.reference_points() (on its GPU for CUDA backends, else on
-/// config.backend.threads CPU threads): `requested` points (0: as many as --validate's budget of
-/// float64 evaluations affords, validation_points()).
+/// Every msm map's error is measured, except a trajectory's mean map: the mean of the frames'
+/// maps is not the potential of one atom set, so there is nothing to compare it with (--validate
+/// is refused for trajectories for the same reason); each frame's map is MSM at its target.
+bool measures_method_error(const RunConfig& config);
+
+/// The points the run's check asks for: --validate's (--validate-points), else kMethodCheckPoints.
+std::size_t requested_points(const RunConfig& config);
+
+/// The sample's points other than the map's extremes (fixed_sample_points()), for a SampleSink to
+/// take from the slabs; nullopt when the run checks no values or compares every point (read
+/// back from the store, as small grids are).
+std::optional<std::vector<std::size_t>> streamed_sample(const RunConfig& config,
+                                                        const GridSpec& grid, std::size_t atoms);
+
+/// The sampled values (from `streamed`, completed, when given; else read from `store`) with the
+/// extremes' read from their planes (found by the plane statistics), and the reference at them
+/// by lead.reference_points() (on its GPU for CUDA backends, else on config.backend.threads CPU
+/// threads): `requested` points (0: as many as --validate's budget of float64 evaluations
+/// affords, validation_points()).
 ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead,
                                  const System& system, const GridSpec& grid, io::MapStore& store,
                                  const std::vector<StatsAccum>& plane_stats, const GridStats& stats,
-                                 std::size_t requested);
+                                 std::size_t requested, const SampleSink* streamed = nullptr);
 
 /// Points at which an msm run without --validate measures its error: --validate's smallest
 /// sample, so the check costs 4096 x atoms float64 evaluations (about 10 % of MSM's own time at
@@ -50,5 +67,10 @@ void measure_method_error(const ReferenceSample& sample, const GridStats& stats,
 std::vector<std::size_t> validation_points(const GridSpec& grid, std::size_t atoms,
                                            std::size_t requested, double budget,
                                            std::size_t index_of_min, std::size_t index_of_max);
+
+/// validation_points() without the extremes (known only once the map is): sorted, unique; every
+/// point when the budget affords them.
+std::vector<std::size_t> fixed_sample_points(const GridSpec& grid, std::size_t atoms,
+                                             std::size_t requested, double budget);
 
 }  // namespace dcs::pipeline

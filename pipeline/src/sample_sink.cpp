@@ -1,0 +1,55 @@
+// SampleSink (sample_sink.hpp).
+#include "sample_sink.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dcs::pipeline {
+
+SampleSink::SampleSink(std::vector<std::size_t> indices) : indices_(std::move(indices)) {}
+
+std::size_t SampleSink::memory_bytes() const {
+  return indices_.size() * (sizeof(std::size_t) + sizeof(float) + 1);
+}
+
+void SampleSink::begin(const MapMetadata& meta) {
+  plane_points_ = meta.grid.plane_points();
+  values_.assign(indices_.size(), NAN);
+  seen_.assign(indices_.size(), false);
+}
+
+std::pair<std::size_t, std::size_t> SampleSink::range(std::int64_t z_begin,
+                                                      std::int64_t z_end) const {
+  const auto first = std::lower_bound(indices_.begin(), indices_.end(),
+                                      static_cast<std::size_t>(z_begin) * plane_points_);
+  const auto last =
+      std::lower_bound(first, indices_.end(), static_cast<std::size_t>(z_end) * plane_points_);
+  return {static_cast<std::size_t>(first - indices_.begin()),
+          static_cast<std::size_t>(last - indices_.begin())};
+}
+
+void SampleSink::write_slab(const Slab& slab, const float* values, const StatsAccum*) {
+  const auto [first, last] = range(slab.z_begin, slab.z_begin + slab.z_count);
+  const std::size_t base = static_cast<std::size_t>(slab.z_begin) * plane_points_;
+  for (std::size_t n = first; n < last; ++n) {
+    values_[n] = values[indices_[n] - base];
+    seen_[n] = true;
+  }
+}
+
+void SampleSink::complete(MapReader& map) {
+  std::vector<float> plane;
+  for (std::size_t n = 0; n < indices_.size(); ++n) {
+    if (seen_[n]) continue;
+    const auto z = static_cast<std::int64_t>(indices_[n] / plane_points_);
+    plane.resize(plane_points_);
+    map.read_planes(Slab{z, 1}, plane.data());
+    const auto [first, last] = range(z, z + 1);
+    for (std::size_t m = first; m < last; ++m) {
+      values_[m] = plane[indices_[m] % plane_points_];
+      seen_[m] = true;
+    }
+  }
+}
+
+}  // namespace dcs::pipeline

@@ -1,0 +1,95 @@
+// The check sample taken from the streaming slabs (pipeline/src/sample_sink.hpp): the same points
+// as validation_points() once the extremes join, and the same values whether the slabs brought
+// them or complete() read them back (a resumed run's done planes).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "dcs/grid.hpp"
+#include "dcs/map.hpp"
+#include "sample_sink.hpp"
+#include "validation.hpp"
+
+namespace dcs::pipeline {
+namespace {
+
+GridSpec grid_of(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
+  GridSpec grid;
+  grid.counts = {nx, ny, nz};
+  grid.origin = {0.0, 0.0, 0.0};
+  grid.spacing = {1.0, 1.0, 1.0};
+  return grid;
+}
+
+/// value(index) = index as float, read through the MapReader interface; counts planes read.
+class IndexMap final : public MapReader {
+ public:
+  explicit IndexMap(const GridSpec& grid) : grid_(grid) {}
+  void read_planes(const Slab& slab, float* out) override {
+    planes_read += slab.z_count;
+    const std::size_t first = static_cast<std::size_t>(slab.z_begin) * grid_.plane_points();
+    for (std::size_t n = 0; n < static_cast<std::size_t>(slab.z_count) * grid_.plane_points(); ++n)
+      out[n] = static_cast<float>(first + n);
+  }
+  void read_x_columns(std::int64_t, std::int64_t, float*) override { FAIL() << "not used"; }
+  std::int64_t x_chunk() const override { return 1; }
+  std::int64_t planes_read = 0;
+
+ private:
+  GridSpec grid_;
+};
+
+TEST(SampleSink, FixedPointsAndExtremesAreTheValidationPoints) {
+  for (const GridSpec& grid : {grid_of(37, 29, 41), grid_of(1, 1, 5000), grid_of(300, 200, 100)})
+    for (const std::size_t atoms : {std::size_t{1}, std::size_t{2000}, std::size_t{1000000}})
+      for (const std::size_t requested : {std::size_t{0}, std::size_t{5}, std::size_t{4096}}) {
+        const std::size_t min = grid.points() / 3, max = grid.points() - 1;
+        std::vector<std::size_t> joined = fixed_sample_points(grid, atoms, requested, 5e8);
+        if (joined.size() != grid.points()) {
+          joined.push_back(min);
+          joined.push_back(max);
+          std::sort(joined.begin(), joined.end());
+          joined.erase(std::unique(joined.begin(), joined.end()), joined.end());
+        }
+        EXPECT_EQ(joined, validation_points(grid, atoms, requested, 5e8, min, max))
+            << grid.nx() << "x" << grid.ny() << "x" << grid.nz() << ", " << atoms << " atoms, "
+            << requested << " requested";
+      }
+}
+
+TEST(SampleSink, StreamedAndReadBackValuesAgree) {
+  const GridSpec grid = grid_of(23, 19, 31);
+  const std::vector<std::size_t> indices = fixed_sample_points(grid, 1000000, 600, 5e8);
+  ASSERT_LT(indices.size(), grid.points());
+  MapMetadata meta;
+  meta.grid = grid;
+  IndexMap map(grid);
+  // Slabs of 4 planes for z < 20 streamed; the rest (a resumed run's done planes) read back.
+  SampleSink sink(indices);
+  sink.begin(meta);
+  const std::size_t plane = grid.plane_points();
+  for (std::int64_t z = 0; z < 20; z += 4) {
+    std::vector<float> slab(4 * plane);
+    map.read_planes({z, 4}, slab.data());
+    sink.write_slab({z, 4}, slab.data(), nullptr);
+  }
+  map.planes_read = 0;
+  sink.complete(map);
+  std::int64_t unseen_planes = 0;
+  for (std::int64_t z = 20; z < grid.nz(); ++z)
+    unseen_planes += std::any_of(indices.begin(), indices.end(), [&](std::size_t i) {
+      return static_cast<std::int64_t>(i / plane) == z;
+    });
+  EXPECT_EQ(map.planes_read, unseen_planes);  // each missing plane once, no streamed one
+  ASSERT_EQ(sink.values().size(), indices.size());
+  for (std::size_t n = 0; n < indices.size(); ++n)
+    EXPECT_EQ(sink.values()[n], static_cast<float>(indices[n])) << "index " << indices[n];
+  map.planes_read = 0;
+  sink.complete(map);  // idempotent
+  EXPECT_EQ(map.planes_read, 0);
+}
+
+}  // namespace
+}  // namespace dcs::pipeline
