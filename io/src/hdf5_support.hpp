@@ -312,9 +312,17 @@ class Writer {
 
   /// Fixed-length string dataset: one row per entry, NUL-padded to the longest entry.
   void strings(hid_t parent, const char* name, const std::vector<std::string>& values) const {
+    strings(parent, name, values.size(),
+            [&](std::size_t row) -> std::string_view { return values[row]; });
+  }
+  /// The same for `count` rows given by row(i) (a std::string_view): no copy of the strings
+  /// (10^8 atoms' names would be 3.2 GB of std::string).
+  template <class Row>
+  void strings(hid_t parent, const char* name, std::size_t count, const Row& row) const {
     std::size_t width = 1;
     bool ascii = true;
-    for (const std::string& value : values) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string_view value = row(i);
       width = std::max(width, value.size());
       for (const char c : value) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
     }
@@ -322,10 +330,12 @@ class Writer {
     failure_.status(H5Tset_size(type.get(), width), "H5Tset_size");
     failure_.status(H5Tset_strpad(type.get(), H5T_STR_NULLPAD), "H5Tset_strpad");
     failure_.status(H5Tset_cset(type.get(), ascii ? H5T_CSET_ASCII : H5T_CSET_UTF8), "H5Tset_cset");
-    std::vector<char> buffer(values.size() * width, '\0');
-    for (std::size_t row = 0; row < values.size(); ++row)
-      std::memcpy(buffer.data() + row * width, values[row].data(), values[row].size());
-    dataset(parent, name, type.get(), type.get(), {values.size()}, buffer.data());
+    std::vector<char> buffer(count * width, '\0');
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string_view value = row(i);
+      std::memcpy(buffer.data() + i * width, value.data(), value.size());
+    }
+    dataset(parent, name, type.get(), type.get(), {count}, buffer.data());
   }
 
  private:
