@@ -69,14 +69,7 @@ class MsmCudaBackend final : public PotentialBackend {
 
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     check_grid(grid);
-    // The CPU backend's checks (libdcs/src/msm/prepared.cpp), before any device work.
-    if (system.atoms.empty()) throw UsageError("no atoms to compute");
-    if (pair_term(physics).kind != PairKind::kCoulomb)
-      throw UsageError("--method msm supports the Coulomb model only; the " +
-                       describe_model(physics) + " model needs --method exact");
-    if (physics.min_distance >= 0.5 * parameters_.cutoff)
-      throw UsageError("--method msm needs --min-distance below half the MSM cutoff (" +
-                       std::to_string(parameters_.cutoff) + " A)");
+    check_msm_input(system, physics, parameters_);  // the CPU backend's, before device work
     const std::size_t n = system.atoms.size();
     if (n >= std::numeric_limits<std::uint32_t>::max())
       throw UsageError("CUDA msm: " + std::to_string(n) +

@@ -45,6 +45,10 @@ MsmParameters msm_parameters(double target);
 /// Throws UsageError naming the field when `parameters` is not usable.
 void validate(const MsmParameters& parameters);
 
+/// What every msm backend's prepare() refuses, before any work (UsageError): no atoms, a model
+/// other than Coulomb, a min_distance of half the cutoff or more.
+void check_msm_input(const System& system, const Physics& physics, const MsmParameters& parameters);
+
 /// "msm cubic, h = 2 A, a = 10 A, C2 splitting": for logs, kernel names and file metadata.
 std::string describe(const MsmParameters& parameters);
 

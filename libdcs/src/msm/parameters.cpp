@@ -8,6 +8,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/msm.hpp"
+#include "dcs/physics.hpp"
 
 namespace dcs {
 namespace {
@@ -73,6 +74,17 @@ void validate(const MsmParameters& p) {
     throw UsageError("MSM interpolation order must be 4 or 6, got " + std::to_string(p.order));
   if (p.split < 1 || p.split > 6)
     throw UsageError("MSM splitting degree must be 1..6, got " + std::to_string(p.split));
+}
+
+void check_msm_input(const System& system, const Physics& physics,
+                     const MsmParameters& parameters) {
+  if (system.atoms.empty()) throw UsageError("no atoms to compute");
+  if (pair_term(physics).kind != PairKind::kCoulomb)
+    throw UsageError("--method msm supports the Coulomb model only; the " +
+                     describe_model(physics) + " model needs --method exact");
+  if (physics.min_distance >= 0.5 * parameters.cutoff)
+    throw UsageError("--method msm needs --min-distance below half the MSM cutoff (" +
+                     std::to_string(parameters.cutoff) + " A)");
 }
 
 std::string describe(const MsmParameters& p) {

@@ -24,13 +24,7 @@ AxisWeights axis_weights(const Basis& basis, double origin, double spacing, std:
 
 void Prepared::build(const System& system, const GridSpec& grid_, const Physics& physics,
                      const MsmParameters& parameters, ThreadPool& pool) {
-  if (system.atoms.empty()) throw UsageError("no atoms to compute");
-  if (pair_term(physics).kind != PairKind::kCoulomb)
-    throw UsageError("--method msm supports the Coulomb model only; the " +
-                     describe_model(physics) + " model needs --method exact");
-  if (physics.min_distance >= 0.5 * parameters.cutoff)
-    throw UsageError("--method msm needs --min-distance below half the MSM cutoff (" +
-                     std::to_string(parameters.cutoff) + " A)");
+  check_msm_input(system, physics, parameters);
   grid = grid_;
   factor = coulomb_factor(physics);
   std::vector<PointCharge> atoms;
