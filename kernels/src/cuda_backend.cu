@@ -310,11 +310,6 @@ class CudaBackend final : public PotentialBackend {
     launch.min_distance = points_physics_.min_distance;
     launch.pair = points_pair_;
     launch.screen_c = points_screen_c_;
-    launch.partial_floats = detail::points_scratch_floats(launch);
-    if (launch.partial_floats > 0) {
-      ensure_size(d_point_partial_, launch.partial_floats);
-      launch.d_partial = d_point_partial_.data();
-    }
     detail::launch_points(launch, stream);
     events_->statistics.record(stream);  // the end of the kernel
     d_point_values_.download(out, n, stream);
@@ -409,7 +404,6 @@ class CudaBackend final : public PotentialBackend {
   DeviceBuffer<double> d_point_coordinates_;
   DeviceBuffer<std::uint32_t> d_point_skips_;
   DeviceBuffer<float> d_point_values_;
-  DeviceBuffer<float> d_point_partial_;  ///< the direct points kernel's range sums
   Physics points_physics_;
   PairKind points_pair_ = PairKind::kCoulomb;
   float points_screen_c_ = 0.0f;

@@ -57,14 +57,14 @@ test_link=""
 variant_build() {
   local dir=$1 flags=$2 object cmd
   mkdir -p "$dir"
-  for object in points/points_kernel.cu.o points/points_fp32.cu.o cuda_backend.cu.o; do
+  for object in points/points_kernel.cu.o cuda_backend.cu.o; do
     cmd=$(grep -F -- "-o kernels/CMakeFiles/dcs_cuda.dir/src/$object" <<<"$commands" | head -n 1)
     cmd=$(sed -E "s| -MD -MT [^ ]+ -MF [^ ]+||; s| -o kernels/CMakeFiles/dcs_cuda.dir/src/$object| -o $dir/${object##*/}|" <<<"$cmd")
     [[ $object == points/* ]] && cmd+=" -Xptxas=-v"
     (cd "$build" && eval "$cmd $flags") || return 1
   done
   cp "$build/kernels/libdcs_cuda.a" "$dir/libdcs_cuda.a"
-  ar r "$dir/libdcs_cuda.a" "$dir/points_kernel.cu.o" "$dir/points_fp32.cu.o" "$dir/cuda_backend.cu.o"
+  ar r "$dir/libdcs_cuda.a" "$dir/points_kernel.cu.o" "$dir/cuda_backend.cu.o"
   (cd "$build" && eval "$(sed -E "s| kernels/libdcs_cuda.a | $dir/libdcs_cuda.a |g; s| -o bin/dcs_potential_bench | -o $dir/dcs_potential_bench |" <<<"$bench_link")") || return 1
   if [[ -n $test_link ]]; then
     (cd "$build" && eval "$(sed -E "s| kernels/libdcs_cuda.a | $dir/libdcs_cuda.a |g; s| -o ([^ ]*dcs_cuda_potential_tests) | -o $dir/dcs_cuda_potential_tests |" <<<"$test_link")") || return 1

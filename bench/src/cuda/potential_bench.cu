@@ -419,9 +419,8 @@ PointsProblem make_points_problem(std::size_t count, std::size_t atoms, const st
 
 /// Times the points kernel with one rsqrt policy on `problem` (device buffers given) and checks
 /// 256 sampled points against the float64 reference: the table row.
-std::vector<std::string> points_row(const PointsProblem& problem, detail::PointsKernel kernel,
-                                    detail::PointsRsqrt rsqrt, const char* name,
-                                    const DeviceBuffer<detail::PointsAtom>& atoms,
+std::vector<std::string> points_row(const PointsProblem& problem, detail::PointsRsqrt rsqrt,
+                                    const char* name, const DeviceBuffer<detail::PointsAtom>& atoms,
                                     const DeviceBuffer<double>& d_points,
                                     DeviceBuffer<float>& d_out, int repetitions,
                                     const Ceiling& ceiling, detail::Stream& stream) {
@@ -437,10 +436,6 @@ std::vector<std::string> points_row(const PointsProblem& problem, detail::Points
   launch.pair = term.kind;
   launch.screen_c = static_cast<float>(screened_exponent_scale(term.kappa));
   launch.rsqrt = rsqrt;
-  launch.kernel = kernel;
-  launch.partial_floats = detail::points_scratch_floats(launch);
-  DeviceBuffer<float> d_partial(launch.partial_floats);
-  launch.d_partial = d_partial.data();
   const auto ms = time_repeated(repetitions, stream.view(),
                                 [&] { detail::launch_points(launch, stream.view()); });
   const double median_ms = median(ms);
@@ -497,10 +492,9 @@ BenchTable points_table(const DeviceInfo& device, const Ceiling& ceiling,
       "cube in Morton order; one launch per evaluation (CUDA events around the kernel only, no "
       "transfers), after one warm-up, median of " +
           std::to_string(repetitions) + " repetitions.",
-      "points: the direct kernel (points_fp32.cu), 1 pair in 8 on the FMA-pipe rsqrt "
-      "(DCS_POINTS_FP32_SOFTWARE); points-tensor: the tensor-core kernel (points_kernel.cu), 4 "
-      "pairs in 16 on the FMA pipe (DCS_POINTS_SOFTWARE); -mufu: every rsqrt on MUFU; [knobs]: "
-      "a build with other compile-time knobs.",
+      "points: 4 pairs in 16 take the FMA-pipe rsqrt (DCS_POINTS_SOFTWARE in a variant build); "
+      "points-mufu: every rsqrt on MUFU; [knobs]: a build with other compile-time knobs "
+      "(points_kernel.cu).",
       "% of ceiling as in the kernel table: screened against the rsqrt + ex2 ceiling.",
       "max err / max abs V: 256 sampled points against the float64 CPU reference."};
   // A build with other compile-time knobs (scripts/gpu/points_variants.sh) names its rows so.
@@ -525,17 +519,12 @@ BenchTable points_table(const DeviceInfo& device, const Ceiling& ceiling,
         DeviceBuffer<double> d_points(3 * count);
         d_points.upload(problem.points.front().data(), 3 * count, stream.view());
         DeviceBuffer<float> d_out(count);
-        for (const detail::PointsKernel kernel :
-             {detail::PointsKernel::kDirect, detail::PointsKernel::kTensor}) {
-          const std::string name =
-              kernel == detail::PointsKernel::kDirect ? "points" : "points-tensor";
-          table.rows.push_back(points_row(problem, kernel, detail::PointsRsqrt::kBalanced,
-                                          (name + variant).c_str(), d_atoms, d_points, d_out,
-                                          repetitions, ceiling, stream));
-          table.rows.push_back(points_row(problem, kernel, detail::PointsRsqrt::kMufu,
-                                          (name + "-mufu" + variant).c_str(), d_atoms, d_points,
-                                          d_out, repetitions, ceiling, stream));
-        }
+        table.rows.push_back(points_row(problem, detail::PointsRsqrt::kBalanced,
+                                        ("points" + variant).c_str(), d_atoms, d_points, d_out,
+                                        repetitions, ceiling, stream));
+        table.rows.push_back(points_row(problem, detail::PointsRsqrt::kMufu,
+                                        ("points-mufu" + variant).c_str(), d_atoms, d_points, d_out,
+                                        repetitions, ceiling, stream));
       }
     }
   }

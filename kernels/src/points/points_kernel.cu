@@ -821,31 +821,10 @@ std::string points_variant() {
   knob(balanced_software_pairs<PairKind::kCoulomb>() != kTilePairs / 4, "S",
        std::to_string(balanced_software_pairs<PairKind::kCoulomb>()));
   knob(DCS_POINTS_EXPERIMENT != 0, "X", std::to_string(DCS_POINTS_EXPERIMENT));
-  // The direct kernel's knobs (points_fp32.cu) when a variant build sets them.
-#ifdef DCS_POINTS_FP32_BLOCKS
-  knob(true, "dB", std::to_string(DCS_POINTS_FP32_BLOCKS));
-#endif
-#ifdef DCS_POINTS_FP32_UNROLL
-  knob(true, "dU", std::to_string(DCS_POINTS_FP32_UNROLL));
-#endif
-#ifdef DCS_POINTS_FP32_SOFTWARE
-  knob(true, "dS", std::to_string(DCS_POINTS_FP32_SOFTWARE));
-#endif
-#ifdef DCS_POINTS_FP32_EXPERIMENT
-  knob(true, "dX", std::to_string(DCS_POINTS_FP32_EXPERIMENT));
-#endif
   return tag;
 }
 
-std::size_t points_scratch_floats(const PointsLaunch& launch) {
-  return launch.kernel == PointsKernel::kDirect ? points_fp32_scratch_floats(launch) : 0;
-}
-
 void launch_points(const PointsLaunch& launch, StreamView stream) {
-  if (launch.kernel == PointsKernel::kDirect) {
-    launch_points_fp32(launch, stream);
-    return;
-  }
   if (launch.n == 0) return;
   // Atom indices, chunk ends and the next round's index stay below 2^32 - 1 (kNoAtom).
   constexpr auto kMaxAtoms = static_cast<std::size_t>(INT_MAX);

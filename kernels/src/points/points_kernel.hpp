@@ -59,11 +59,6 @@ inline constexpr int kPointsBlock = kPointsWarps * kPointsGroup;
 /// kMufu takes every rsqrt from MUFU (the benchmark compares them).
 enum class PointsRsqrt { kBalanced, kMufu };
 
-/// Which points kernel a launch runs: kDirect (points_fp32.cu: r^2 on the FP32 pipe, 8 points
-/// per lane, atom ranges split between warps) or kTensor (points_kernel.cu: r^2 from TF32 MMAs).
-/// Both take groups of kPointsBlock points.
-enum class PointsKernel { kDirect, kTensor };
-
 struct PointsLaunch {
   const double* d_points = nullptr;       ///< x, y, z (Å) per point: n Vec3s
   const std::uint32_t* d_skip = nullptr;  ///< per point, the atom left out (kNoAtom), or nullptr
@@ -76,14 +71,7 @@ struct PointsLaunch {
   PairKind pair = PairKind::kCoulomb;
   float screen_c = 0.0f;  ///< screened term: -kappa log2(e), per Å
   PointsRsqrt rsqrt = PointsRsqrt::kBalanced;
-  PointsKernel kernel = PointsKernel::kTensor;
-  float* d_partial = nullptr;      ///< kDirect: room for points_scratch_floats() range sums
-  std::size_t partial_floats = 0;  ///< the size of d_partial
 };
-
-/// The scratch floats (range sums) a launch of the direct kernel needs: R x min(n, 4 Mi) for R
-/// atom ranges (points_fp32.cu), 0 for a single range; 0 for the tensor kernel.
-std::size_t points_scratch_floats(const PointsLaunch& launch);
 
 /// The compile-time knobs of this build's points kernel that differ from the defaults
 /// (DCS_POINTS_* in points_kernel.cu; e.g. "P1 B5"), empty for the default kernel: the
@@ -94,9 +82,5 @@ std::string points_variant();
 /// chunks of chunk_atoms (a float sum per chunk, added in chunk order), skip[i] left out.
 /// Asynchronous on `stream`; n = 0 enqueues nothing.
 void launch_points(const PointsLaunch& launch, StreamView stream);
-
-/// launch_points() of the direct kernel (points_fp32.cu), and its scratch.
-void launch_points_fp32(const PointsLaunch& launch, StreamView stream);
-std::size_t points_fp32_scratch_floats(const PointsLaunch& launch);
 
 }  // namespace dcs::cuda::detail
