@@ -243,6 +243,9 @@ if want msmscale; then
 fi
 if want pipeline; then
   # 1 vs all GPUs, kill -9 and --resume (the pipeline tests on the GPUs), memcheck on every GPU.
+  # It builds what it runs when the call has no `build` step (a no-op after one).
+  [[ -f $build/build.ninja ]] || configure
+  step "build pipeline" build_pipeline.log cmake --build "$build" -j "$jobs"
   gpus=$(nvidia-smi --list-gpus | wc -l)
   step "pipeline tests on $gpus GPU(s)" pipeline_gpu.log env DCS_TEST_DEVICE=cuda \
        ctest --test-dir "$build" -L pipeline -R "pipeline\\." -j 2 --output-on-failure
