@@ -59,6 +59,14 @@ double check_values(const RunConfig& config, const MapJob& job, PotentialBackend
   const ReferenceSample sample =
       reference_sample(config, lead, job.in.system, job.in.grid, store, report.plane_stats,
                        meta.stats, requested_points(config), streamed);
+  judge_sample(config, job.in.input, lead, sample, meta);
+  return seconds_since(validate_start);
+}
+
+}  // namespace
+
+void judge_sample(const RunConfig& config, const std::string& input, PotentialBackend& lead,
+                  const ReferenceSample& sample, MapMetadata& meta) {
   if (config.validate) {
     meta.validation = validate_map(config, lead, sample, meta.stats);
     const Validation& v = meta.validation;
@@ -71,7 +79,7 @@ double check_values(const RunConfig& config, const MapJob& job, PotentialBackend
       throw ValidationError(
           fmt::format("{}: validation failed: max relative error {:.3e} "
                       "exceeds the tolerance {:.1e}; nothing was written",
-                      job.in.input, v.max_rel_error, v.tolerance));
+                      input, v.max_rel_error, v.tolerance));
   }
   if (measures_method_error(config)) {
     MethodInfo& m = meta.method;
@@ -87,13 +95,11 @@ double check_values(const RunConfig& config, const MapJob& job, PotentialBackend
           "exceeds --msm-error {:.1e} ({}; max error {:.3e} of max|V|, at {} points against "
           "the float64 direct sum); nothing was written: use a tighter --msm-error or "
           "--method exact",
-          job.in.input, m.rms_rel_error, m.target, describe(msm_parameters(config.msm_error)),
+          input, m.rms_rel_error, m.target, describe(msm_parameters(config.msm_error)),
           m.max_rel_error, m.points));
   }
-  return seconds_since(validate_start);
 }
 
-/// --method and its parameters for the metadata (the error is measured later).
 MethodInfo method_info(const RunConfig& config) {
   MethodInfo m;
   m.name = config.method;
@@ -106,6 +112,8 @@ MethodInfo method_info(const RunConfig& config) {
   m.target = p.target;
   return m;
 }
+
+namespace {
 
 /// The stages' seconds for the provenance.
 std::vector<std::pair<std::string, double>> stage_timings(const MapJob& job, const Workers& workers,

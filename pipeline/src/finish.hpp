@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "dcs/io/map_store.hpp"
@@ -12,12 +13,22 @@
 #include "dcs/pipeline/run_result.hpp"
 #include "devices.hpp"
 #include "prepared_map.hpp"
+#include "validation.hpp"
 
 namespace dcs::pipeline {
 
 /// Begins every sink with the map's metadata; returns them as the engine takes them.
 std::vector<MapSink*> begin_sinks(const std::vector<std::unique_ptr<MapSink>>& sinks,
                                   const MapMetadata& meta);
+
+/// --method and its parameters for the metadata (the error is measured later).
+MethodInfo method_info(const RunConfig& config);
+
+/// --validate (against the tolerance) and msm's error (against its target) on `sample`, into
+/// meta.validation and meta.method (method_info() first); logs each and throws
+/// ValidationError (exit 4) when either fails.
+void judge_sample(const RunConfig& config, const std::string& input, PotentialBackend& lead,
+                  const ReferenceSample& sample, MapMetadata& meta);
 
 /// The statistics of planes combined in plane order (the same bits whatever computed them).
 StatsAccum combined_stats(const std::vector<StatsAccum>& plane_stats);

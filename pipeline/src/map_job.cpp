@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <future>
 #include <numeric>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -252,7 +253,9 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
 }
 
 /// --null-output: every slab computed, reduced and handed to a sink that keeps nothing (what
-/// the GPU and the host can do without the file system: the compute-only time).
+/// the GPU and the host can do without the file system: the compute-only time). --validate and
+/// msm's error check still run: their sample's values and the map's extremes are kept as the
+/// slabs pass (SampleSink), since there is no map to read back.
 RunResult run_without_output(const RunConfig& config, const MapInput& in, Workers& workers,
                              ProgressSink* progress, SteadyClock::time_point start) {
   RunResult result;
@@ -264,15 +267,28 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
                 memory_budget(config), in.system.size() * 64, config.checkpoint_seconds);
   prepare_workers(workers.list, in.system, in.grid, config.physics);
   io::NullSink sink;
-  result.evaluations =
-      static_cast<double>(in.grid.points()) * static_cast<double>(in.system.size());
-  const EngineReport report = run_engine(in.grid, workers.list, plan, nullptr, {&sink}, progress,
-                                         in.input, in.system.size());
+  std::vector<MapSink*> sinks{&sink};
   MapMetadata& meta = result.metadata;
   meta.grid = in.grid;
+  std::optional<SampleSink> sample;
+  if (config.validate || measures_method_error(config)) {
+    sample.emplace(sample_points(config, in.grid, in.system.size()), /*keep_extremes=*/true);
+    sample->begin(meta);
+    sinks.push_back(&*sample);
+  }
+  result.evaluations =
+      static_cast<double>(in.grid.points()) * static_cast<double>(in.system.size());
+  const EngineReport report =
+      run_engine(in.grid, workers.list, plan, nullptr, sinks, progress, in.input, in.system.size());
   meta.physics = config.physics;
   meta.coulomb_factor = coulomb_factor(config.physics);
   meta.stats = finalize(combined_stats(report.plane_stats));
+  meta.method = method_info(config);
+  if (sample) {
+    PotentialBackend& lead = *workers.list.front();
+    judge_sample(config, in.input, lead,
+                 reference_sample(config, lead, in.system, in.grid, *sample), meta);
+  }
   meta.provenance.backend = workers.first().name();
   meta.provenance.kernel = workers.first().kernel_name();
   meta.provenance.device = workers.device_names("; ");

@@ -6,7 +6,8 @@
 
 namespace dcs::pipeline {
 
-SampleSink::SampleSink(std::vector<std::size_t> indices) : indices_(std::move(indices)) {}
+SampleSink::SampleSink(std::vector<std::size_t> indices, bool keep_extremes)
+    : indices_(std::move(indices)), keep_extremes_(keep_extremes) {}
 
 std::size_t SampleSink::memory_bytes() const {
   return indices_.size() * (sizeof(std::size_t) + sizeof(float) + 1);
@@ -16,6 +17,7 @@ void SampleSink::begin(const MapMetadata& meta) {
   plane_points_ = meta.grid.plane_points();
   values_.assign(indices_.size(), NAN);
   seen_.assign(indices_.size(), false);
+  minimum_ = maximum_ = Extreme{};
 }
 
 std::pair<std::size_t, std::size_t> SampleSink::range(std::int64_t z_begin,
@@ -28,12 +30,36 @@ std::pair<std::size_t, std::size_t> SampleSink::range(std::int64_t z_begin,
           static_cast<std::size_t>(last - indices_.begin())};
 }
 
-void SampleSink::write_slab(const Slab& slab, const float* values, const StatsAccum*) {
+void SampleSink::write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) {
   const auto [first, last] = range(slab.z_begin, slab.z_begin + slab.z_count);
   const std::size_t base = static_cast<std::size_t>(slab.z_begin) * plane_points_;
   for (std::size_t n = first; n < last; ++n) {
     values_[n] = values[indices_[n] - base];
     seen_[n] = true;
+  }
+  if (!keep_extremes_ || plane_stats == nullptr) return;
+  // Only a plane whose statistics beat the extreme so far is searched, for its first point of
+  // that value; an equal value in a later point does not replace it, whatever order the slabs
+  // come in.
+  const auto update = [&](Extreme& extreme, double plane_value, std::int64_t p, bool minimum) {
+    const std::size_t first_index = base + static_cast<std::size_t>(p) * plane_points_;
+    const bool better = !extreme.found ||
+                        (minimum ? plane_value < extreme.value : plane_value > extreme.value) ||
+                        (plane_value == extreme.value && first_index < extreme.index);
+    if (!better) return;
+    const float* plane = values + static_cast<std::size_t>(p) * plane_points_;
+    const float* at = std::find(plane, plane + plane_points_, static_cast<float>(plane_value));
+    const std::size_t index = first_index + static_cast<std::size_t>(at - plane);
+    if (at == plane + plane_points_ ||
+        (extreme.found && plane_value == extreme.value && index > extreme.index))
+      return;
+    extreme = Extreme{index, *at, true};
+  };
+  for (std::int64_t p = 0; p < slab.z_count; ++p) {
+    const StatsAccum& stats = plane_stats[p];
+    if (stats.count == stats.nonfinite) continue;  // no finite value in the plane
+    update(minimum_, stats.min, p, true);
+    update(maximum_, stats.max, p, false);
   }
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/timer.hpp"
@@ -30,13 +31,79 @@ std::size_t requested_points(const RunConfig& config) {
                                                        : kMethodCheckPoints;
 }
 
+std::vector<std::size_t> sample_points(const RunConfig& config, const GridSpec& grid,
+                                       std::size_t atoms) {
+  return fixed_sample_points(grid, atoms, requested_points(config), kValidationBudget);
+}
+
 std::optional<std::vector<std::size_t>> streamed_sample(const RunConfig& config,
                                                         const GridSpec& grid, std::size_t atoms) {
   if (!config.validate && !measures_method_error(config)) return std::nullopt;
-  std::vector<std::size_t> indices =
-      fixed_sample_points(grid, atoms, requested_points(config), kValidationBudget);
+  std::vector<std::size_t> indices = sample_points(config, grid, atoms);
   if (indices.size() == grid.points()) return std::nullopt;  // every point: read back
   return indices;
+}
+
+namespace {
+
+/// The streamed sample's values with the extremes' joined in index order (the same points and
+/// values validation_points() and a read-back give), as indices and values.
+void join_extremes(const SampleSink& streamed, std::pair<std::size_t, float> minimum,
+                   std::pair<std::size_t, float> maximum, std::vector<std::size_t>& indices,
+                   std::vector<float>& values) {
+  std::vector<std::pair<std::size_t, float>> all;
+  all.reserve(streamed.indices().size() + 2);
+  for (std::size_t n = 0; n < streamed.indices().size(); ++n)
+    all.emplace_back(streamed.indices()[n], streamed.values()[n]);
+  all.push_back(minimum);
+  all.push_back(maximum);
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  all.erase(std::unique(all.begin(), all.end(),
+                        [](const auto& a, const auto& b) { return a.first == b.first; }),
+            all.end());
+  for (const auto& [index, value] : all) {
+    indices.push_back(index);
+    values.push_back(value);
+  }
+}
+
+/// The float64 reference at the sample's grid points, by lead.reference_points().
+void add_reference(const RunConfig& config, PotentialBackend& lead, const System& system,
+                   const GridSpec& grid, const std::vector<std::size_t>& indices,
+                   ReferenceSample& sample) {
+  const std::size_t plane = grid.plane_points();
+  sample.all_points = indices.size() == grid.points();
+  std::vector<Vec3> points(indices.size());
+  for (std::size_t n = 0; n < indices.size(); ++n) {
+    const std::size_t index = indices[n];
+    const auto k = static_cast<std::int64_t>(index / plane);
+    const auto i = static_cast<std::int64_t>(index % static_cast<std::size_t>(grid.nx()));
+    const auto j = static_cast<std::int64_t>((index % plane) / static_cast<std::size_t>(grid.nx()));
+    points[n] = grid.point(i, j, k);
+  }
+  sample.reference.resize(points.size());
+  const auto start = SteadyClock::now();
+  const std::string where =
+      lead.reference_points(system, config.physics, points.data(), points.size(),
+                            sample.reference.data(), config.backend.threads);
+  log().debug("float64 reference at {} points x {} atoms: {:.3f} s on {}", points.size(),
+              system.size(), seconds_since(start), where);
+}
+
+}  // namespace
+
+ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead,
+                                 const System& system, const GridSpec& grid,
+                                 const SampleSink& streamed) {
+  ReferenceSample sample;
+  std::vector<std::size_t> indices;
+  const SampleSink::Extreme& low = streamed.minimum();
+  const SampleSink::Extreme& high = streamed.maximum();
+  if (!low.found || !high.found)
+    throw InternalError("the reference sample: no finite value of the map passed");
+  join_extremes(streamed, {low.index, low.value}, {high.index, high.value}, indices, sample.values);
+  add_reference(config, lead, system, grid, indices, sample);
+  return sample;
 }
 
 ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead,
@@ -62,23 +129,9 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
   ReferenceSample sample;
   std::vector<std::size_t> indices;
   if (streamed != nullptr) {
-    // The fixed part's values came with the slabs; the extremes join it in index order (the
-    // same points and values validation_points() and a read-back give).
-    std::vector<std::pair<std::size_t, float>> all;
-    all.reserve(streamed->indices().size() + 2);
-    for (std::size_t n = 0; n < streamed->indices().size(); ++n)
-      all.emplace_back(streamed->indices()[n], streamed->values()[n]);
-    all.emplace_back(index_of_min, value_of_min);
-    all.emplace_back(index_of_max, value_of_max);
-    std::sort(all.begin(), all.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    all.erase(std::unique(all.begin(), all.end(),
-                          [](const auto& a, const auto& b) { return a.first == b.first; }),
-              all.end());
-    for (const auto& [index, value] : all) {
-      indices.push_back(index);
-      sample.values.push_back(value);
-    }
+    // The fixed part's values came with the slabs; the extremes join it in index order.
+    join_extremes(*streamed, {index_of_min, value_of_min}, {index_of_max, value_of_max}, indices,
+                  sample.values);
   } else {
     indices = validation_points(grid, system.size(), requested, kValidationBudget, index_of_min,
                                 index_of_max);
@@ -93,22 +146,7 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
       sample.values[n] = buffer[indices[n] % plane];
     }
   }
-  sample.all_points = indices.size() == grid.points();
-  std::vector<Vec3> points(indices.size());
-  for (std::size_t n = 0; n < indices.size(); ++n) {
-    const std::size_t index = indices[n];
-    const auto k = static_cast<std::int64_t>(index / plane);
-    const auto i = static_cast<std::int64_t>(index % static_cast<std::size_t>(grid.nx()));
-    const auto j = static_cast<std::int64_t>((index % plane) / static_cast<std::size_t>(grid.nx()));
-    points[n] = grid.point(i, j, k);
-  }
-  sample.reference.resize(points.size());
-  const auto start = SteadyClock::now();
-  const std::string where =
-      lead.reference_points(system, config.physics, points.data(), points.size(),
-                            sample.reference.data(), config.backend.threads);
-  log().debug("float64 reference at {} points x {} atoms: {:.3f} s on {}", points.size(),
-              system.size(), seconds_since(start), where);
+  add_reference(config, lead, system, grid, indices, sample);
   return sample;
 }
 

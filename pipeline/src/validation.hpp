@@ -31,6 +31,11 @@ bool measures_method_error(const RunConfig& config);
 /// The points the run's check asks for: --validate's (--validate-points), else kMethodCheckPoints.
 std::size_t requested_points(const RunConfig& config);
 
+/// The sample's points other than the map's extremes: fixed_sample_points() at the run's request
+/// and --validate's budget (every point of small grids).
+std::vector<std::size_t> sample_points(const RunConfig& config, const GridSpec& grid,
+                                       std::size_t atoms);
+
 /// The sample's points other than the map's extremes (fixed_sample_points()), for a SampleSink to
 /// take from the slabs; nullopt when the run checks no values or compares every point (read
 /// back from the store, as small grids are).
@@ -46,6 +51,12 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
                                  const System& system, const GridSpec& grid, io::MapStore& store,
                                  const std::vector<StatsAccum>& plane_stats, const GridStats& stats,
                                  std::size_t requested, const SampleSink* streamed = nullptr);
+
+/// The same sample for a run that keeps no map (--null-output): the values and the extremes
+/// all from `streamed` (a SampleSink that kept them; every slab passed it).
+ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead,
+                                 const System& system, const GridSpec& grid,
+                                 const SampleSink& streamed);
 
 /// Points at which an msm run without --validate measures its error: --validate's smallest
 /// sample, so the check costs 4096 x atoms float64 evaluations (about 10 % of MSM's own time at

@@ -2,9 +2,9 @@
 """--method msm through the real `dcs` binary: the map against --method exact within its
 --msm-error target, the same bytes for 1 or 3 CPU workers and any thread count, the usage
 errors (a physics model MSM lacks, a target out of range, a GPU device, points), the error every
-msm run measures (summary line, /method in the file, exit 4 when missed), --device auto (the
-GPUs when there are any, the CPU otherwise, with the reference where the map ran) and an
-interrupted run resumed to the same bytes.
+msm run measures (summary line, /method in the file, exit 4 when missed; with --null-output
+too), --device auto (the GPUs when there are any, the CPU otherwise, with the reference where
+the map ran) and an interrupted run resumed to the same bytes.
 
 Usage: cli_msm_tests.py DCS_BINARY SOURCE_DIR CASE
 """
@@ -124,6 +124,27 @@ def msm_reports_its_measured_error(tmp):
           f"--method exact: {whole:.3e}")
     if not whole / 3 <= m["rms_rel_error"] <= whole * 3:
         raise AssertionError("the sampled error is far from the whole map's")
+
+
+@case
+def null_output_still_checks_the_values(tmp):
+    """--null-output keeps no map, but an msm run still measures its error and --validate still
+    validates: at the same points (the extremes found as the slabs pass) and with the same
+    numbers as the run that writes the file, and a missed target still exits 4."""
+    def lines(proc, prefix):
+        return [l.strip() for l in proc.stdout.splitlines() if l.strip().startswith(prefix)]
+    for extra, prefix in ((["--method", "msm"], "msm error"), (["--validate"], "validate")):
+        args = ["--atoms", MOLECULE, "--grid", "47", "--device", "cpu", "--no-progress", *extra]
+        written = lines(run(args + ["-o", os.path.join(tmp, "map.h5"), "--force"], tmp, 0), prefix)
+        kept = lines(run(args + ["--null-output"], tmp, 0), prefix)
+        print(kept)
+        if not written or kept != written:
+            raise AssertionError(f"{extra}: the file run says {written}, --null-output {kept}")
+    env = dict(os.environ, DCS_MSM_TESTING_PARAMETERS="4 8 4 1")
+    proc = run(["--atoms", MOLECULE, "--grid", "33", "--device", "cpu", "--method", "msm",
+                "--msm-error", "1e-5", "--null-output"], tmp, 4, env=env)
+    if "--method msm missed its error target" not in proc.stderr:
+        raise AssertionError(proc.stderr)
 
 
 @case

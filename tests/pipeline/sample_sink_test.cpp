@@ -4,11 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "dcs/grid.hpp"
 #include "dcs/map.hpp"
+#include "dcs/stats.hpp"
 #include "sample_sink.hpp"
 #include "validation.hpp"
 
@@ -89,6 +92,64 @@ TEST(SampleSink, StreamedAndReadBackValuesAgree) {
   map.planes_read = 0;
   sink.complete(map);  // idempotent
   EXPECT_EQ(map.planes_read, 0);
+}
+
+/// keep_extremes (--null-output): the minimum and maximum at their first point in index order,
+/// as the read-back of reference_sample() finds them (first plane whose statistics hold the
+/// value, then std::min_element / max_element in it), with ties in several planes, ties within
+/// a plane, non-finite values and slabs of different sizes.
+TEST(SampleSink, KeepsTheExtremesAtTheirFirstPoints) {
+  const GridSpec grid = grid_of(7, 5, 12);
+  const std::size_t plane = grid.plane_points();
+  std::vector<float> map(grid.points());
+  for (std::size_t i = 0; i < map.size(); ++i)
+    map[i] = static_cast<float>((i * 37) % 101) - 50.0f;  // -50 .. 50, each value many times
+  map[3 * plane + 17] = -80.0f;                           // the minimum, three times
+  map[3 * plane + 30] = -80.0f;
+  map[9 * plane + 2] = -80.0f;
+  map[5 * plane + 4] = 90.0f;  // the maximum, twice
+  map[11 * plane] = 90.0f;
+  map[2 * plane + 1] = NAN;  // not finite: never an extreme
+  map[4 * plane + 6] = INFINITY;
+  const auto stats_of = [&](std::int64_t z) {
+    StatsAccum stats;
+    for (std::size_t n = 0; n < plane; ++n) stats.add(map[static_cast<std::size_t>(z) * plane + n]);
+    return stats;
+  };
+  MapMetadata meta;
+  meta.grid = grid;
+  SampleSink sink({0, plane + 3}, /*keep_extremes=*/true);
+  sink.begin(meta);
+  EXPECT_FALSE(sink.minimum().found);
+  for (const auto& [z, count] :
+       std::vector<std::pair<std::int64_t, std::int64_t>>{{0, 3}, {3, 1}, {4, 5}, {9, 3}}) {
+    std::vector<StatsAccum> stats;
+    for (std::int64_t k = 0; k < count; ++k) stats.push_back(stats_of(z + k));
+    sink.write_slab({z, count}, map.data() + static_cast<std::size_t>(z) * plane, stats.data());
+  }
+  const auto finite_first = [&](bool minimum) {
+    std::size_t best = map.size();
+    for (std::size_t i = 0; i < map.size(); ++i) {
+      if (!std::isfinite(map[i])) continue;
+      if (best == map.size() || (minimum ? map[i] < map[best] : map[i] > map[best])) best = i;
+    }
+    return best;
+  };
+  ASSERT_TRUE(sink.minimum().found && sink.maximum().found);
+  EXPECT_EQ(sink.minimum().index, finite_first(true));
+  EXPECT_EQ(sink.minimum().index, 3 * plane + 17);
+  EXPECT_EQ(sink.minimum().value, -80.0f);
+  EXPECT_EQ(sink.maximum().index, finite_first(false));
+  EXPECT_EQ(sink.maximum().index, 5 * plane + 4);
+  EXPECT_EQ(sink.maximum().value, 90.0f);
+  EXPECT_EQ(sink.values()[1], map[plane + 3]);  // the sample itself as before
+
+  // Without keep_extremes nothing is searched.
+  SampleSink plain({0}, false);
+  plain.begin(meta);
+  std::vector<StatsAccum> stats{stats_of(0)};
+  plain.write_slab({0, 1}, map.data(), stats.data());
+  EXPECT_FALSE(plain.minimum().found);
 }
 
 }  // namespace
