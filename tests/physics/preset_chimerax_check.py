@@ -197,9 +197,15 @@ def main():
           % (keep.sum(), keep.size, keep.size - keep.sum(), args.exclude, vmax))
     print("max|dcs - chimerax| %.4g (%.3g of max|V|) at V %.6g; rms %.3g of max|V|; median ratio dcs/chimerax %.8f"
           % (diff.max(), rel, a[i], np.sqrt((diff ** 2).mean()) / vmax, np.median(b[big] / a[big])))
-    ref = reference64(points[keep], coords, charges, dist_dep, args.dielectric)
-    print("vs float64 formula: chimerax-float32 %.3g, dcs %.3g (max abs error / max|V|)"
-          % (np.abs(a - ref).max() / vmax, np.abs(b - ref).max() / vmax))
+    # The float64 formula is printed, not checked (the verdict is dcs against the float32
+    # esp.cpp re-implementation below): the sanitized suite (DCS_TEST_SANITIZED=1, the
+    # "sanitize" test preset), which is there for dcs's code, leaves it to the normal run.
+    if os.environ.get("DCS_TEST_SANITIZED") == "1":
+        print("vs float64 formula: not evaluated under the sanitizers (DCS_TEST_SANITIZED)")
+    else:
+        ref = reference64(points[keep], coords, charges, dist_dep, args.dielectric)
+        print("vs float64 formula: chimerax-float32 %.3g, dcs %.3g (max abs error / max|V|)"
+              % (np.abs(a - ref).max() / vmax, np.abs(b - ref).max() / vmax))
     ok = rel <= args.tolerance
     print("%s: dcs %s vs ChimeraX esp.cpp formula (re-implemented, distDep %s, dielectric %g) on %s: "
           "max diff %.3g of max|V| (tolerance %g)" % ("PASS" if ok else "FAIL", extra, dist_dep, args.dielectric,
