@@ -75,6 +75,18 @@ def pymol_grid_rule(lo, hi, grid, buffer):
     return dims, origin
 
 
+def squared_distances(points, atoms):
+    """|p - a|^2 of a block of points against every atom, bit for bit ((p - a) ** 2).sum(-1)
+    (x, y and z added in that order), without its (points, atoms, 3) temporary: 3-4 times
+    faster."""
+    r2 = np.zeros((len(points), len(atoms)))
+    for k in range(3):
+        d = np.subtract.outer(points[:, k], atoms[:, k])
+        d *= d
+        r2 += d
+    return r2
+
+
 def nearest_atom_distance(points, atoms):
     try:
         from scipy.spatial import cKDTree
@@ -82,8 +94,7 @@ def nearest_atom_distance(points, atoms):
     except ImportError:
         out = np.empty(len(points))
         for s in range(0, len(points), 4096):
-            d = points[s:s + 4096, None, :] - atoms[None, :, :]
-            out[s:s + 4096] = np.sqrt((d * d).sum(-1)).min(1)
+            out[s:s + 4096] = np.sqrt(squared_distances(points[s:s + 4096], atoms).min(1))
         return out
 
 
@@ -91,10 +102,8 @@ def reference64(points, atoms, charges, c):
     """PyMOL's formula in float64 (pairs closer than 1e-4 A skipped)."""
     out = np.zeros(len(points))
     for s in range(0, len(points), 2048):
-        d = points[s:s + 2048, None, :] - atoms[None, :, :]
-        r = np.sqrt((d * d).sum(-1))
-        with np.errstate(divide="ignore"):
-            t = np.where(r > 1e-4, charges[None, :] / r, 0.0)
+        r = np.sqrt(squared_distances(points[s:s + 2048], atoms))
+        t = np.divide(charges[None, :], r, out=np.zeros_like(r), where=r > 1e-4)
         out[s:s + 2048] = c * t.sum(1)
     return out
 
