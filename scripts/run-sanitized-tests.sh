@@ -9,6 +9,16 @@
 # hostile.threads_that_cannot_start_give_a_clear_error (a 400 MiB address-space limit, which
 # ASan's shadow reservation alone exceeds), and install.prefix, which runs the installed binary
 # under strace (LeakSanitizer cannot work under ptrace).
+# The preset sets DCS_TEST_SANITIZED=1, with which the slowest tests take a smaller but still
+# representative case than in scripts/run-tests.sh (the binary is about 10 times slower under
+# ASan): ParallelReader.SameAsSerialOnEveryCorpusFile one thread-count x chunk-size combination
+# per call on the corpus files above 16 KiB, rotating over files (every combination on the smaller
+# files); MsmDeterminism.SameBitsForAnySlabSplitAndThreadCount each thread count with one slab
+# size; hostile/store_tests.py, tests/pipeline/pipeline_cli_tests.py, the kill -9 cases of
+# tests/trajectory/trajectory_tests.py and the signal tests of tests/integration and
+# tests/hostile smaller grids, with the same slab plans where the test is about them; the
+# physics preset checks skip their printed-only float64 numpy reference. The same code paths run,
+# with the same assertions; see each test's comment.
 # CI runs this after scripts/run-tests.sh, which installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -97,7 +97,11 @@ def closed_stdout_keeps_the_exit_status(tmp):
 def killed_batch_tells_what_it_completed(tmp):
     small = write(tmp, "a.pqr", GOOD)
     big = write(tmp, "b.pqr", heavy_atoms(2000))
-    proc = subprocess.Popen([base.DCS, "--atoms", small, big, "--grid", "200", "--device", "cpu",
+    # SIGTERM takes effect once the slab being computed (25 planes) is done: ~10 s under the
+    # sanitizers (DCS_TEST_SANITIZED=1, the "sanitize" test preset), which therefore use 120^3
+    # (slabs of 15 planes, a fifth of the work each; b.pqr's map still lasts far beyond 0.5 s).
+    grid = "120" if os.environ.get("DCS_TEST_SANITIZED") == "1" else "200"
+    proc = subprocess.Popen([base.DCS, "--atoms", small, big, "--grid", grid, "--device", "cpu",
                              "--kernel", "reference", "--threads", "1", "--no-progress"], cwd=tmp,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     first = proc.stdout.readline()  # printed as the first map finished, not at the end

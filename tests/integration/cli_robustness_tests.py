@@ -91,10 +91,14 @@ def cr_only_line_endings(tmp):
 
 
 def long_run(tmp, extra=()):
+    """Minutes of work, in slabs of 25 planes. A signal takes effect once the slab being computed
+    is done: a few seconds, ~12 s under the sanitizers (DCS_TEST_SANITIZED=1, the "sanitize"
+    test preset), which therefore use 120^3 (slabs of 15 planes, a fifth of the work each)."""
     atoms = "".join(f"ATOM  {n:5d}  C   ALA A   1    {n % 17:8.3f}{n % 13:8.3f}{n % 11:8.3f}  0.1000 1.0\n"
                     for n in range(1, 2001))
     src = write(tmp, "m.pqr", atoms)
-    return subprocess.Popen([base.DCS, "--atoms", src, "--grid", "200", "--device", "cpu", "--kernel",
+    grid = "120" if os.environ.get("DCS_TEST_SANITIZED") == "1" else "200"
+    return subprocess.Popen([base.DCS, "--atoms", src, "--grid", grid, "--device", "cpu", "--kernel",
                              "reference", "--threads", "1", "--dx", *extra], cwd=tmp,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -176,7 +176,11 @@ def interrupted_run_leaves_nothing(tmp):
     atoms = "".join(f"ATOM  {n:5d}  C   ALA A   1    {n % 17:8.3f}{n % 13:8.3f}{n % 11:8.3f}  0.1000 1.0\n"
                     for n in range(1, 2001))
     src = write(tmp, "m.pqr", atoms)  # 2000 atoms x 200^3 points in float64 on one thread: minutes
-    proc = subprocess.Popen([DCS, "--atoms", src, "--grid", "200", "--device", "cpu", "--kernel",
+    # SIGINT takes effect once the slab being computed (25 planes) is done: ~12 s under the
+    # sanitizers (DCS_TEST_SANITIZED=1, the "sanitize" test preset), which therefore use 120^3
+    # (slabs of 15 planes, a fifth of the work each; the run still lasts far beyond the signal).
+    grid = "120" if os.environ.get("DCS_TEST_SANITIZED") == "1" else "200"
+    proc = subprocess.Popen([DCS, "--atoms", src, "--grid", grid, "--device", "cpu", "--kernel",
                              "reference", "--threads", "1", "--dx"], cwd=tmp,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(1.5)

@@ -94,11 +94,22 @@ def chimerax_esp(points, coords, charges, dist_dep, dielectric):
     return esp * conv
 
 
+def squared_distances(points, atoms):
+    """|p - a|^2 of a block of points against every atom, bit for bit ((p - a) ** 2).sum(-1)
+    (x, y and z added in that order), without its (points, atoms, 3) temporary: 3-4 times
+    faster."""
+    r2 = np.zeros((len(points), len(atoms)))
+    for k in range(3):
+        d = np.subtract.outer(points[:, k], atoms[:, k])
+        d *= d
+        r2 += d
+    return r2
+
+
 def reference64(points, coords, charges, dist_dep, dielectric):
     out = np.zeros(len(points))
     for s in range(0, len(points), 2048):
-        d = points[s:s + 2048, None, :] - coords[None, :, :]
-        r2 = (d * d).sum(-1)
+        r2 = squared_distances(points[s:s + 2048], coords)
         out[s:s + 2048] = (charges[None, :] / (r2 if dist_dep else np.sqrt(r2))).sum(1)
     return out * 331.62 / dielectric
 
@@ -110,8 +121,7 @@ def nearest_atom_distance(points, atoms):
     except ImportError:
         out = np.empty(len(points))
         for s in range(0, len(points), 4096):
-            d = points[s:s + 4096, None, :] - atoms[None, :, :]
-            out[s:s + 4096] = np.sqrt((d * d).sum(-1)).min(1)
+            out[s:s + 4096] = np.sqrt(squared_distances(points[s:s + 4096], atoms).min(1))
         return out
 
 
@@ -197,9 +207,15 @@ def main():
           % (keep.sum(), keep.size, keep.size - keep.sum(), args.exclude, vmax))
     print("max|dcs - chimerax| %.4g (%.3g of max|V|) at V %.6g; rms %.3g of max|V|; median ratio dcs/chimerax %.8f"
           % (diff.max(), rel, a[i], np.sqrt((diff ** 2).mean()) / vmax, np.median(b[big] / a[big])))
-    ref = reference64(points[keep], coords, charges, dist_dep, args.dielectric)
-    print("vs float64 formula: chimerax-float32 %.3g, dcs %.3g (max abs error / max|V|)"
-          % (np.abs(a - ref).max() / vmax, np.abs(b - ref).max() / vmax))
+    # The float64 formula is printed, not checked (the verdict is dcs against the float32
+    # esp.cpp re-implementation below): the sanitized suite (DCS_TEST_SANITIZED=1, the
+    # "sanitize" test preset), which is there for dcs's code, leaves it to the normal run.
+    if os.environ.get("DCS_TEST_SANITIZED") == "1":
+        print("vs float64 formula: not evaluated under the sanitizers (DCS_TEST_SANITIZED)")
+    else:
+        ref = reference64(points[keep], coords, charges, dist_dep, args.dielectric)
+        print("vs float64 formula: chimerax-float32 %.3g, dcs %.3g (max abs error / max|V|)"
+              % (np.abs(a - ref).max() / vmax, np.abs(b - ref).max() / vmax))
     ok = rel <= args.tolerance
     print("%s: dcs %s vs ChimeraX esp.cpp formula (re-implemented, distDep %s, dielectric %g) on %s: "
           "max diff %.3g of max|V| (tolerance %g)" % ("PASS" if ok else "FAIL", extra, dist_dep, args.dielectric,

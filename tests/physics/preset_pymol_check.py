@@ -75,6 +75,18 @@ def pymol_grid_rule(lo, hi, grid, buffer):
     return dims, origin
 
 
+def squared_distances(points, atoms):
+    """|p - a|^2 of a block of points against every atom, bit for bit ((p - a) ** 2).sum(-1)
+    (x, y and z added in that order), without its (points, atoms, 3) temporary: 3-4 times
+    faster."""
+    r2 = np.zeros((len(points), len(atoms)))
+    for k in range(3):
+        d = np.subtract.outer(points[:, k], atoms[:, k])
+        d *= d
+        r2 += d
+    return r2
+
+
 def nearest_atom_distance(points, atoms):
     try:
         from scipy.spatial import cKDTree
@@ -82,8 +94,7 @@ def nearest_atom_distance(points, atoms):
     except ImportError:
         out = np.empty(len(points))
         for s in range(0, len(points), 4096):
-            d = points[s:s + 4096, None, :] - atoms[None, :, :]
-            out[s:s + 4096] = np.sqrt((d * d).sum(-1)).min(1)
+            out[s:s + 4096] = np.sqrt(squared_distances(points[s:s + 4096], atoms).min(1))
         return out
 
 
@@ -91,10 +102,8 @@ def reference64(points, atoms, charges, c):
     """PyMOL's formula in float64 (pairs closer than 1e-4 A skipped)."""
     out = np.zeros(len(points))
     for s in range(0, len(points), 2048):
-        d = points[s:s + 2048, None, :] - atoms[None, :, :]
-        r = np.sqrt((d * d).sum(-1))
-        with np.errstate(divide="ignore"):
-            t = np.where(r > 1e-4, charges[None, :] / r, 0.0)
+        r = np.sqrt(squared_distances(points[s:s + 2048], atoms))
+        t = np.divide(charges[None, :], r, out=np.zeros_like(r), where=r > 1e-4)
         out[s:s + 2048] = c * t.sum(1)
     return out
 
@@ -197,7 +206,12 @@ def main():
           % (keep.sum(), keep.size, keep.size - keep.sum(), args.exclude, vmax))
     print("max|dcs - pymol| %.4g (%.3g of max|V|) at V_pymol %.6g; rms %.3g of max|V|; median ratio dcs/pymol %.8f"
           % (diff.max(), rel, a[i], np.sqrt((diff ** 2).mean()) / vmax, np.median(b[np.abs(a) > 1e-3 * vmax] / a[np.abs(a) > 1e-3 * vmax])))
-    if not args.no_reference:
+    # The float64 formula is printed, not checked (the verdict is dcs against PyMOL below), and
+    # costs ~25 s of numpy: the sanitized suite (DCS_TEST_SANITIZED=1, the "sanitize" test
+    # preset), which is there for dcs's code, leaves it to the normal run.
+    if os.environ.get("DCS_TEST_SANITIZED") == "1" and not args.no_reference:
+        print("vs float64 PyMOL formula: not evaluated under the sanitizers (DCS_TEST_SANITIZED)")
+    elif not args.no_reference:
         ref = reference64(pts[keep], atoms, charges, factor / eps)
         print("vs float64 PyMOL formula: pymol %.3g, dcs %.3g (max abs error / max|V|)"
               % (np.abs(a - ref).max() / vmax, np.abs(b - ref).max() / vmax))

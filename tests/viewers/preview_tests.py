@@ -45,7 +45,12 @@ def lysozyme(args, work, dielectric, extra=()):
 
 def brute_force_shell(path):
     """|V| at the grid points whose clearance min_i(|p - r_i| - R_i) lies in [PROBE, PROBE +
-    SHELL), every atom against every point."""
+    SHELL), every atom that can decide it against every point. Point blocks of a few rows skip
+    the atoms farther than PROBE + SHELL + max R (and a margin for rounding) from the block's box:
+    such an atom's |p - r_i| - R_i is beyond PROBE + SHELL at every point of the block, so where
+    the clearance is below PROBE + SHELL it is the same minimum over the nearer atoms, and where
+    it is not, no skipped atom brings it there. The same shell as every atom against every point
+    (16 s for each map), in a second."""
     with h5py.File(path, "r") as f:
         d = f["potential"]
         values = d[()]
@@ -53,14 +58,23 @@ def brute_force_shell(path):
         atoms, radii = f["atoms/position"][()], f["atoms/radius"][()]
     nz, ny, nx = values.shape
     k, j, i = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
-    points = origin + spacing * np.stack([i.ravel(), j.ravel(), k.ravel()], axis=1)
-    gap = np.empty(len(points))
-    for start in range(0, len(points), 1024):
-        p = points[start:start + 1024]
-        distance = np.sqrt(((p[:, None, :] - atoms[None, :, :]) ** 2).sum(axis=2))
-        gap[start:start + 1024] = (distance - radii[None, :]).min(axis=1)
-    shell = (gap >= PROBE) & (gap < PROBE + SHELL)
-    return np.abs(values.ravel()[shell])
+    points = (origin + spacing * np.stack([i.ravel(), j.ravel(), k.ravel()], axis=1)).reshape(
+        nz, ny, nx, 3)
+    reach = PROBE + SHELL + float(radii.max()) + 0.01
+    shell = np.zeros((nz, ny, nx), dtype=bool)
+    rows = 8
+    for z in range(nz):
+        for y in range(0, ny, rows):
+            p = points[z, y:y + rows].reshape(-1, 3)
+            lo, hi = p.min(axis=0), p.max(axis=0)
+            outside = np.maximum(np.maximum(lo - atoms, atoms - hi), 0.0)
+            near = (outside ** 2).sum(axis=1) <= reach * reach
+            if not near.any():
+                continue
+            distance = np.sqrt(((p[:, None, :] - atoms[None, near, :]) ** 2).sum(axis=2))
+            gap = (distance - radii[None, near]).min(axis=1)
+            shell[z, y:y + rows] = ((gap >= PROBE) & (gap < PROBE + SHELL)).reshape(-1, nx)
+    return np.abs(values.ravel()[shell.ravel()])
 
 
 def reported_limit(run):
