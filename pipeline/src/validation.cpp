@@ -8,7 +8,6 @@
 #include <string>
 #include <utility>
 
-#include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/timer.hpp"
@@ -99,11 +98,14 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
                                  const SampleSink& streamed) {
   ReferenceSample sample;
   std::vector<std::size_t> indices;
-  const SampleSink::Extreme& low = streamed.minimum();
-  const SampleSink::Extreme& high = streamed.maximum();
-  if (!low.found || !high.found)
-    throw InternalError("the reference sample: no finite value of the map passed");
-  join_extremes(streamed, {low.index, low.value}, {high.index, high.value}, indices, sample.values);
+  // The caller refuses a map with a value that is not finite, so both are found; an extreme
+  // not found (no finite value passed) would join as the first sample point, a duplicate.
+  const auto point = [&streamed](const SampleSink::Extreme& extreme) {
+    return extreme.found ? std::pair{extreme.index, extreme.value}
+                         : std::pair{streamed.indices().front(), streamed.values().front()};
+  };
+  join_extremes(streamed, point(streamed.minimum()), point(streamed.maximum()), indices,
+                sample.values);
   add_reference(config, lead, system, grid, indices, sample);
   return sample;
 }
