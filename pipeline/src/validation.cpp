@@ -31,8 +31,11 @@ std::size_t requested_points(const RunConfig& config) {
 }
 
 std::vector<std::size_t> sample_points(const RunConfig& config, const GridSpec& grid,
-                                       std::size_t atoms) {
-  return fixed_sample_points(grid, atoms, requested_points(config), kValidationBudget);
+                                       std::size_t atoms, std::size_t most) {
+  const double budget =
+      std::min(kValidationBudget,
+               static_cast<double>(most) * static_cast<double>(std::max<std::size_t>(atoms, 1)));
+  return fixed_sample_points(grid, atoms, requested_points(config), budget);
 }
 
 std::optional<std::vector<std::size_t>> streamed_sample(const RunConfig& config,

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -32,9 +33,10 @@ bool measures_method_error(const RunConfig& config);
 std::size_t requested_points(const RunConfig& config);
 
 /// The sample's points other than the map's extremes: fixed_sample_points() at the run's request
-/// and --validate's budget (every point of small grids).
+/// and --validate's budget (every point of small grids), or at most about `most` points where
+/// the budget alone would afford more (a sample then, not every point).
 std::vector<std::size_t> sample_points(const RunConfig& config, const GridSpec& grid,
-                                       std::size_t atoms);
+                                       std::size_t atoms, std::size_t most = SIZE_MAX);
 
 /// The sample's points other than the map's extremes (fixed_sample_points()), for a SampleSink to
 /// take from the slabs; nullopt when the run checks no values or compares every point (read

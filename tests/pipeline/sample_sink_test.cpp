@@ -11,6 +11,7 @@
 
 #include "dcs/grid.hpp"
 #include "dcs/map.hpp"
+#include "dcs/pipeline/run_config.hpp"
 #include "dcs/stats.hpp"
 #include "sample_sink.hpp"
 #include "validation.hpp"
@@ -92,6 +93,26 @@ TEST(SampleSink, StreamedAndReadBackValuesAgree) {
   map.planes_read = 0;
   sink.complete(map);  // idempotent
   EXPECT_EQ(map.planes_read, 0);
+}
+
+/// sample_points() with a cap (--null-output keeps the values in memory): the budget's every
+/// point of a grid of few atoms becomes a sample of about the cap, corners included; under the
+/// cap nothing changes.
+TEST(SampleSink, SamplePointsKeepAtMostTheCap) {
+  RunConfig config;
+  config.validate = true;
+  const GridSpec grid = grid_of(160, 160, 160);  // 4.1e6 points: every point at 1 atom
+  const std::vector<std::size_t> all = sample_points(config, grid, 1);
+  EXPECT_EQ(all.size(), grid.points());
+  const std::vector<std::size_t> capped = sample_points(config, grid, 1, std::size_t{1} << 18);
+  EXPECT_LT(capped.size(), grid.points());
+  EXPECT_LE(capped.size(), std::size_t{1} << 18);
+  EXPECT_GT(capped.size(), (std::size_t{1} << 18) * 9 / 10);
+  EXPECT_TRUE(std::binary_search(capped.begin(), capped.end(), grid.index(159, 159, 159)));
+  EXPECT_EQ(sample_points(config, grid_of(40, 40, 40), 1, std::size_t{1} << 18).size(),
+            std::size_t{40 * 40 * 40});
+  EXPECT_EQ(sample_points(config, grid, 2000, std::size_t{1} << 18),
+            sample_points(config, grid, 2000));
 }
 
 /// keep_extremes (--null-output): the minimum and maximum at their first point in index order,
