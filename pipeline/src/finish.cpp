@@ -100,6 +100,14 @@ void judge_sample(const RunConfig& config, const std::string& input, PotentialBa
   }
 }
 
+void refuse_nonfinite(const GridStats& stats) {
+  if (stats.nonfinite > 0)
+    throw InternalError(
+        fmt::format("{} of {} map values are not finite (the distance clamp "
+                    "should prevent this); nothing was written",
+                    stats.nonfinite, stats.count));
+}
+
 MethodInfo method_info(const RunConfig& config) {
   MethodInfo m;
   m.name = config.method;
@@ -241,11 +249,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
                 RunResult& result, bool& store_finished) {
   MapMetadata& meta = result.metadata;
   meta.stats = finalize(combined_stats(report.plane_stats));
-  if (meta.stats.nonfinite > 0)
-    throw InternalError(
-        fmt::format("{} of {} map values are not finite (the distance clamp "
-                    "should prevent this); nothing was written",
-                    meta.stats.nonfinite, meta.stats.count));
+  refuse_nonfinite(meta.stats);
   meta.method = method_info(config);
   if (config.method == "msm" && !measures_method_error(config))
     log().warn(

@@ -21,6 +21,10 @@ namespace dcs::pipeline {
 std::vector<MapSink*> begin_sinks(const std::vector<std::unique_ptr<MapSink>>& sinks,
                                   const MapMetadata& meta);
 
+/// Throws InternalError when the map has a value that is not finite (the distance clamp should
+/// prevent any): every map run refuses to finish one.
+void refuse_nonfinite(const GridStats& stats);
+
 /// --method and its parameters for the metadata (the error is measured later).
 MethodInfo method_info(const RunConfig& config);
 

@@ -288,11 +288,7 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   meta.coulomb_factor = coulomb_factor(config.physics);
   meta.stats = finalize(combined_stats(report.plane_stats));
   meta.method = method_info(config);
-  if (meta.stats.nonfinite > 0)  // as finish_map() refuses them
-    throw InternalError(
-        fmt::format("{} of {} map values are not finite (the distance clamp "
-                    "should prevent this)",
-                    meta.stats.nonfinite, meta.stats.count));
+  refuse_nonfinite(meta.stats);  // as finish_map() does; the sample's extremes then exist
   if (sample) {
     PotentialBackend& lead = *workers.list.front();
     judge_sample(config, in.input, lead,

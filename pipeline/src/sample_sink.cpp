@@ -39,8 +39,8 @@ void SampleSink::write_slab(const Slab& slab, const float* values, const StatsAc
   }
   if (!keep_extremes_ || plane_stats == nullptr) return;
   // Only a plane whose statistics beat the extreme so far is searched, for its first point of
-  // that value; an equal value in a later point does not replace it, whatever order the slabs
-  // come in.
+  // that value; an equal value in a later plane does not replace it, whatever order the slabs
+  // come in (planes never overlap, so an earlier plane's points all come first).
   const auto update = [&](Extreme& extreme, double plane_value, std::int64_t p, bool minimum) {
     const std::size_t first_index = base + static_cast<std::size_t>(p) * plane_points_;
     const bool better = !extreme.found ||
@@ -49,11 +49,8 @@ void SampleSink::write_slab(const Slab& slab, const float* values, const StatsAc
     if (!better) return;
     const float* plane = values + static_cast<std::size_t>(p) * plane_points_;
     const float* at = std::find(plane, plane + plane_points_, static_cast<float>(plane_value));
-    const std::size_t index = first_index + static_cast<std::size_t>(at - plane);
-    if (at == plane + plane_points_ ||
-        (extreme.found && plane_value == extreme.value && index > extreme.index))
-      return;
-    extreme = Extreme{index, *at, true};
+    if (at == plane + plane_points_) return;  // statistics of other values: not this plane's
+    extreme = Extreme{first_index + static_cast<std::size_t>(at - plane), *at, true};
   };
   for (std::int64_t p = 0; p < slab.z_count; ++p) {
     const StatsAccum& stats = plane_stats[p];

@@ -88,8 +88,6 @@ void add_reference(const RunConfig& config, PotentialBackend& lead, const System
   const std::string where =
       lead.reference_points(system, config.physics, points.data(), points.size(),
                             sample.reference.data(), config.backend.threads);
-  // Milliseconds as an integer: no double goes through fmt in this file (GCC 13's
-  // -Warray-bounds misfires inside fmt 9's float formatting when it is inlined here).
   log().debug("float64 reference at {} points x {} atoms: {} ms on {}", points.size(),
               system.size(), std::llround(1e3 * seconds_since(start)), where);
 }
@@ -102,7 +100,9 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
   ReferenceSample sample;
   std::vector<std::size_t> indices;
   // The caller refuses a map with a value that is not finite, so both are found; an extreme
-  // not found (no finite value passed) would join as the first sample point, a duplicate.
+  // not found (no finite value passed) would join as the first sample point, a duplicate. (Not
+  // a throw: an InternalError thrown in this file makes GCC 13 -O3 misfire -Werror=array-bounds
+  // inside fmt 9, bisected on the GPU machine's compiler.)
   const auto point = [&streamed](const SampleSink::Extreme& extreme) {
     return extreme.found ? std::pair{extreme.index, extreme.value}
                          : std::pair{streamed.indices().front(), streamed.values().front()};
