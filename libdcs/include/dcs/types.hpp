@@ -6,9 +6,10 @@
 #include <string>
 #include <vector>
 
-namespace dcs {
+#include "dcs/unit_cell.hpp"
+#include "dcs/vec3.hpp"
 
-using Vec3 = std::array<double, 3>;
+namespace dcs {
 
 /// One atom as read from the input. Identification fields are kept so that the HDF5 output
 /// can store the atoms that were used; they play no part in the physics.
@@ -36,6 +37,9 @@ struct System {
   /// several models are merged (--models average).
   long long model = 1;
   std::size_t model_count = 1;  ///< models in the source file (a file without MODEL records: 1)
+  /// The periodic cell the atoms sit in (a CRYST1 record, a topology's or a frame's box);
+  /// infinite when the input has none.
+  UnitCell cell;
 
   std::size_t size() const noexcept { return atoms.size(); }
   double total_charge() const noexcept {

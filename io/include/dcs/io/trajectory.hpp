@@ -19,6 +19,9 @@ struct TrajectoryFrame {
   std::int64_t index = 0;  ///< 0-based over the concatenated files
   double time_ps = std::numeric_limits<double>::quiet_NaN();  ///< where the file states it
   std::vector<Vec3> positions;                                ///< Å, one per atom, file order
+  /// The frame's periodic cell as the file states it; infinite where the file has none (DCD
+  /// without unit-cell records, zero boxes).
+  UnitCell cell;
 };
 
 /// Several trajectory files read in order as one trajectory: DCD (.dcd), XTC (.xtc), TRR (.trr),
