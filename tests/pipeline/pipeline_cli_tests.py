@@ -27,6 +27,19 @@ from synthetic_atoms import write_xyzq  # noqa: E402
 DCS, SOURCE = sys.argv[1], sys.argv[2]
 MOLECULE = os.path.join(SOURCE, "data", "2lzt.pqr")
 DEVICE = os.environ.get("DCS_TEST_DEVICE", "cpu")
+ON_GPU = DEVICE.startswith("cuda")  # "cuda" (every GPU) or "cuda:N[,M...]" (those named)
+
+
+def gpus_used():
+    """The GPUs a run with --device DEVICE uses: those named, else every visible one."""
+    if DEVICE.startswith("cuda:"):
+        return len(DEVICE[len("cuda:"):].split(","))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        return len([d for d in visible.split(",") if d.strip()])
+    return len(glob.glob("/proc/driver/nvidia/gpus/*"))
+
+
 CASES = {}
 
 
@@ -51,16 +64,19 @@ SANITIZED = os.environ.get("DCS_TEST_SANITIZED") == "1"
 BASE = ["--atoms", MOLECULE, "--grid", "128" if SANITIZED else "200", "--device", DEVICE,
         "--threads", "1", "--memory-limit", "1600K" if SANITIZED else "4M",
         "--checkpoint-interval", "0", "--no-progress"]
-if DEVICE == "cuda":
+GPUS = max(1, gpus_used()) if ON_GPU else 0
+if ON_GPU:
     # A GPU computes 2lzt on 200^3 in milliseconds: give the kills a run of about a second
-    # (200,000 atoms per GPU on 256^3, every GPU) and room for 16-plane slabs.
+    # (200,000 atoms per GPU on 256^3, every GPU used) and room for 16-plane slabs.
     # Counted without a child process: a CUDA context in a child would count in the RSS test's
     # RUSAGE_CHILDREN peak.
-    GPUS = len(glob.glob("/proc/driver/nvidia/gpus/*"))
     HEAVY = os.path.join(tempfile.gettempdir(), f"dcs-heavy-{os.getpid()}.xyzq")
-    write_xyzq(HEAVY, 200_000 * max(1, GPUS))
-    BASE = ["--atoms", HEAVY, "--grid", "256", "--device", DEVICE, "--memory-limit", "64M",
-            "--checkpoint-interval", "0", "--no-progress"]
+    write_xyzq(HEAVY, 200_000 * GPUS)
+    # The budget grows with the workers: the atoms are reserved at 64 bytes each (12.8 MB a GPU)
+    # and each of the G workers needs a slab buffer besides the writer's (G + 1 at least, 2G + 2
+    # ideally, of 16 planes = 4 MiB here), so the runs keep several slabs per GPU on any count.
+    BASE = ["--atoms", HEAVY, "--grid", "256", "--device", DEVICE, "--memory-limit",
+            f"{48 + 13 * GPUS}M", "--checkpoint-interval", "0", "--no-progress"]
 
 
 def reference(tmp, extra=()):
@@ -161,7 +177,10 @@ def sigterm_keeps_partial_and_resumes(tmp):
 def cpu_workers_and_slab_sizes_give_identical_files(tmp):
     common = ["--atoms", MOLECULE, "--grid", "70", "61", "83", "--no-progress"]
     dcs(common + ["-o", "a.h5", "--device", DEVICE], tmp)
-    variants = [["--memory-limit", "2M"], ["--memory-limit", "1M" if DEVICE == "cuda" else "300K"]]
+    # On GPUs the smallest slab is 16 planes (273 KiB here) and G workers need G + 1 of them.
+    small = f"{(GPUS + 1) * 280 + 100}K" if ON_GPU else "300K"
+    variants = [["--memory-limit", f"{2 * (GPUS + 1)}M" if ON_GPU else "2M"],
+                ["--memory-limit", small]]
     if DEVICE == "cpu":
         variants += [["--cpu-workers", "2"], ["--cpu-workers", "3", "--memory-limit", "2M"]]
     for index, extra in enumerate(variants):
@@ -246,7 +265,7 @@ def dx_only_leaves_no_scratch(tmp):
     common = ["--atoms", MOLECULE, "--grid", "33", "41", "29", "--device", DEVICE, "--no-progress"]
     dcs(common + ["-o", "full.h5", "--dx"], tmp)
     dcs(common + ["--no-hdf5", "--dx", "only.dx", "--memory-limit",
-                  "1M" if DEVICE == "cuda" else "200K"], tmp)
+                  f"{max(1024, (GPUS + 1) * 160 + 600)}K" if ON_GPU else "200K"], tmp)
     left = sorted(os.listdir(tmp))
     if left != ["full.dx", "full.h5", "only.dx"]:
         raise AssertionError(f"unexpected files: {left}")
@@ -299,6 +318,6 @@ if __name__ == "__main__":
         with tempfile.TemporaryDirectory(prefix="dcs-pipeline-") as tmp:
             CASES[name](tmp)
     finally:
-        if DEVICE == "cuda":
+        if ON_GPU:
             os.remove(HEAVY)
     print(f"{name}: ok")
