@@ -23,7 +23,7 @@
 #include "dcs/version.hpp"
 #include "listing.hpp"
 #include "preview.hpp"
-#include "progress.hpp"
+#include "progress_line.hpp"
 #include "run_options.hpp"
 #include "signals.hpp"
 #include "summary.hpp"

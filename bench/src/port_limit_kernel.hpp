@@ -54,20 +54,14 @@ double instruction_rate(double seconds, Step step) {
   return best;
 }
 
-/// The pair model of kind Kind on Vec (dcs/physics.hpp), as row_kernel.hpp's make_pair_model
-/// builds it for the sweep; the screened constant c (-kappa h log2(e), here for a Debye length
-/// of about 8 grid units) is opaque, so that it stays a register as in the sweep.
+/// The pair model of kind Kind on Vec (dcs::pair_model, as the sweep builds it); the screened
+/// constant c (-kappa h log2(e), here for a Debye length of about 8 grid units) is opaque, so
+/// that it stays a register as in the sweep.
 template <class Vec, PairKind Kind>
 [[gnu::always_inline]] inline auto bench_pair_model() {
-  if constexpr (Kind == PairKind::kScreened) {
-    Vec c = Vec::broadcast(-0.18f);
-    opaque(c);
-    return ScreenedPair<Vec>{c};
-  } else if constexpr (Kind == PairKind::kInverseSquare) {
-    return InverseSquarePair{};
-  } else {
-    return CoulombPair{};
-  }
+  Vec c = Vec::broadcast(-0.18f);
+  opaque(c);
+  return pair_model<Kind>(c);
 }
 
 /// Calls `iterate(iterations)` (a loop of `pairs_per_iteration` pairs on registers) once to

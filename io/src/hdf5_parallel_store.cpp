@@ -257,7 +257,7 @@ void ParallelStore::finish_writes() {
 }
 
 void ParallelStore::read_planes(const Slab& /*slab*/, float* /*out*/) {
-  throw IoError("internal error: planes are read back through MapStore after the ranks finish");
+  throw InternalError("planes are read back through MapStore after the ranks finish");
 }
 
 void ParallelStore::announce(std::exception_ptr error) {

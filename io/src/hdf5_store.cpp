@@ -309,8 +309,8 @@ struct MapStore::Impl {
   void write_compressed(const Slab& slab, const float* values) {
     const std::int64_t s0 = slab.z_begin, s1 = slab.z_begin + slab.z_count;
     if (s0 % chunk[0] != 0 || (s1 % chunk[0] != 0 && s1 != grid.nz()))
-      throw IoError(
-          fmt::format("internal error: slab [{}, {}) of a compressed map is not aligned "
+      throw InternalError(
+          fmt::format("slab [{}, {}) of a compressed map is not aligned "
                       "to its {}-plane chunks",
                       s0, s1, chunk[0]));
     const std::int64_t zc0 = s0 / chunk[0], zc1 = (s1 - 1) / chunk[0] + 1;
@@ -390,7 +390,7 @@ struct MapStore::Impl {
         throw;
       }
     });
-    if (next_write != jobs) throw IoError("internal error: compressed chunks left unwritten");
+    if (next_write != jobs) throw InternalError("compressed chunks left unwritten");
   }
 
   void checkpoint() {
@@ -714,8 +714,8 @@ std::int64_t MapStore::planes_done() const noexcept {
 void MapStore::write_slab(const Slab& slab, const float* values, const StatsAccum* plane_stats) {
   Impl& s = *impl_;
   if (slab.z_count < 1 || slab.z_begin < 0 || slab.z_begin + slab.z_count > s.grid.nz())
-    throw IoError(fmt::format("internal error: slab [{}, {}) outside the map's {} planes",
-                              slab.z_begin, slab.z_begin + slab.z_count, s.grid.nz()));
+    throw InternalError(fmt::format("slab [{}, {}) outside the map's {} planes", slab.z_begin,
+                                    slab.z_begin + slab.z_count, s.grid.nz()));
   try {
     if (s.gzip_level > 0) {
       const QuietErrors quiet;
@@ -778,6 +778,11 @@ void write_extras(hid_t root, hid_t dcpl, const GridSpec& grid, std::int64_t chu
   for (const auto& [name, values] : extras.reals)
     w.dataset(group.get(), name.c_str(), H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {values.size()},
               values.data());
+  for (const ExtraTable& table : extras.tables) {
+    const hsize_t columns = std::max<std::size_t>(table.columns, 1);
+    w.dataset(group.get(), table.name.c_str(), H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE,
+              {table.values.size() / columns, columns}, table.values.data());
+  }
   const auto plane = static_cast<hsize_t>(grid.plane_points());
   for (const ExtraGrid& extra : extras.grids) {
     const Handle space = w.space({static_cast<hsize_t>(grid.nz()), static_cast<hsize_t>(grid.ny()),
@@ -841,7 +846,7 @@ void MapStore::finish(const MapMetadata& meta, const MapExtras* extras) {
 
 void MapStore::sync() {
   Impl& s = *impl_;
-  if (!s.finished) throw IoError("internal error: MapStore::sync() before finish()");
+  if (!s.finished) throw InternalError("MapStore::sync() before finish()");
   if (s.synced) return;
   {
     const QuietErrors quiet;
@@ -860,7 +865,7 @@ void MapStore::check_same_file() const { impl_->lock.check_same_file(); }
 
 void MapStore::commit(const std::string& final_path, bool force) {
   Impl& s = *impl_;
-  if (!s.finished) throw IoError("internal error: MapStore::commit() before finish()");
+  if (!s.finished) throw InternalError("MapStore::commit() before finish()");
   sync();
   // With --force, what is under the final name now must still be a regular file (never a
   // symbolic link or a device: see check_output_path()).

@@ -14,6 +14,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/io/checksum.hpp"
+#include "dcs/io/line_limit.hpp"
 
 namespace dcs::io::detail {
 

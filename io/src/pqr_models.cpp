@@ -466,7 +466,7 @@ std::vector<System> replay_pqr_chunks(std::vector<PqrChunk>& chunks, const std::
 }  // namespace detail
 
 System average_models(const std::vector<System>& models) {
-  if (models.empty()) throw Error("internal error: average_models() of no models");
+  if (models.empty()) throw InternalError("average_models() of no models");
   System merged;
   merged.source_path = models.front().source_path;
   merged.source_format = models.front().source_format;

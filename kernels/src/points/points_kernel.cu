@@ -213,13 +213,6 @@ __device__ __forceinline__ constexpr bool takes_software_rsqrt(int index) {
   return (index + 1) * Software / kTilePairs > index * Software / kTilePairs;
 }
 
-template <PairKind Kind>
-__device__ __forceinline__ auto device_pair_model(float screen_c) {
-  if constexpr (Kind == PairKind::kScreened) return ScreenedPair<float>{screen_c};
-  else if constexpr (Kind == PairKind::kInverseSquare) return InverseSquarePair{};
-  else return CoulombPair{};
-}
-
 /// A lane's A fragments: for each 16-point tile, the rows of the two MMAs (header comment):
 /// a1 = {A[g][t], A[g + 8][t], A1[g][t + 4], A1[g + 8][t + 4]}, a2 the same with A2's second
 /// half (the first halves are equal).
@@ -653,7 +646,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     }
   }
 
-  const auto model = device_pair_model<Kind>(launch.screen_c);
+  const auto model = pair_model<Kind>(launch.screen_c);
   const auto atom_count = static_cast<std::uint32_t>(launch.atom_count);
   const auto chunk_atoms = static_cast<std::uint32_t>(launch.chunk_atoms);
   // Every pair of one staged round with the warp's points, added to energy.

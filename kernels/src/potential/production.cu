@@ -245,14 +245,6 @@ __device__ __forceinline__ void stage_tile(const ProductionLaunch& launch, int p
 
 /// The thread's Planes points of which the first Computed exist (Computed < Planes only in the
 /// last group of a slab). Every point is computed with the same arithmetic whatever Computed is.
-/// The pair model of kind Kind (dcs/physics.hpp), its constant from the launch.
-template <PairKind Kind>
-__device__ __forceinline__ auto device_pair_model(const PotentialLaunch& launch) {
-  if constexpr (Kind == PairKind::kScreened) return ScreenedPair<float>{launch.screen_c};
-  else if constexpr (Kind == PairKind::kInverseSquare) return InverseSquarePair{};
-  else return CoulombPair{};
-}
-
 template <class Policy, PairKind Kind, int Computed>
 __device__ __forceinline__ void production_body(const ProductionLaunch& launch, int point_blocks,
                                                 float4* sm_xy, float4* sm_zq, float* sm_d0) {
@@ -270,7 +262,7 @@ __device__ __forceinline__ void production_body(const ProductionLaunch& launch, 
   const float py = static_cast<float>(grid_y);
   const float hx = base.hx, hy = base.hy, hz = base.hz, min_r2 = base.min_r2;
   const TileView tile{sm_xy, sm_zq, sm_d0};
-  const auto model = device_pair_model<Kind>(base);
+  const auto model = pair_model<Kind>(base.screen_c);
 
   float energy[kPlanes] = {};
   for (int tile_begin = 0; tile_begin < base.atom_count; tile_begin += kTile) {

@@ -362,6 +362,16 @@ struct ScreenedPair {
   }
 };
 
+/// The pair model of kind Kind, the one owner of that choice for every kernel (CPU SIMD, CUDA
+/// grid and points kernels, benchmarks): the screened model takes its constant c in the
+/// kernel's Real (a broadcast vector for SIMD); the others ignore it.
+template <PairKind Kind, class Real>
+DCS_HD inline auto pair_model(Real c) {
+  if constexpr (Kind == PairKind::kScreened) return ScreenedPair<Real>{c};
+  else if constexpr (Kind == PairKind::kInverseSquare) return InverseSquarePair{};
+  else return CoulombPair{};
+}
+
 /// ScreenedPair's constant for a kappa in the kernel's length unit: -kappa log2(e).
 inline double screened_exponent_scale(double kappa) { return -kappa * 1.4426950408889634; }
 

@@ -54,7 +54,7 @@ template <class Vec, int Vectors, class Rsqrt, class Model>
 template <class Vec, int Vectors, class Rsqrt, PairKind Kind>
 void sweep_points(const PointsArgs& args) {
   constexpr int kLanes = Vec::kLanes;
-  const auto model = make_pair_model<Vec, Kind>(args.screen_c);
+  const auto model = pair_model<Kind>(Vec::broadcast(args.screen_c));
   for (std::size_t p0 = 0; p0 < args.points; p0 += std::size_t{kLanes} * Vectors) {
     Vec px[Vectors], py[Vectors], pz[Vectors], acc[Vectors];
     for (int v = 0; v < Vectors; ++v) {

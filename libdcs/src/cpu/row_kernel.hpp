@@ -45,15 +45,6 @@ std::size_t stage_row(const double* ay, const double* az, std::size_t n, double 
   return near_count;
 }
 
-/// The pair model of kind Kind for vector type Vec (dcs/physics.hpp), its constant broadcast
-/// once per sweep: c = -kappa hx log2(e) for the screened term (lengths in units of hx).
-template <class Vec, PairKind Kind>
-[[gnu::always_inline]] inline auto make_pair_model(float c) {
-  if constexpr (Kind == PairKind::kScreened) return ScreenedPair<Vec>{Vec::broadcast(c)};
-  else if constexpr (Kind == PairKind::kInverseSquare) return InverseSquarePair{};
-  else return CoulombPair{};
-}
-
 /// Adds atom `a` of the chunk to every vector of sums: through dcs::add_coulomb_term's clamp
 /// (Clamp) or without it, for an atom stage_row found never to need it.
 template <class Vec, int Vectors, class Rsqrt, bool Clamp, class Model>
@@ -81,7 +72,7 @@ template <class Vec, int Vectors, class Rsqrt, bool Clamp, class Model>
 template <class Vec, int Vectors, class Rsqrt, PairKind Kind>
 [[gnu::always_inline]] inline void sweep_block(const RowArgs& args, std::int64_t i0,
                                                std::int64_t valid) {
-  const auto model = make_pair_model<Vec, Kind>(args.screen_c);
+  const auto model = pair_model<Kind>(Vec::broadcast(args.screen_c));
   Vec ix[Vectors];
   Vec acc[Vectors];
   for (int v = 0; v < Vectors; ++v) {
@@ -134,7 +125,7 @@ void sweep_row(const RowArgs& args) {
 /// comes staged; worth it where the alternative is a vector mostly past the row's end.
 template <class Vec, class Rsqrt, PairKind Kind = PairKind::kCoulomb>
 void sweep_tail(const TailArgs& t) {
-  const auto model = make_pair_model<Vec, Kind>(t.screen_c);
+  const auto model = pair_model<Kind>(Vec::broadcast(t.screen_c));
   const Vec px = Vec::load(t.x), py = Vec::load(t.y), pz = Vec::load(t.z);
   const Vec y_scale = Vec::broadcast(t.y_scale), z_scale = Vec::broadcast(t.z_scale);
   const Vec min_r2 = Vec::broadcast(t.min_r2);

@@ -40,6 +40,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dcs/io/line_limit.hpp"
 #include "dcs/types.hpp"
 
 namespace dcs::io {
@@ -47,10 +48,6 @@ namespace dcs::io {
 /// File-name endings read_atoms() understands (compared case-insensitively).
 inline constexpr std::array<std::string_view, 4> kAtomFileExtensions = {".pqr", ".pqr.gz", ".xyzq",
                                                                         ".xyzq.gz"};
-
-/// The longest line the readers accept, in bytes without the line ending (a PQR line has about
-/// 80 characters; the bound is generous for free-format writers).
-inline constexpr std::size_t kMaxLineBytes = std::size_t{64} * 1024;
 
 /// What read_atoms() and read_models() accept beyond the format.
 struct ReadOptions {

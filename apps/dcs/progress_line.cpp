@@ -1,4 +1,4 @@
-#include "progress.hpp"
+#include "progress_line.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
