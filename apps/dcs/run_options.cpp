@@ -47,6 +47,19 @@ void add_trajectory_options(CLI::App& app, RunOptions& o) {
                "Also keep every frame's map: <stem>.frames.h5, float32 [frame][z][y][x] "
                "(frames x points x 4 bytes)")
       ->group(g_md);
+  app.add_option("--pbc", o.pbc,
+                 "whole: make molecules whole across the cell boundary along the topology's "
+                 "bonds before selecting and fitting (where frames have a cell and the topology "
+                 "bonds); none: positions as stored (default whole)")
+      ->group(g_md);
+  app.add_option("--center-on", t.center,
+                 "Move this selection's centre to the cell's centre, then wrap every molecule "
+                 "into the cell (needs a cell), e.g. \"protein\"")
+      ->group(g_md);
+  app.add_flag("--strict", t.strict,
+               "Refuse a frame with a bond across the boundary left, mapped atoms outside the "
+               "grid or an outlying fit RMSD, instead of counting it")
+      ->group(g_md);
 }
 
 void add_io_options(CLI::App& app, RunOptions& o) {
@@ -359,12 +372,14 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
     config.inputs.insert(config.inputs.end(), listed.begin(), listed.end());
   }
   const bool trajectory = app.count("--topology") + app.count("--trajectory") > 0;
-  for (const char* option : {"--frames", "--select", "--align", "--frame-maps"})
+  for (const char* option :
+       {"--frames", "--select", "--align", "--frame-maps", "--pbc", "--center-on", "--strict"})
     if (!trajectory && app.count(option) > 0)
       throw UsageError(fmt::format("{} applies to --topology with --trajectory", option));
   if (trajectory) {
     config.trajectory = o.trajectory;
     if (!o.frames.empty()) config.trajectory->frames = parse_frames(o.frames);
+    if (!o.pbc.empty()) config.trajectory->pbc = parse_pbc(o.pbc);
   }
   resolve_grid_and_physics(grid_physics_options(app, o, config), config);
   set_points(app, o, config);

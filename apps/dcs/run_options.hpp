@@ -33,6 +33,7 @@ struct RunOptions {
   std::string atoms_from;        ///< --atoms-from: a file listing atom files ("-": stdin)
   TrajectoryRequest trajectory;  ///< --topology, --trajectory, --select, --align
   std::string frames;            ///< --frames
+  std::string pbc;               ///< --pbc
   std::string points;            ///< --points FILE
   bool at_atoms = false;         ///< --at-atoms
   double offset = 0.0;           ///< --offset

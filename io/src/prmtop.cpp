@@ -3,6 +3,7 @@
 // 20a4, 10I8, 5E16.8), then data lines of up to <count> fields of <width> columns each.
 // "%COMMENT" lines may appear anywhere and "%VERSION" heads the file. Only the sections dcs
 // needs are kept; the others are read over (their lines still obey kMaxLineBytes).
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -95,7 +96,8 @@ std::optional<FortranFormat> parse_format(std::string_view text) {
 /// The sections we keep, by %FLAG name.
 bool kept(std::string_view flag) {
   return flag == "POINTERS" || flag == "ATOM_NAME" || flag == "CHARGE" || flag == "RESIDUE_LABEL" ||
-         flag == "RESIDUE_POINTER";
+         flag == "RESIDUE_POINTER" || flag == "BONDS_INC_HYDROGEN" ||
+         flag == "BONDS_WITHOUT_HYDROGEN";
 }
 
 std::map<std::string, Section> read_sections(LineSource& source, const std::string& name) {
@@ -201,6 +203,36 @@ long long integer_at(const Section& s, std::size_t i, const std::string& flag,
   return value;
 }
 
+/// BONDS_INC_HYDROGEN and BONDS_WITHOUT_HYDROGEN, where present: triplets (3·i, 3·j, type) of
+/// 0-based coordinate offsets, i.e. atoms i and j; type is the bond parameter's index.
+void read_bonds(const std::map<std::string, Section>& sections, std::size_t atoms,
+                const std::string& name, System& system) {
+  for (const char* flag : {"BONDS_INC_HYDROGEN", "BONDS_WITHOUT_HYDROGEN"}) {
+    if (sections.find(flag) == sections.end()) continue;
+    const Section& s = section(sections, flag, 'i', name);
+    if (s.fields.size() % 3 != 0)
+      throw InputError(name, s.flag_line,
+                       std::string("%FLAG ") + flag + " holds " + std::to_string(s.fields.size()) +
+                           " values, not whole triplets (atom, atom, type)");
+    for (std::size_t b = 0; b < s.fields.size(); b += 3) {
+      std::array<std::size_t, 2> pair{};
+      for (std::size_t k = 0; k < 2; ++k) {
+        const long long offset = integer_at(s, b + k, flag, name);
+        if (offset < 0 || offset % 3 != 0 || static_cast<unsigned long long>(offset / 3) >= atoms)
+          throw InputError(name, s.lines[b + k],
+                           std::string("%FLAG ") + flag + ": " + std::to_string(offset) +
+                               " is not 3 times an atom index below NATOM");
+        pair[k] = static_cast<std::size_t>(offset / 3);
+      }
+      if (pair[0] == pair[1])
+        throw InputError(name, s.lines[b],
+                         std::string("%FLAG ") + flag + ": an atom bonded to itself");
+      if (pair[0] > pair[1]) std::swap(pair[0], pair[1]);
+      system.bonds.push_back(pair);
+    }
+  }
+}
+
 }  // namespace
 
 namespace detail {
@@ -277,6 +309,7 @@ System parse_prmtop_lines(LineSource& source, const std::string& name) {
       system.atoms[i - 1].res_seq = static_cast<long long>(r) + 1;
     }
   }
+  read_bonds(sections, atoms, name, system);
   return system;
 }
 

@@ -71,6 +71,13 @@ System read_with_chemfiles(const std::string& path, Kind kind) {
           atom.chain = chain->as_string();
       }
     }
+    system.bonds.reserve(topology.bonds().size());
+    for (const chemfiles::Bond& bond : topology.bonds()) system.bonds.push_back({bond[0], bond[1]});
+    if (tpr && frame.cell().shape() != chemfiles::UnitCell::INFINITE) {
+      const chemfiles::Vector3D lengths = frame.cell().lengths(), angles = frame.cell().angles();
+      system.cell = UnitCell::from_lengths_angles({lengths[0], lengths[1], lengths[2]},
+                                                  {angles[0], angles[1], angles[2]});
+    }
   } catch (const chemfiles::Error& error) {
     throw InputError(path, 0,
                      std::string("cannot read as ") + (tpr ? "GROMACS TPR" : "PSF") + ": " +

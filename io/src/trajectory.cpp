@@ -161,6 +161,13 @@ void TrajectoryReader::read(std::int64_t index, TrajectoryFrame& out) {
         out.positions[i][a] = c;
       }
     }
+    out.cell = UnitCell();
+    if (const chemfiles::UnitCell& cell = frame.cell();
+        cell.shape() != chemfiles::UnitCell::INFINITE) {
+      const chemfiles::Vector3D lengths = cell.lengths(), angles = cell.angles();
+      out.cell = UnitCell::from_lengths_angles({lengths[0], lengths[1], lengths[2]},
+                                               {angles[0], angles[1], angles[2]});
+    }
     out.index = index;
     out.time_ps = std::numeric_limits<double>::quiet_NaN();
     if (const auto time = frame.get("time"); time && time->kind() == chemfiles::Property::DOUBLE)

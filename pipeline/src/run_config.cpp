@@ -307,6 +307,16 @@ std::string to_string(const Shard& shard) {
   return shard.from_slurm ? "slurm" : fmt::format("{}/{}", shard.index, shard.count);
 }
 
+TrajectoryRequest::Pbc parse_pbc(const std::string& text) {
+  if (text == "whole") return TrajectoryRequest::Pbc::kWhole;
+  if (text == "none") return TrajectoryRequest::Pbc::kNone;
+  throw UsageError(fmt::format("--pbc {}: expected whole or none", text));
+}
+
+std::string_view to_string(TrajectoryRequest::Pbc pbc) {
+  return pbc == TrajectoryRequest::Pbc::kWhole ? "whole" : "none";
+}
+
 ModelsMode parse_models(const std::string& text) {
   if (text == "first") return ModelsMode::kFirst;
   if (text == "each") return ModelsMode::kEach;

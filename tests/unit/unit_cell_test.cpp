@@ -104,8 +104,8 @@ TEST(UnitCell, MinimumImageIsTheShortestImage) {
       for (int i = -4; i <= 4; ++i)
         for (int j = -4; j <= 4; ++j)
           for (int k = -4; k <= 4; ++k) {
-            const Vec3 n{i - std::round(s[0]), j - std::round(s[1]), k - std::round(s[2])};
-            const Vec3 shift = cell.to_cartesian(n);
+            const Vec3 lattice{i - std::round(s[0]), j - std::round(s[1]), k - std::round(s[2])};
+            const Vec3 shift = cell.to_cartesian(lattice);
             best = std::min(best, norm(Vec3{d[0] + shift[0], d[1] + shift[1], d[2] + shift[2]}));
           }
       EXPECT_NEAR(norm(cell.minimum_image(d)), best, 1e-9) << cell.describe();

@@ -40,6 +40,10 @@ struct System {
   /// The periodic cell the atoms sit in (a CRYST1 record, a topology's or a frame's box);
   /// infinite when the input has none.
   UnitCell cell;
+  /// Covalent bonds as pairs of 0-based atom indices (first < second), from a topology that
+  /// lists them (PSF, PRMTOP, TPR); empty otherwise. Molecules are made whole across the cell
+  /// boundary along them (dcs/periodic/whole.hpp).
+  std::vector<std::array<std::size_t, 2>> bonds;
 
   std::size_t size() const noexcept { return atoms.size(); }
   double total_charge() const noexcept {

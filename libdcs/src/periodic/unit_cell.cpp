@@ -111,6 +111,11 @@ Vec3 UnitCell::wrap(const Vec3& r) const noexcept {
 
 Vec3 UnitCell::minimum_image(const Vec3& d) const noexcept {
   if (!is_periodic()) return d;
+  if (shape_ == Shape::kOrthorhombic) {  // each axis on its own: rounding is exact
+    Vec3 out = d;
+    for (int i = 0; i < 3; ++i) out[i] -= std::nearbyint(d[i] / lengths_[i]) * lengths_[i];
+    return out;
+  }
   Vec3 s = to_fractional(d);
   for (int i = 0; i < 3; ++i) s[i] -= std::nearbyint(s[i]);
   const Vec3 base = to_cartesian(s);

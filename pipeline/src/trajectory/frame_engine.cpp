@@ -100,12 +100,13 @@ class BlockRun {
       Item item;
       item.k = k;
       const auto start = SteadyClock::now();
-      double time = 0.0, rmsd = 0.0;
-      source_.read(k, item.atoms, &time, &rmsd);
+      FrameFacts facts;
+      source_.read(k, item.atoms, facts);
       std::unique_lock lock(mutex_);
       report_.decode_seconds += seconds_since(start);
-      report_.times_ps[k] = time;
-      report_.fit_rmsd[k] = rmsd;
+      report_.times_ps[k] = facts.time_ps;
+      report_.fit_rmsd[k] = facts.fit_rmsd;
+      report_.facts[k] = facts;
       if (k < compute_from_) {  // every plane of the block holds this frame already
         done_[k] = -1;
         changed_.notify_all();
@@ -295,6 +296,7 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
   const std::size_t frames = source.frames().size();
   report.times_ps.assign(frames, std::numeric_limits<double>::quiet_NaN());
   report.fit_rmsd.assign(frames, 0.0);
+  report.facts.assign(frames, FrameFacts{});
   report.worker_busy_seconds.assign(workers.size(), 0.0);
   const std::size_t plane = grid.plane_points();
   std::vector<std::unique_ptr<HostBuffer>> buffers;
@@ -308,7 +310,9 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
     System atoms;
     for (std::size_t k = 0; k < frames; ++k) {
       const auto read_start = SteadyClock::now();
-      source.read(k, atoms, &report.times_ps[k], &report.fit_rmsd[k]);
+      source.read(k, atoms, report.facts[k]);
+      report.times_ps[k] = report.facts[k].time_ps;
+      report.fit_rmsd[k] = report.facts[k].fit_rmsd;
       report.decode_seconds += seconds_since(read_start);
     }
   }

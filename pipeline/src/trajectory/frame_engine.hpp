@@ -56,6 +56,7 @@ struct FrameEngineReport {
   std::size_t frames_reused = 0;    ///< frame-blocks a resumed run found in the checkpoints
   std::vector<double> times_ps;     ///< per listed frame (NaN where the file has none)
   std::vector<double> fit_rmsd;     ///< per listed frame (Å; 0 without --align)
+  std::vector<FrameFacts> facts;    ///< per listed frame: cell, long bonds, atoms off the grid
   double busy_fraction() const;
 };
 

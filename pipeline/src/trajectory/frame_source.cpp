@@ -36,6 +36,19 @@ FrameSource::FrameSource(const TrajectoryRequest& request) : request_(request) {
           "--align \"{}\" matches {} atom(s) of {}; fitting needs at least 3 (not on one line)",
           request.align, aligned_.size(), request.topology));
   }
+  if (!request.center.empty()) {
+    centred_ = Selection(request.center, "--center-on").select(topology_.atoms);
+    if (centred_.empty())
+      throw UsageError(fmt::format("--center-on \"{}\" matches none of the {} atoms of {}",
+                                   request.center, topology_.size(), request.topology));
+  }
+  if (request.pbc == TrajectoryRequest::Pbc::kWhole && !topology_.bonds.empty())
+    graph_.emplace(topology_.size(), topology_.bonds);
+  else if (request.pbc == TrajectoryRequest::Pbc::kWhole)
+    log().info(
+        "{} lists no bonds: molecules are taken as the frames hold them (--pbc whole "
+        "needs a PSF, PRMTOP or TPR topology)",
+        request.topology);
   reader_.emplace(request.files, topology_.size(), request.topology);
   frames_ = frame_indices(request.frames, reader_->frames());
 
@@ -47,10 +60,21 @@ FrameSource::FrameSource(const TrajectoryRequest& request) : request_(request) {
   inputs_sha256_ = io::sha256_hex(joined);
 
   reader_->read(frames_.front(), frame_);
+  if (graph_ && !cell_of(frame_).is_periodic() && !cell_of(frame_).why_unusable()) {
+    log().info(
+        "{}: frame {} has no cell and {} none: molecules are taken as the frames hold "
+        "them",
+        request.files.front(), frames_.front(), request.topology);
+    graph_.reset();
+  } else if (graph_) {
+    log().info("molecules made whole across the cell boundary: {} molecules, {} bonds ({})",
+               graph_->molecules(), graph_->bonds(), cell_of(frame_).describe());
+  }
+  FrameFacts facts;
+  place(frame_, facts);
   for (const std::size_t i : aligned_) reference_.push_back(frame_.positions[i]);
   System fitted;  // the first frame as every frame is mapped (fitted onto itself)
-  double rmsd = 0.0;
-  fill(frame_, fitted, &rmsd);
+  fill(frame_, fitted, facts);
   first_.atoms.reserve(selected_.size());
   for (std::size_t j = 0; j < selected_.size(); ++j) {
     Atom atom = topology_.atoms[selected_[j]];
@@ -60,38 +84,105 @@ FrameSource::FrameSource(const TrajectoryRequest& request) : request_(request) {
   first_.source_path = request.files.front();
   first_.source_format = "trajectory";
   first_.source_sha256 = inputs_sha256_;
+  first_.cell = cell_of(frame_);
   log().info("{}: {} atoms, total charge {:.4f} e; mapping {} of them ({}), {} of {} frames",
              request.topology, topology_.size(), topology_.total_charge(), selected_.size(),
              request.select.empty() ? "all" : "--select " + request.select, frames_.size(),
              reader_->frames());
 }
 
-void FrameSource::fill(const io::TrajectoryFrame& frame, System& out, double* fit_rmsd) const {
+const UnitCell& FrameSource::cell_of(const io::TrajectoryFrame& frame) const {
+  return frame.cell.is_periodic() || frame.cell.why_unusable() ? frame.cell : topology_.cell;
+}
+
+void FrameSource::set_grid(const GridSpec& grid) { grid_ = grid; }
+
+/// Makes the frame's molecules whole and centres it, in place (before selecting and fitting).
+void FrameSource::place(io::TrajectoryFrame& frame, FrameFacts& facts) const {
+  const UnitCell& cell = cell_of(frame);
+  if (cell.is_periodic())
+    facts.dimensions = {cell.lengths()[0], cell.lengths()[1], cell.lengths()[2],
+                        cell.angles()[0],  cell.angles()[1],  cell.angles()[2]};
+  const bool needs_cell = graph_.has_value() || !centred_.empty();
+  if (!needs_cell) return;
+  if (!cell.is_periodic()) {
+    // Periodic work on a frame without a usable cell: refused with the frame's number.
+    throw InputError(
+        request_.files.front(), 0,
+        fmt::format("frame {} of the trajectory {} {}", frame.index,
+                    cell.why_unusable() ? "has an unusable cell: " + *cell.why_unusable()
+                                        : std::string("has no cell"),
+                    graph_ ? "(--pbc whole makes molecules whole in the cell; "
+                             "--pbc none takes the positions as they are)"
+                           : "(--center-on needs the cell)"));
+  }
+  if (graph_)
+    facts.long_bonds =
+        static_cast<std::int64_t>(graph_->make_whole(cell, frame.positions).long_bonds);
+  if (centred_.empty()) return;
+  Vec3 centre{0.0, 0.0, 0.0};
+  for (const std::size_t i : centred_)
+    for (int a = 0; a < 3; ++a) centre[a] += frame.positions[i][a];
+  const Vec3 middle = cell.to_cartesian({0.5, 0.5, 0.5});
+  Vec3 move{};
+  for (int a = 0; a < 3; ++a)
+    move[a] = middle[a] - centre[a] / static_cast<double>(centred_.size());
+  for (Vec3& p : frame.positions)
+    for (int a = 0; a < 3; ++a) p[a] += move[a];
+  if (graph_) graph_->wrap_molecules(cell, frame.positions);
+}
+
+void FrameSource::fill(io::TrajectoryFrame& frame, System& out, FrameFacts& facts) const {
   if (out.atoms.size() != selected_.size()) {
     out.atoms.assign(selected_.size(), Atom{});
     for (std::size_t j = 0; j < selected_.size(); ++j)
       out.atoms[j].charge = topology_.atoms[selected_[j]].charge;
   }
-  *fit_rmsd = 0.0;
+  facts.fit_rmsd = 0.0;
   if (aligned_.empty()) {
     for (std::size_t j = 0; j < selected_.size(); ++j)
       out.atoms[j].position = frame.positions[selected_[j]];
-    return;
+  } else {
+    std::vector<Vec3> mobile;
+    mobile.reserve(aligned_.size());
+    for (const std::size_t i : aligned_) mobile.push_back(frame.positions[i]);
+    const RigidFit fit = least_squares_fit(mobile, reference_);
+    facts.fit_rmsd = fit.rmsd;
+    for (std::size_t j = 0; j < selected_.size(); ++j)
+      out.atoms[j].position = fit.apply(frame.positions[selected_[j]]);
   }
-  std::vector<Vec3> mobile;
-  mobile.reserve(aligned_.size());
-  for (const std::size_t i : aligned_) mobile.push_back(frame.positions[i]);
-  const RigidFit fit = least_squares_fit(mobile, reference_);
-  *fit_rmsd = fit.rmsd;
-  for (std::size_t j = 0; j < selected_.size(); ++j)
-    out.atoms[j].position = fit.apply(frame.positions[selected_[j]]);
+  facts.outside_grid = 0;
+  if (!grid_) return;
+  // Outside the box of grid points, with half a spacing of slack for rounding.
+  for (const Atom& atom : out.atoms)
+    for (int a = 0; a < 3; ++a) {
+      const double low = grid_->origin[a] - 0.5 * grid_->spacing[a];
+      const double high =
+          grid_->origin[a] + (static_cast<double>(grid_->counts[a]) - 0.5) * grid_->spacing[a];
+      if (atom.position[a] < low || atom.position[a] > high) {
+        ++facts.outside_grid;
+        break;
+      }
+    }
 }
 
-void FrameSource::read(std::size_t k, System& out, double* time_ps, double* fit_rmsd) {
+void FrameSource::read(std::size_t k, System& out, FrameFacts& facts) {
   reader_->read(frames_.at(k), frame_);
-  *time_ps = frame_.time_ps;
-  fill(frame_, out, fit_rmsd);
+  facts = FrameFacts{};
+  facts.time_ps = frame_.time_ps;
+  place(frame_, facts);
+  fill(frame_, out, facts);
   out.source_path = first_.source_path;
+  if (!request_.strict) return;
+  if (facts.long_bonds > 0)
+    throw InputError(request_.files.front(), 0,
+                     fmt::format("frame {}: {} bond(s) still cross the cell boundary after making "
+                                 "molecules whole (--strict)",
+                                 frames_.at(k), facts.long_bonds));
+  if (facts.outside_grid > 0)
+    throw InputError(request_.files.front(), 0,
+                     fmt::format("frame {}: {} mapped atom(s) outside the grid (--strict)",
+                                 frames_.at(k), facts.outside_grid));
 }
 
 }  // namespace dcs::pipeline

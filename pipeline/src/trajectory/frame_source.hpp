@@ -1,20 +1,35 @@
 // The atoms of each frame as the potential sees them: the topology's charges, the trajectory's
-// positions, the --select atoms only, fitted (least squares) onto the first listed frame's
-// --align atoms.
+// positions with molecules made whole across the cell boundary (--pbc whole) and optionally
+// centred (--center), the --select atoms only, fitted (least squares) onto the first listed
+// frame's --align atoms. What must never pass silently is counted per frame (FrameFacts).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "dcs/grid.hpp"
 #include "dcs/io/trajectory.hpp"
+#include "dcs/periodic/whole.hpp"
 #include "dcs/pipeline/run_config.hpp"
 #include "dcs/selection.hpp"
 #include "dcs/superpose.hpp"
 #include "dcs/types.hpp"
 
 namespace dcs::pipeline {
+
+/// What reading one listed frame found, beside its atoms.
+struct FrameFacts {
+  double time_ps = std::numeric_limits<double>::quiet_NaN();  ///< NaN where the file has none
+  double fit_rmsd = 0.0;                                      ///< Å; 0 without --align
+  /// The cell as MDAnalysis reports `dimensions`: a, b, c (Å), α, β, γ (°); zeros: no cell.
+  std::array<double, 6> dimensions{};
+  std::int64_t long_bonds = 0;    ///< bonds still across the boundary after making whole
+  std::int64_t outside_grid = 0;  ///< mapped atoms outside the grid's box (after fitting)
+};
 
 class FrameSource {
  public:
@@ -35,19 +50,35 @@ class FrameSource {
   const std::vector<std::string>& file_sha256() const noexcept { return file_sha256_; }
   const System& topology() const noexcept { return topology_; }
 
-  /// Listed frame k: the mapped atoms' positions (fitted) and charges into `out` (positions
-  /// and charges only: no identities), its time (ps; NaN where the file has none) and the RMSD
-  /// of the fit (0 without --align). Not thread-safe.
-  void read(std::size_t k, System& out, double* time_ps, double* fit_rmsd);
+  /// Whether molecules are made whole (--pbc whole, bonds in the topology, a cell in the frames
+  /// or the topology), and how many molecules and bonds that concerns.
+  bool makes_whole() const noexcept { return graph_.has_value(); }
+  const std::optional<MoleculeGraph>& molecules() const noexcept { return graph_; }
+
+  /// The grid the frames are mapped on: atoms outside its box are counted from now on.
+  void set_grid(const GridSpec& grid);
+
+  /// Listed frame k: the mapped atoms' positions (made whole, centred, fitted) and charges into
+  /// `out` (positions and charges only: no identities), and what was found (FrameFacts).
+  /// Throws InputError naming the file's frame for a cell that periodic work needs but that is
+  /// missing or unusable, and under --strict for a frame with long bonds or atoms outside the
+  /// grid. Not thread-safe.
+  void read(std::size_t k, System& out, FrameFacts& facts);
 
  private:
-  void fill(const io::TrajectoryFrame& frame, System& out, double* fit_rmsd) const;
+  void fill(io::TrajectoryFrame& frame, System& out, FrameFacts& facts) const;
+  /// The cell of the frame (the file's, else the topology's).
+  const UnitCell& cell_of(const io::TrajectoryFrame& frame) const;
+  void place(io::TrajectoryFrame& frame, FrameFacts& facts) const;
 
   TrajectoryRequest request_;
   System topology_;
-  std::vector<std::size_t> selected_;  ///< topology indices of the mapped atoms
-  std::vector<std::size_t> aligned_;   ///< topology indices of the --align atoms
-  std::vector<Vec3> reference_;        ///< the first frame's --align positions
+  std::vector<std::size_t> selected_;   ///< topology indices of the mapped atoms
+  std::vector<std::size_t> aligned_;    ///< topology indices of the --align atoms
+  std::vector<std::size_t> centred_;    ///< topology indices of the --center atoms
+  std::vector<Vec3> reference_;         ///< the first frame's --align positions
+  std::optional<MoleculeGraph> graph_;  ///< --pbc whole with bonds
+  std::optional<GridSpec> grid_;
   std::optional<io::TrajectoryReader> reader_;
   std::vector<std::int64_t> frames_;
   io::TrajectoryFrame frame_;

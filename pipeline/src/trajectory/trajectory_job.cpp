@@ -17,6 +17,7 @@
 #include "dcs/io/map_store.hpp"
 #include "dcs/log.hpp"
 #include "dcs/timer.hpp"
+#include "frame_checks.hpp"
 #include "frame_engine.hpp"
 #include "frame_source.hpp"
 #include "mean_map_backend.hpp"
@@ -33,6 +34,8 @@ std::vector<std::pair<std::string, std::string>> trajectory_settings(const Traje
                                  to_string(t.frames))},
           {"select", t.select.empty() ? "all" : t.select},
           {"align", t.align.empty() ? "none" : t.align},
+          {"pbc", source.makes_whole() ? "whole" : "none"},
+          {"center", t.center.empty() ? "none" : t.center},
           {"statistic", "mean over frames"}};
 }
 
@@ -54,7 +57,8 @@ void check_inputs_untouched(const TrajectoryRequest& t, const OutputPaths& paths
 /// The /trajectory group: the spread, minimum and maximum grids (read back from `file`), the
 /// frames and what they came from.
 io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& source,
-                                const FrameEngineReport& report, io::FrameAccumulatorFile& file) {
+                                const FrameEngineReport& report, const FrameChecks& checks,
+                                io::FrameAccumulatorFile& file) {
   const TrajectoryRequest& t = *config.trajectory;
   const std::string units(unit_name(config.physics.unit));
   io::MapExtras extras;
@@ -92,6 +96,17 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
   extras.integers.push_back({"frames", source.frames()});
   extras.reals.push_back({"time_ps", report.times_ps});
   extras.reals.push_back({"fit_rmsd", report.fit_rmsd});
+  io::ExtraTable dimensions{"dimensions", 6, {}};
+  std::vector<std::int64_t> long_bonds, outside_grid;
+  for (const FrameFacts& facts : report.facts) {
+    dimensions.values.insert(dimensions.values.end(), facts.dimensions.begin(),
+                             facts.dimensions.end());
+    long_bonds.push_back(facts.long_bonds);
+    outside_grid.push_back(facts.outside_grid);
+  }
+  extras.tables.push_back(std::move(dimensions));
+  extras.integers.push_back({"long_bonds", std::move(long_bonds)});
+  extras.integers.push_back({"atoms_outside_grid", std::move(outside_grid)});
   std::vector<std::string> files{std::filesystem::absolute(t.topology).string()};
   for (const std::string& f : t.files) files.push_back(std::filesystem::absolute(f).string());
   extras.texts.push_back({"files", files});
@@ -106,7 +121,22 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
       {"frames_option", to_string(t.frames)},
       {"fit_rmsd_description",
        "Å: RMSD of each frame's --align atoms after the least-squares fit onto the first listed "
-       "frame's (0 without --align)"}};
+       "frame's (0 without --align)"},
+      {"dimensions_description",
+       "each frame's unit cell as MDAnalysis reports dimensions: a, b, c (Å), alpha, beta, gamma "
+       "(degrees); zeros where the frame and the topology have none"},
+      {"pbc", source.makes_whole() ? "whole: molecules made whole along the topology's bonds"
+                                   : "none: positions as stored"},
+      {"center", t.center.empty() ? "none" : t.center},
+      {"long_bonds_description",
+       "bonds of each frame still at least half the cell's shortest width long after making "
+       "molecules whole"},
+      {"atoms_outside_grid_description",
+       "mapped atoms of each frame outside the grid's box after fitting"},
+      {"frames_with_long_bonds", std::to_string(checks.long_bond_frames.size())},
+      {"frames_with_atoms_outside_grid", std::to_string(checks.outside_grid_frames.size())},
+      {"fit_rmsd_outlier_threshold", fmt::format("{:.6g}", checks.fit_outlier_threshold)},
+      {"fit_rmsd_outliers", std::to_string(checks.fit_outlier_frames.size())}};
   return extras;
 }
 
@@ -165,6 +195,7 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     job.in.input = t.files.front();
     job.in.system = source->first();
     job.in.grid = make_grid(job.in.system, config.grid);
+    source->set_grid(job.in.grid);
   });
   job.in.read_seconds = seconds_since(start);
   job.label = t.files.front();
@@ -282,7 +313,9 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
         mean_workers.owned.push_back(std::make_unique<MeanMapBackend>(
             *file, static_cast<std::int64_t>(source->frames().size()), workers.first()));
         mean_workers.list.push_back(mean_workers.owned.back().get());
-        extras.emplace(trajectory_extras(config, *source, report, *file));
+        const FrameChecks checks =
+            judge_frames(report, source->frames(), t.files.front(), t.strict);
+        extras.emplace(trajectory_extras(config, *source, report, checks, *file));
         job.extras = &*extras;
       }
       LocalExecutor executor;

@@ -4,6 +4,7 @@
 // text attributes (files, checksums, selections).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -20,11 +21,19 @@ struct ExtraGrid {
   std::function<void(std::int64_t z, float* plane)> fill;
 };
 
+/// A two-dimensional float64 table [rows][columns] (a trajectory's cell per frame).
+struct ExtraTable {
+  std::string name;
+  std::size_t columns = 1;
+  std::vector<double> values;  ///< rows x columns, row after row
+};
+
 struct MapExtras {
   std::string group;  ///< e.g. "trajectory"; empty: nothing is written
   std::vector<ExtraGrid> grids;
   std::vector<std::pair<std::string, std::vector<std::int64_t>>> integers;
   std::vector<std::pair<std::string, std::vector<double>>> reals;
+  std::vector<ExtraTable> tables;
   std::vector<std::pair<std::string, std::vector<std::string>>> texts;  ///< string datasets
   std::vector<std::pair<std::string, std::string>> attributes;          ///< on the group
 };

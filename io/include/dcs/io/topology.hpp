@@ -32,7 +32,8 @@ System read_topology(const std::string& path);
 std::string topology_formats();
 
 /// AMBER PRMTOP text (the %FLAG/%FORMAT layout of AMBER 7 and later): POINTERS (NATOM, NRES),
-/// ATOM_NAME, CHARGE, RESIDUE_LABEL, RESIDUE_POINTER; the other sections are skipped. res_seq
+/// ATOM_NAME, CHARGE, RESIDUE_LABEL, RESIDUE_POINTER, and the bonds (BONDS_INC_HYDROGEN,
+/// BONDS_WITHOUT_HYDROGEN) where present; the other sections are skipped. res_seq
 /// is the 1-based residue ordinal. `name` is used in messages and as source_path; source_sha256
 /// stays empty. Throws InputError "<name>:<line>: reason" (line 0 for a missing section).
 System parse_prmtop(std::istream& in, const std::string& name);

@@ -66,6 +66,18 @@ struct TrajectoryRequest {
   std::string select;       ///< the atoms whose potential is mapped; empty: every atom
   std::string align;        ///< atoms fitted onto the first frame's before mapping; empty: none
   bool frame_maps = false;  ///< also every frame's map, in "<stem>.frames.h5"
+  /// --pbc: how the periodic cell is used before selecting and fitting.
+  enum class Pbc {
+    kWhole,  ///< molecules made whole along the topology's bonds where a cell and bonds exist
+    kNone,   ///< positions as the file has them
+  };
+  Pbc pbc = Pbc::kWhole;
+  /// --center-on: these atoms' centre of geometry moved to the cell's centre, then every molecule
+  /// wrapped into the cell by its centre (needs a cell); empty: not moved.
+  std::string center;
+  /// --strict: a frame with a bond across the boundary left after making molecules whole,
+  /// mapped atoms outside the grid, or an outlying fit RMSD is refused instead of counted.
+  bool strict = false;
 };
 
 /// The potential at points instead of on a grid (pipeline/src/points/): listed points, a surface
@@ -183,7 +195,9 @@ std::string to_string(const Shard& shard);
 /// The share itself: "slurm" read from SLURM_ARRAY_TASK_* (UsageError when they are not set).
 Shard resolve_shard(const Shard& shard);
 ModelsMode parse_models(const std::string& text);
-std::string_view to_string(ModelsMode mode);  ///< "first", "each", "average"
+TrajectoryRequest::Pbc parse_pbc(const std::string& text);
+std::string_view to_string(TrajectoryRequest::Pbc pbc);  ///< "whole", "none"
+std::string_view to_string(ModelsMode mode);             ///< "first", "each", "average"
 MpiSchedule parse_mpi_schedule(const std::string& text);
 std::string_view to_string(MpiSchedule schedule);  ///< "static", "dynamic"
 /// A byte count: "2G", "512M", "1.5GiB", "4096" (binary units; K, M, G, T with optional

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""The periodic cell in trajectory runs of the real dcs binary, checked against MDAnalysis on
+MDAnalysisTests' real periodic systems (GROMACS TPR+XTC in a rhombic dodecahedron, AMBER
+parm7+NetCDF orthorhombic, AMBER parm7+NetCDF truncated octahedron with net charge +2).
+
+    periodic_tests.py --dcs DCS CASE     (run with the venv of scripts/setup-md.sh)
+
+Cases:
+  cell_per_frame    /trajectory/dimensions equals MDAnalysis's ts.dimensions, every frame, in
+                    three formats (triclinic and orthorhombic)
+  bonds_counted     the topology's bonds as MDAnalysis counts them (TPR, PRMTOP)
+  whole_from_wrapped  frames with every atom wrapped into the cell (raw `mdrun` output) give
+                    the map of MDAnalysis's unwrapped frames (float64 reference), by default;
+                    --pbc none averages the pieces in, and says so naming the frames
+  jumped_frame      a frame whose molecule moved by one cell vector: without --align named as
+                    atoms outside the grid (counted in the file), --strict refuses it (exit 3,
+                    nothing written); --center-on puts it back
+  fit_outlier       one wrapped frame among whole ones with --pbc none and --align: named as a
+                    fit-RMSD outlier; --strict refuses
+  no_cell_refused   --center-on on a trajectory without a cell: exit 3 naming the frame
+Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
+"""
+import argparse
+import bz2
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+
+try:
+    import h5py
+    import numpy as np
+    import MDAnalysis as mda
+    import MDAnalysisTests.datafiles as data
+except ImportError as missing:
+    print(f"SKIPPED: {missing} (scripts/setup-md.sh installs MDAnalysis and MDAnalysisTests)")
+    sys.exit(77)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from trajectory_tests import (check, compare_statistics, dcs, fail,  # noqa: E402
+                              make_whole, reference_statistics)
+
+warnings.filterwarnings("ignore")
+
+
+def truncoct_parm7(work):
+    """MDAnalysisTests ships the truncated octahedron's topology bzip2-compressed."""
+    path = os.path.join(work, "tz2.truncoct.parm7")
+    with bz2.open(data.PRM7, "rb") as source, open(path, "wb") as target:
+        shutil.copyfileobj(source, target)
+    return path
+
+
+def case_cell_per_frame(args, work):
+    systems = [("TPR+XTC", data.TPR, data.XTC, "protein"),
+               ("parm7+NetCDF", data.PRMncdf, data.NCDF, None),
+               ("truncated octahedron", truncoct_parm7(work), data.NCDFtruncoct, None)]
+    for label, topology, trajectory, select in systems:
+        out = os.path.join(work, "cell.h5")
+        options = ["--topology", topology, "--trajectory", trajectory, "--grid", "12",
+                   "--device", "cpu", "-o", out, "--force"]
+        if select:
+            options += ["--select", select]
+        dcs(args, *options)
+        universe = mda.Universe(topology, trajectory)
+        want = np.array([ts.dimensions.copy() for ts in universe.trajectory], dtype=np.float64)
+        with h5py.File(out, "r") as h5:
+            got = h5["trajectory/dimensions"][...]
+            check(h5["trajectory"].attrs["pbc"].startswith("whole"), f"{label}: pbc attribute")
+        check(got.shape == want.shape, f"{label}: dimensions {got.shape} != {want.shape}")
+        err = np.abs(got - want).max()
+        print(f"{label}: cell max difference {err:.2e} ({want[0]})")
+        check(err < 1e-3, f"{label}: cells differ by {err}")
+
+
+def case_bonds_counted(args, work):
+    for label, topology, trajectory in (("TPR", data.TPR, data.XTC),
+                                        ("PRMTOP", data.PRMncdf, data.NCDF)):
+        run = dcs(args, "--topology", topology, "--trajectory", trajectory, "--grid", "8",
+                  "--frames", "0", "--device", "cpu", "-o", os.path.join(work, "b.h5"),
+                  "--force", "--verbose")
+        bonds = len(mda.Universe(topology, trajectory).bonds)
+        check(f"{bonds} bonds" in run.stderr,
+              f"{label}: MDAnalysis counts {bonds} bonds; dcs said:\n{run.stderr}")
+
+
+def write_frames(universe, path, frames, move=None):
+    """Writes `frames` of `universe` to `path` (TRR: float32 positions and the box), each
+    atom's position changed by move(frame, positions, dimensions) when given."""
+    with mda.Writer(path, universe.atoms.n_atoms) as writer:
+        for f in frames:
+            universe.trajectory[f]
+            if move is not None:
+                universe.atoms.positions = move(f, universe.atoms.positions.copy(),
+                                                universe.dimensions)
+            writer.write(universe.atoms)
+
+
+def wrap_atoms(universe):
+    def move(_frame, positions, dimensions):
+        return mda.lib.distances.apply_PBC(positions, dimensions)
+    return move
+
+
+def case_whole_from_wrapped(args, work):
+    # Raw mdrun output: every atom in the cell, the protein cut wherever it crosses a face.
+    universe = mda.Universe(data.TPR, data.XTC)
+    wrapped = os.path.join(work, "wrapped.trr")
+    write_frames(universe, wrapped, [0, 3, 6, 9], wrap_atoms(universe))
+    check_cut = mda.Universe(data.TPR, wrapped)
+    protein = check_cut.select_atoms("protein")
+    longest = max(np.linalg.norm(protein.positions[b[0]] - protein.positions[b[1]])
+                  for b in protein.bonds.indices - protein.indices.min())
+    check(longest > 10.0, f"the wrapped protein is not cut (longest bond {longest:.1f} Å)")
+    out = os.path.join(work, "whole.h5")
+    run = dcs(args, "--topology", data.TPR, "--trajectory", wrapped, "--select", "protein",
+              "--grid", "16", "--padding", "4", "--device", "cpu", "-o", out)
+    check("outside the grid" not in run.stderr, f"whole frames flagged:\n{run.stderr}")
+    reference = mda.Universe(data.TPR, wrapped)
+    compare_statistics(out, reference_statistics(out, reference, [0, 1, 2, 3], "protein",
+                                                 whole_sel="protein"),
+                       "wrapped frames made whole")
+    with h5py.File(out, "r") as h5:
+        check((h5["trajectory/long_bonds"][...] == 0).all(), "long bonds after making whole")
+        check(h5["trajectory"].attrs["frames_with_long_bonds"] == "0", "long-bond count")
+    # --pbc none: the pieces are averaged in, and the run says which frames have atoms off
+    # the grid.
+    cut = os.path.join(work, "cut.h5")
+    run = dcs(args, "--topology", data.TPR, "--trajectory", wrapped, "--select", "protein",
+              "--grid", "16", "--padding", "4", "--device", "cpu", "-o", cut, "--pbc", "none")
+    with h5py.File(out, "r") as a, h5py.File(cut, "r") as b:
+        diff = np.abs(a["potential"][...] - b["potential"][...]).max()
+        scale = np.abs(a["potential"][...]).max()
+        check(b["trajectory"].attrs["pbc"].startswith("none"), "pbc none attribute")
+    check(diff > 1e-2 * scale, f"--pbc none gave the whole map ({diff:.3g} of {scale:.3g})")
+
+
+def case_jumped_frame(args, work):
+    universe = mda.Universe(data.TPR, data.XTC)
+    box = None
+
+    def jump(frame, positions, dimensions):
+        nonlocal box
+        box = mda.lib.mdamath.triclinic_vectors(dimensions)
+        return positions + box[0] if frame == 6 else positions
+    jumped = os.path.join(work, "jumped.trr")
+    write_frames(universe, jumped, [0, 3, 6, 9], jump)
+    common = ["--topology", data.TPR, "--trajectory", jumped, "--select", "protein", "--grid",
+              "12", "--device", "cpu"]
+    out = os.path.join(work, "jumped.h5")
+    run = dcs(args, *common, "-o", out)
+    check("outside the grid" in run.stderr and "frames 2" in run.stderr,
+          f"the jumped frame (listed frame 2) is not named:\n{run.stderr}")
+    with h5py.File(out, "r") as h5:
+        outside = h5["trajectory/atoms_outside_grid"][...]
+        check(outside[2] > 3000 and outside[0] == 0 and outside[1] == 0,
+              f"atoms outside the grid per frame: {outside}")
+        check(h5["trajectory"].attrs["frames_with_atoms_outside_grid"] == "1", "count attribute")
+    strict = os.path.join(work, "strict.h5")
+    run = dcs(args, *common, "-o", strict, "--strict", rc=3)
+    check("frame 2" in run.stderr and "--strict" in run.stderr, run.stderr)
+    left = sorted(f for f in os.listdir(work) if f.startswith("strict"))
+    check(left == [], f"--strict left {left}")
+    # --center-on puts the protein back in the middle of the cell in every frame.
+    centred = os.path.join(work, "centred.h5")
+    run = dcs(args, *common, "-o", centred, "--center-on", "protein")
+    check("outside the grid" not in run.stderr, f"--center-on left atoms off the grid:\n{run.stderr}")
+
+
+def case_fit_outlier(args, work):
+    # The raw XTC cuts the protein in every frame: frames made whole, but frame 7 cut.
+    universe = mda.Universe(data.TPR, data.XTC)
+    wrap = wrap_atoms(universe)
+
+    def move(frame, positions, dimensions):
+        if frame == 7:  # moved half a cell, then cut at the faces: the protein in two halves
+            centre = positions[universe.select_atoms("protein").indices].mean(axis=0)
+            middle = mda.lib.mdamath.triclinic_vectors(dimensions).sum(axis=0) / 2
+            return wrap(frame, positions + (middle - centre) + [dimensions[0] / 2, 0, 0],
+                        dimensions)
+        make_whole(universe, "protein")
+        return universe.atoms.positions.copy()
+    wrapped_one = os.path.join(work, "one_cut.trr")
+    write_frames(universe, wrapped_one, list(range(10)), move)
+    common = ["--topology", data.TPR, "--trajectory", wrapped_one, "--select", "protein",
+              "--align", "protein and name CA", "--grid", "10", "--device", "cpu", "--pbc",
+              "none"]
+    out = os.path.join(work, "fit.h5")
+    run = dcs(args, *common, "-o", out)
+    check("RMSD above" in run.stderr and "frames 7" in run.stderr,
+          f"frame 7's fit is not named:\n{run.stderr}")
+    with h5py.File(out, "r") as h5:
+        rmsd = h5["trajectory/fit_rmsd"][...]
+        check(h5["trajectory"].attrs["fit_rmsd_outliers"] == "1", "outlier count")
+    print(f"fit RMSDs: {np.round(rmsd, 2)}")
+    dcs(args, *common, "-o", os.path.join(work, "fit_strict.h5"), "--strict", rc=3)
+    check(not os.path.exists(os.path.join(work, "fit_strict.h5")), "--strict wrote the map")
+    # Made whole (the default), frame 7 is an ordinary frame.
+    run = dcs(args, *common[:-2], "-o", os.path.join(work, "fit_whole.h5"))
+    check("RMSD above" not in run.stderr, f"a whole frame 7 still stands out:\n{run.stderr}")
+
+
+def case_no_cell_refused(args, work):
+    # adk_dims.dcd stores no cell (MDAnalysis: dimensions None).
+    check(mda.Universe(data.PSF, data.DCD).dimensions is None, "the DCD has a cell now?")
+    out = os.path.join(work, "nocell.h5")
+    run = dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, "--grid", "8", "--device",
+              "cpu", "-o", out, "--center-on", "name CA", rc=3)
+    check("frame 0" in run.stderr and "no cell" in run.stderr, run.stderr)
+    check(os.listdir(work) == [], f"files left: {os.listdir(work)}")
+    # Without --center-on the default --pbc whole simply has nothing to do.
+    run = dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, "--grid", "8", "--device",
+              "cpu", "-o", out, "--frames", "0:3")
+    check("has no cell" in run.stderr, f"no word that molecules stay as stored:\n{run.stderr}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--dcs", required=True)
+    parser.add_argument("case")
+    args = parser.parse_args()
+    case = globals().get("case_" + args.case)
+    if case is None:
+        fail(f"unknown case {args.case}")
+    with tempfile.TemporaryDirectory(prefix="dcs-periodic-") as work:
+        case(args, work)
+    print("periodic_tests: OK")
+
+
+if __name__ == "__main__":
+    main()
