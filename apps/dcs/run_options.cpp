@@ -6,6 +6,8 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,6 +22,20 @@ namespace {
 const std::string g_points = "Potential at points";
 const std::string g_io = "Input and output", g_md = "MD trajectories", g_grid = "Grid (Å)",
                   g_phys = "Physics and units", g_comp = "Compute", g_val = "Validation";
+
+/// --method's values, from the method table (dcs/method.hpp).
+std::vector<std::string> method_names_list() {
+  std::vector<std::string> names;
+  for (const MethodTraits& t : method_table()) names.emplace_back(t.name);
+  return names;
+}
+
+std::string method_help() {
+  std::string help;
+  for (const MethodTraits& t : method_table())
+    help += fmt::format("{}{}: {}", help.empty() ? "" : " | ", t.name, t.summary);
+  return help + " (default exact; on the GPUs when there are any)";
+}
 
 void add_trajectory_options(CLI::App& app, RunOptions& o) {
   TrajectoryRequest& t = o.trajectory;
@@ -252,11 +268,8 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
                  "Statistics reduction (see `dcs kernels`)")
       ->group(g_comp);
   app.add_option("--threads,-j", config.backend.threads, "CPU threads (0: all)")->group(g_comp);
-  app.add_option("--method", config.method,
-                 "exact (direct summation) | msm (multilevel summation, linear time, Coulomb "
-                 "model only; on the GPUs when there are any, as exact)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"exact", "msm"}))
+  app.add_option("--method", o.method, method_help())
+      ->check(CLI::IsMember(method_names_list()))
       ->group(g_comp);
   app.add_option("--msm-error", config.msm_error,
                  "--method msm: relative RMS error target, 1e-5..1e-1 (picks lattice spacing, "
@@ -381,6 +394,7 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
     if (!o.frames.empty()) config.trajectory->frames = parse_frames(o.frames);
     if (!o.pbc.empty()) config.trajectory->pbc = parse_pbc(o.pbc);
   }
+  config.method = parse_method(o.method);
   resolve_grid_and_physics(grid_physics_options(app, o, config), config);
   set_points(app, o, config);
   config.models = parse_models(o.models);

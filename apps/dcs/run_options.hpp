@@ -34,6 +34,7 @@ struct RunOptions {
   TrajectoryRequest trajectory;  ///< --topology, --trajectory, --select, --align
   std::string frames;            ///< --frames
   std::string pbc;               ///< --pbc
+  std::string method = "exact";  ///< --method (dcs/method.hpp)
   std::string points;            ///< --points FILE
   bool at_atoms = false;         ///< --at-atoms
   double offset = 0.0;           ///< --offset

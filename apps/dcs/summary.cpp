@@ -135,7 +135,7 @@ void print_summary(const RunResult& result) {
         v.passed ? "passed" : "FAILED", where, v.max_abs_error, unit, v.max_rel_error, v.tolerance,
         v.rms_error);
   }
-  if (const MethodInfo& m = meta.method; m.name == "msm" && !m.measured)
+  if (const MethodInfo& m = meta.method; traits(m.method).measures_error && !m.measured)
     fmt::print("  msm error not measured (a trajectory's mean map); target {:.0e}\n", m.target);
   else if (m.measured)
     fmt::print(

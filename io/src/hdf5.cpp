@@ -118,8 +118,8 @@ void write_validation(hid_t file, const Validation& validation, const Writer& w)
 
 void write_method(hid_t file, const MethodInfo& method, const Writer& w) {
   const Handle group = w.group(file, "method");
-  w.text(group.get(), "name", method.name);
-  if (method.name != "msm") return;
+  w.text(group.get(), "name", std::string(to_string(method.method)));
+  if (!traits(method.method).measures_error) return;
   write_numbers(group.get(),
                 {{"spacing", method.spacing}, {"cutoff", method.cutoff}, {"target", method.target}},
                 w);

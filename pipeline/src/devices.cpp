@@ -85,7 +85,7 @@ Workers make_workers(const RunConfig& config) {
                      options.device = choice.ordinals[i];
                      workers.owned[i] = make_backend(choice.kind, options);
                      // MSM wraps the exact CUDA backend, which keeps the reductions and points.
-                     if (config.method == "msm")
+                     if (config.method == Method::kMsm)
                        workers.owned[i] = cuda::make_msm_cuda_backend(
                            std::move(workers.owned[i]), msm_parameters(config.msm_error), options);
                    }
@@ -101,7 +101,7 @@ Workers make_workers(const RunConfig& config) {
           std::max(1u, threads / config.cpu_workers + (w < threads % config.cpu_workers ? 1u : 0u));
       std::unique_ptr<PotentialBackend> backend = make_backend(choice.kind, options);
       // MSM wraps the exact backend, which keeps the reductions and the points.
-      if (config.method == "msm")
+      if (config.method == Method::kMsm)
         backend = make_msm_backend(std::move(backend), msm_parameters(config.msm_error), options);
       workers.owned.push_back(std::move(backend));
     }

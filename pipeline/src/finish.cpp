@@ -110,8 +110,8 @@ void refuse_nonfinite(const GridStats& stats) {
 
 MethodInfo method_info(const RunConfig& config) {
   MethodInfo m;
-  m.name = config.method;
-  if (config.method != "msm") return m;
+  m.method = config.method;
+  if (config.method != Method::kMsm) return m;
   const MsmParameters p = msm_parameters(config.msm_error);  // what make_workers() used
   m.spacing = p.spacing;
   m.cutoff = p.cutoff;
@@ -251,7 +251,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   meta.stats = finalize(combined_stats(report.plane_stats));
   refuse_nonfinite(meta.stats);
   meta.method = method_info(config);
-  if (config.method == "msm" && !measures_method_error(config))
+  if (traits(config.method).measures_error && !measures_method_error(config))
     log().warn(
         "--method msm: the error of a trajectory's mean map is not measured (it is the mean of "
         "the frames' maps, not the potential of one set of atoms); /method measured = false");

@@ -120,13 +120,11 @@ void check_config(const RunConfig& config) {
     throw UsageError("--tolerance must be positive");
   if (!(config.checkpoint_seconds >= 0.0))
     throw UsageError("--checkpoint-interval must be zero or positive");
-  if (config.method != "exact" && config.method != "msm")
-    throw UsageError("--method must be exact or msm, got " + config.method);
-  if (config.method == "msm") msm_parameters(config.msm_error);  // throws for a bad target
+  if (config.method == Method::kMsm) msm_parameters(config.msm_error);  // throws for a bad target
   // MSM interpolates a lattice laid over a map's box; at arbitrary points (and at atoms, whose
   // own long-range part would have to be taken out again) it is not implemented: say so rather
   // than compute exactly under an msm label.
-  if (config.method == "msm" && config.points)
+  if (!traits(config.method).computes_points && config.points)
     throw UsageError(
         "--method msm computes maps only; --points and --at-atoms are computed by direct "
         "summation: use --method exact (the default) for them");
@@ -173,7 +171,7 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--preset", config.physics.preset.empty() ? "-" : config.physics.preset);
   add("--min-distance", fmt::format("{:.17g}", config.physics.min_distance));
   add("--kernel", config.backend.kernel);
-  add("--method", config.method);
+  add("--method", std::string(to_string(config.method)));
   add("--msm-error", fmt::format("{:.17g}", config.msm_error));
   add("--reduction", config.backend.reduction);
   add("--validate", flag(config.validate));

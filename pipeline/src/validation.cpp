@@ -22,7 +22,7 @@ constexpr double kValidationBudget = 5e8;
 }  // namespace
 
 bool measures_method_error(const RunConfig& config) {
-  return config.method == "msm" && !config.trajectory;
+  return traits(config.method).measures_error && !config.trajectory;
 }
 
 std::size_t requested_points(const RunConfig& config) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dcs/grid.hpp"
+#include "dcs/method.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/stats.hpp"
 
@@ -66,7 +67,7 @@ struct ColourRange {
 /// --method and, for msm, its parameters and the error every msm run measures against the
 /// float64 reference at the --validate sample (pipeline/src/validation.hpp).
 struct MethodInfo {
-  std::string name = "exact";  ///< "exact" or "msm"
+  Method method = Method::kExact;  ///< the file's /method name is to_string(method)
   // msm only (zero for exact):
   double spacing = 0.0;        ///< h, Å
   double cutoff = 0.0;         ///< a, Å

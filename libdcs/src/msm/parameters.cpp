@@ -7,6 +7,7 @@
 #include <string>
 
 #include "dcs/error.hpp"
+#include "dcs/method.hpp"
 #include "dcs/msm.hpp"
 #include "dcs/physics.hpp"
 
@@ -79,7 +80,7 @@ void validate(const MsmParameters& p) {
 void check_msm_input(const System& system, const Physics& physics,
                      const MsmParameters& parameters) {
   if (system.atoms.empty()) throw UsageError("no atoms to compute");
-  if (pair_term(physics).kind != PairKind::kCoulomb)
+  if (!traits(Method::kMsm).supports(pair_term(physics).kind))
     throw UsageError("--method msm supports the Coulomb model only; the " +
                      describe_model(physics) + " model needs --method exact");
   if (physics.min_distance >= 0.5 * parameters.cutoff)

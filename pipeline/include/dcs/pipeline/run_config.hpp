@@ -13,6 +13,7 @@
 
 #include "dcs/backend.hpp"
 #include "dcs/grid.hpp"
+#include "dcs/method.hpp"
 #include "dcs/physics.hpp"
 
 namespace dcs {
@@ -149,9 +150,9 @@ struct RunConfig {
   BackendOptions backend;
   unsigned cpu_workers = 1;  ///< CPU backends side by side (threads split between them),
                              ///< to exercise multi-device scheduling without GPUs
-  /// --method: "exact" (direct summation) or "msm" (multilevel summation, dcs/msm.hpp, CPU
-  /// only for now) to the relative RMS error --msm-error.
-  std::string method = "exact";
+  /// --method (dcs/method.hpp): direct summation, or multilevel summation (dcs/msm.hpp) to the
+  /// relative RMS error --msm-error.
+  Method method = Method::kExact;
   double msm_error = 1e-3;
 
   bool validate = false;
