@@ -255,6 +255,32 @@ RunResult run_without_output(const RunConfig& config, FrameSource& source, const
   return result;
 }
 
+/// Rank 0, after the disk check: the frame statistics (made, or kept under --resume) and the
+/// frame maps' partial file (kept only together with the statistics, and verified against them).
+void open_frame_files(const RunConfig& config, const TrajectoryFiles& f, const MapJob& job,
+                      const std::string& key, const FrameSource& source, io::PartialLock& lock,
+                      std::optional<io::FrameAccumulatorFile>& file,
+                      std::optional<io::FrameMapsFile>& maps) {
+  const GridSpec& grid = job.in.grid;
+  io::check_output_path(f.frames, /*force=*/true);
+  if (!f.maps.empty()) io::check_output_path(f.maps, config.force);
+  check_trajectory_disk(config, f, job, key.size(), source.frames().size());
+  lock = io::PartialLock::acquire(f.frames, config.wait_lock);
+  file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, config.resume, config.force));
+  if (!f.maps.empty()) {
+    maps.emplace(io::FrameMapsFile::open(f.maps_partial, grid, source.frames(),
+                                         std::string(unit_name(config.physics.unit)), key,
+                                         file->resumed(), config.force));
+    if (file->resumed() && !maps->reused()) {  // the frames checkpointed have no maps
+      log().warn("{} is missing or another run's: the frames are computed afresh", f.maps_partial);
+      file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, false, config.force));
+    } else if (file->resumed()) {
+      maps->verify(*file);  // planes whose kept maps do not give their statistics: again
+    }
+  }
+  if (file->resumed()) log().info("resuming the frame statistics in {}", f.frames);
+}
+
 }  // namespace
 
 std::pair<std::int64_t, std::int64_t> plane_share(std::int64_t nz, std::int64_t multiple, int rank,
@@ -311,25 +337,7 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
                  (maps_path.empty() || std::filesystem::exists(maps_path));
     }
     if (complete || !leader || config.null_output) return;
-    io::check_output_path(frames_path, /*force=*/true);
-    if (!maps_path.empty()) io::check_output_path(maps_path, config.force);
-    check_trajectory_disk(config, files, job, file_key.size(), source->frames().size());
-    lock = io::PartialLock::acquire(frames_path, config.wait_lock);
-    file.emplace(
-        io::FrameAccumulatorFile::open(frames_path, grid, file_key, config.resume, config.force));
-    if (!maps_path.empty()) {
-      maps.emplace(io::FrameMapsFile::open(maps_partial, grid, source->frames(),
-                                           std::string(unit_name(config.physics.unit)), file_key,
-                                           file->resumed(), config.force));
-      if (file->resumed() && !maps->reused()) {  // the frames checkpointed have no maps
-        log().warn("{} is missing or another run's: the frames are computed afresh", maps_partial);
-        file.emplace(
-            io::FrameAccumulatorFile::open(frames_path, grid, file_key, false, config.force));
-      } else if (file->resumed()) {
-        maps->verify(*file);  // planes whose kept maps do not give their statistics: again
-      }
-    }
-    if (file->resumed()) log().info("resuming the frame statistics in {}", frames_path);
+    open_frame_files(config, files, job, file_key, *source, lock, file, maps);
   });
   FrameEngineReport report;
   RunResult result;
