@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -23,9 +24,11 @@ namespace {
 constexpr char kMagic[8] = {'D', 'C', 'S', 'F', 'R', 'A', 'C', '1'};
 constexpr std::uint64_t kSlotMagic = 0x3154'4f4c'5343'4644ull;  // "DFCSLOT1"
 constexpr std::uint32_t kVersion = 1;
-constexpr std::size_t kHeaderBytes = 4096;
+constexpr std::size_t kHeaderAlign = 4096;
 constexpr std::size_t kSlotHeaderBytes = 32;
-constexpr std::size_t kMaxKeyBytes = kHeaderBytes - 48;
+/// Far above any key a command line can make (selections included): a bound for reading the
+/// key of a damaged or foreign file.
+constexpr std::size_t kMaxKeyBytes = std::size_t{64} << 20;
 
 struct FileHeader {
   char magic[8];
@@ -35,6 +38,11 @@ struct FileHeader {
   std::uint8_t reserved[8];
 };
 static_assert(sizeof(FileHeader) == 48);
+
+/// The header and its key, rounded up to 4096 bytes (4096 for keys of up to 4048 bytes).
+std::uint64_t header_bytes(std::uint64_t key_bytes) {
+  return (sizeof(FileHeader) + key_bytes + kHeaderAlign - 1) / kHeaderAlign * kHeaderAlign;
+}
 
 struct SlotHeader {
   std::uint64_t magic;
@@ -66,6 +74,51 @@ std::string grid_text(std::int64_t nx, std::int64_t ny, std::int64_t nz) {
   return fmt::format("{}x{}x{}", nx, ny, nz);
 }
 
+/// The "name = value" lines of a key, in order.
+std::vector<std::pair<std::string, std::string>> key_lines(const std::string& key) {
+  std::vector<std::pair<std::string, std::string>> lines;
+  for (std::size_t at = 0; at < key.size();) {
+    const std::size_t end = std::min(key.find('\n', at), key.size());
+    const std::string line = key.substr(at, end - at);
+    const std::size_t eq = line.find(" = ");
+    if (eq == std::string::npos) lines.emplace_back(line, "");
+    else lines.emplace_back(line.substr(0, eq), line.substr(eq + 3));
+    at = end + 1;
+  }
+  return lines;
+}
+
+std::string shortened(const std::string& value) {
+  return value.size() <= 100 ? value : value.substr(0, 97) + "...";
+}
+
+/// What differs between the key a file was made with and this run's, in words: each line whose
+/// value changed ("<name> changed: <then> then, <now> now"), appeared or went.
+std::string key_differences(const std::string& then, const std::string& now) {
+  const auto old_lines = key_lines(then);
+  const auto new_lines = key_lines(now);
+  std::vector<std::string> differences;
+  for (const auto& [name, value] : new_lines) {
+    const auto found = std::find_if(old_lines.begin(), old_lines.end(),
+                                    [&n = name](const auto& line) { return line.first == n; });
+    if (found == old_lines.end())
+      differences.push_back(fmt::format("{} ({}) is not in it", name, shortened(value)));
+    else if (found->second != value)
+      differences.push_back(fmt::format("{} changed: {} then, {} now", name,
+                                        shortened(found->second), shortened(value)));
+  }
+  for (const auto& [name, value] : old_lines)
+    if (std::none_of(new_lines.begin(), new_lines.end(),
+                     [&n = name](const auto& line) { return line.first == n; }))
+      differences.push_back(
+          fmt::format("it has {} ({}), this run has not", name, shortened(value)));
+  std::string text = "it was made from other inputs or with other settings";
+  for (std::size_t i = 0; i < differences.size() && i < 4; ++i)
+    text += (i == 0 ? ": " : "; ") + differences[i];
+  if (differences.size() > 4) text += fmt::format("; and {} more", differences.size() - 4);
+  return text;
+}
+
 }  // namespace
 
 void PlaneAccumulator::reset(std::size_t points) {
@@ -90,9 +143,9 @@ void PlaneAccumulator::add(const float* values) {
   ++frames;
 }
 
-std::uint64_t FrameAccumulatorFile::file_bytes(const GridSpec& grid) {
-  return kHeaderBytes + static_cast<std::uint64_t>(grid.nz()) * 2 *
-                            (kSlotHeaderBytes + data_bytes(grid.plane_points()));
+std::uint64_t FrameAccumulatorFile::file_bytes(const GridSpec& grid, std::size_t key_bytes) {
+  return header_bytes(key_bytes) + static_cast<std::uint64_t>(grid.nz()) * 2 *
+                                       (kSlotHeaderBytes + data_bytes(grid.plane_points()));
 }
 
 FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const GridSpec& grid,
@@ -104,6 +157,7 @@ FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const G
   file.path_ = path;
   file.grid_ = grid;
   file.slot_bytes_ = kSlotHeaderBytes + data_bytes(grid.plane_points());
+  file.header_bytes_ = header_bytes(key.size());
   const auto nz = static_cast<std::size_t>(grid.nz());
   file.last_slot_.assign(nz, -1);
   file.frames_.assign(nz, 0);
@@ -119,23 +173,28 @@ FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const G
     FileHeader h{};
     std::string found_key;
     const bool ours =
-        static_cast<std::uint64_t>(st.st_size) >= kHeaderBytes &&
+        static_cast<std::uint64_t>(st.st_size) >= kHeaderAlign &&
         (read_at(file.fd_, &h, sizeof h, 0, path), std::memcmp(h.magic, kMagic, 8) == 0);
     if (!ours) {
       if (!replace_foreign)
         throw IoError(fmt::format(
             "{} is not a dcs frame statistics file; remove it or use --force to replace it", path));
     } else {
-      if (h.key_bytes <= kMaxKeyBytes) {
+      const bool whole_key = h.key_bytes <= kMaxKeyBytes &&
+                             header_bytes(h.key_bytes) <= static_cast<std::uint64_t>(st.st_size);
+      if (whole_key) {
         found_key.resize(h.key_bytes);
         read_at(file.fd_, found_key.data(), found_key.size(), sizeof h, path);
       }
+      // The key first: a changed input or setting is the cause of a changed grid.
       std::string differs;
       if (h.version != kVersion) differs = fmt::format("version {}", h.version);
+      else if (!whole_key)
+        differs = fmt::format("its header is damaged (a {}-byte key)", h.key_bytes);
+      else if (found_key != key) differs = key_differences(found_key, key);
       else if (h.nx != grid.nx() || h.ny != grid.ny() || h.nz != grid.nz())
         differs = fmt::format("its grid is {}, this run's {}", grid_text(h.nx, h.ny, h.nz),
                               grid_text(grid.nx(), grid.ny(), grid.nz()));
-      else if (found_key != key) differs = "it was made from other inputs or with other settings";
       if (differs.empty()) {
         fresh = false;
       } else if (resume) {
@@ -148,9 +207,9 @@ FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const G
     throw IoError(fmt::format("{}: the frame statistics file is not ready", path));
   if (fresh) {
     if (::ftruncate(file.fd_, 0) != 0 ||
-        ::ftruncate(file.fd_, static_cast<off_t>(file_bytes(grid))) != 0)
+        ::ftruncate(file.fd_, static_cast<off_t>(file_bytes(grid, key.size()))) != 0)
       throw IoError(fmt::format("error writing {}: {}", path, errno_text()));
-    std::vector<unsigned char> header(kHeaderBytes, 0);
+    std::vector<unsigned char> header(file.header_bytes_, 0);
     FileHeader h{};
     std::memcpy(h.magic, kMagic, 8);
     h.version = kVersion;
@@ -172,6 +231,7 @@ FrameAccumulatorFile::FrameAccumulatorFile(FrameAccumulatorFile&& other) noexcep
       fd_(std::exchange(other.fd_, -1)),
       grid_(other.grid_),
       slot_bytes_(other.slot_bytes_),
+      header_bytes_(other.header_bytes_),
       resumed_(other.resumed_),
       last_slot_(std::move(other.last_slot_)),
       frames_(std::move(other.frames_)),
@@ -184,6 +244,7 @@ FrameAccumulatorFile& FrameAccumulatorFile::operator=(FrameAccumulatorFile&& oth
     fd_ = std::exchange(other.fd_, -1);
     grid_ = other.grid_;
     slot_bytes_ = other.slot_bytes_;
+    header_bytes_ = other.header_bytes_;
     resumed_ = other.resumed_;
     last_slot_ = std::move(other.last_slot_);
     frames_ = std::move(other.frames_);
@@ -197,7 +258,7 @@ FrameAccumulatorFile::~FrameAccumulatorFile() {
 }
 
 std::uint64_t FrameAccumulatorFile::slot_offset(std::int64_t z, int slot) const {
-  return kHeaderBytes +
+  return header_bytes_ +
          (static_cast<std::uint64_t>(z) * 2 + static_cast<std::uint64_t>(slot)) * slot_bytes_;
 }
 
@@ -245,6 +306,17 @@ void FrameAccumulatorFile::load(std::int64_t z, PlaneAccumulator& out) {
   at += points * sizeof(float);
   read_at(fd_, out.max.data(), points * sizeof(float), at, path_);
   out.frames = frames;
+}
+
+void FrameAccumulatorFile::forget(std::int64_t z) {
+  const SlotHeader cleared{};
+  for (int slot = 0; slot < 2; ++slot)
+    write_at(fd_, &cleared, sizeof cleared, slot_offset(z, slot), path_);
+  sync();
+  const auto zi = static_cast<std::size_t>(z);
+  last_slot_[zi] = -1;
+  frames_[zi] = 0;
+  known_[zi] = true;
 }
 
 void FrameAccumulatorFile::store(std::int64_t z, const PlaneAccumulator& acc) {

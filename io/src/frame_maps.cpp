@@ -8,12 +8,14 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
+#include "dcs/log.hpp"
 #include "fd_io.hpp"
 #include "hdf5_support.hpp"
 
@@ -171,6 +173,38 @@ FrameMapsFile& FrameMapsFile::operator=(FrameMapsFile&& other) noexcept {
 
 FrameMapsFile::~FrameMapsFile() {
   if (fd_ >= 0) ::close(fd_);
+}
+
+void FrameMapsFile::verify(FrameAccumulatorFile& stats) {
+  const std::size_t points = plane_bytes_ / sizeof(float);
+  std::vector<float> values(points);
+  PlaneAccumulator kept, again;
+  std::vector<std::int64_t> damaged;
+  for (std::int64_t z = 0; z < nz_; ++z) {
+    stats.load(z, kept);
+    if (kept.frames == 0) continue;
+    again.reset(points);
+    for (std::int64_t k = 0; k < kept.frames && static_cast<std::size_t>(k) < frames_; ++k) {
+      const std::uint64_t at =
+          offset_ + (static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(nz_) +
+                     static_cast<std::uint64_t>(z)) *
+                        plane_bytes_;
+      read_at(fd_, values.data(), plane_bytes_, at, path_);
+      again.add(values.data());
+    }
+    const auto same = [](const auto& a, const auto& b) {
+      return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof a[0]) == 0;
+    };
+    if (again.frames != kept.frames || !same(again.mean, kept.mean) || !same(again.m2, kept.m2) ||
+        !same(again.min, kept.min) || !same(again.max, kept.max))
+      damaged.push_back(z);
+  }
+  if (damaged.empty()) return;
+  for (const std::int64_t z : damaged) stats.forget(z);
+  log().warn(
+      "{}: the frame maps of {} do not give the frame statistics checkpointed in {} (the file "
+      "was changed or damaged); those planes are computed again",
+      path_, h5::plane_list(damaged), stats.path());
 }
 
 void FrameMapsFile::write(std::size_t k, std::int64_t z_begin, std::int64_t z_count,

@@ -108,7 +108,11 @@ void guard_dcd(Bytes& b, std::size_t atoms, const std::string& mismatch) {
   at += static_cast<std::uint64_t>(title);
   if (m(at) != title) b.fail("corrupt DCD header (title record marker)");
   at += static_cast<std::uint64_t>(marker);
-  if (m(at) != 4) b.fail("corrupt DCD header (atom count record)");
+  // The whole record (markers and count) must be there: chemfiles reads its closing marker
+  // with a message that names no file.
+  b.need(at, 2 * static_cast<std::uint64_t>(marker) + 4, "DCD header (atom count record)");
+  if (m(at) != 4 || m(at + static_cast<std::uint64_t>(marker) + 4) != 4)
+    b.fail("corrupt DCD header (atom count record)");
   const std::int64_t n = b.i32(at + static_cast<std::uint64_t>(marker), "DCD header");
   check_atoms(b, n, atoms, mismatch);
   if (fixed < 0 || fixed >= n)

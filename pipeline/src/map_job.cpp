@@ -79,26 +79,32 @@ bool outputs_complete(const RunConfig& config, MapJob& job) {
   return true;
 }
 
-/// Refuses outputs that cannot fit on their file systems (before computing).
-void check_disk(const RunConfig& config, const MapJob& job) {
-  const GridSpec& grid = job.in.grid;
-  if (!job.resuming) {
+}  // namespace
+
+std::vector<DiskNeed> map_disk_needs(const RunConfig& config, const GridSpec& grid,
+                                     const System& system, const OutputPaths& paths,
+                                     std::int64_t chunk_depth, bool resuming) {
+  std::vector<DiskNeed> needs;
+  if (!resuming) {
     io::MapStoreOptions layout;
     layout.gzip_level = config.compression;
-    layout.chunk_depth = job.chunk_depth;
-    auto disk = static_cast<std::size_t>(io::store_file_bytes(grid, job.in.system, layout));
+    layout.chunk_depth = chunk_depth;
+    auto disk = io::store_file_bytes(grid, system, layout);
     if (config.compression > 0) disk /= 4;  // a floor: compressed size is not known in advance
-    check_free_space(job.paths.store, disk, fmt::format("the {}-point map", grid.points()));
+    needs.push_back({paths.store, disk, fmt::format("the {}-point map", grid.points())});
   }
-  if (!job.paths.dx.empty())
-    check_free_space(
-        job.paths.dx,
-        config.dx_gzip || job.paths.dx.ends_with(".gz") ? grid.points() * 4 : grid.points() * 14,
-        "the OpenDX file");
-  if (!job.paths.mrc.empty())
-    check_free_space(job.paths.mrc, grid.points() * sizeof(float) + io::kMrcHeaderBytes,
-                     "the MRC file");
+  if (!paths.dx.empty())
+    needs.push_back(
+        {paths.dx,
+         config.dx_gzip || paths.dx.ends_with(".gz") ? grid.points() * 4 : grid.points() * 14,
+         "the OpenDX file"});
+  if (!paths.mrc.empty())
+    needs.push_back(
+        {paths.mrc, grid.points() * sizeof(float) + io::kMrcHeaderBytes, "the MRC file"});
+  return needs;
 }
+
+namespace {
 
 /// Decides the outputs (complete ones under --resume are skipped), checks them, the memory plan
 /// for `workers` (of `all_workers` sharing the map) and the free disk space.
@@ -137,7 +143,8 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
       workers.list.size(), job.plan.step,
       format_bytes(static_cast<std::size_t>(job.plan.step) * grid.plane_points() * sizeof(float)),
       job.plan.buffers, format_bytes(plan_bytes(grid, job.plan)), format_bytes(job.budget));
-  check_disk(config, job);
+  check_free_space(
+      map_disk_needs(config, grid, job.in.system, job.paths, job.chunk_depth, job.resuming));
 }
 
 RunResult skipped_result(const MapJob& job, SteadyClock::time_point start) {

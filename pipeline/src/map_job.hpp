@@ -7,6 +7,7 @@
 #include "devices.hpp"
 #include "inputs.hpp"
 #include "map_executor.hpp"
+#include "outputs.hpp"
 #include "prepared_map.hpp"
 
 namespace dcs::pipeline {
@@ -15,6 +16,12 @@ namespace dcs::pipeline {
 /// match to be resumed, a complete output to be skipped, and MPI ranks to share a map.
 io::ResumeKey resume_key(const RunConfig& config, const System& system, const GridSpec& grid,
                          const PotentialBackend& backend);
+
+/// The files a map of `system` on `grid` writes at `paths`, for check_free_space(): the store
+/// (unless `resuming`; `chunk_depth` 0: one-plane chunks, the largest), DX and MRC.
+std::vector<DiskNeed> map_disk_needs(const RunConfig& config, const GridSpec& grid,
+                                     const System& system, const OutputPaths& paths,
+                                     std::int64_t chunk_depth, bool resuming);
 
 /// One map whose input `job.in` (and label) is read: outputs decided, computed by `workers`
 /// with `executor`, finished and committed. run_map() after reading an atom file; the

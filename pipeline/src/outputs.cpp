@@ -167,6 +167,33 @@ void check_distinct_stems(const RunConfig& config, const std::vector<std::string
 
 }  // namespace
 
+namespace {
+
+/// Registers output `what` at `path`; refuses one that is an input or an output registered
+/// before (`context` ends the latter message: " (input x.pqr)" in a batch).
+void claim_output(FileRegistry& files, const std::string& what, const std::string& path,
+                  const std::string& context = "") {
+  if (path.empty()) return;
+  const std::optional<Named> clash = files.claim({what, path});
+  if (!clash) return;
+  if (clash->what == "the input")
+    throw UsageError(
+        fmt::format("{} {} is the input file {}: dcs never overwrites an input, "
+                    "not even with --force; write the map elsewhere",
+                    what, path, clash->path));
+  throw UsageError(fmt::format("{} {} and {} {} are the same file{}; give each output its own name",
+                               what, path, clash->what, clash->path, context));
+}
+
+}  // namespace
+
+void check_distinct_files(const std::vector<std::string>& inputs,
+                          const std::vector<std::pair<std::string, std::string>>& outputs) {
+  FileRegistry files;
+  for (const std::string& input : inputs) (void)files.claim({"the input", input});
+  for (const auto& [what, path] : outputs) claim_output(files, what, path);
+}
+
 void check_distinct_paths(const RunConfig& config, const std::vector<std::string>& all_inputs) {
   check_distinct_stems(config, all_inputs);
   if (config.null_output) return;  // nothing is written
@@ -176,48 +203,66 @@ void check_distinct_paths(const RunConfig& config, const std::vector<std::string
   for (const std::string& input : all_inputs) (void)files.claim({"the input", input});
   for (const std::string& input : config.inputs) {
     const OutputPaths paths = output_paths(config, input);
-    const std::pair<const char*, const std::string*> outputs[] = {
-        {"the HDF5 output", &paths.h5},
-        {"the OpenDX output", &paths.dx},
-        {"the MRC output", &paths.mrc},
-        {"the partial file", &paths.store}};
-    for (const auto& [what, path] : outputs) {
-      if (path->empty()) continue;
-      const std::optional<Named> clash = files.claim({what, *path});
-      if (!clash) continue;
-      if (clash->what == "the input")
-        throw UsageError(
-            fmt::format("{} {} is the input file {}: dcs never overwrites an input, "
-                        "not even with --force; write the map elsewhere",
-                        what, *path, clash->path));
-      throw UsageError(fmt::format(
-          "{} {} and {} {} are the same file{}; give each output its own "
-          "name",
-          what, *path, clash->what, clash->path,
-          config.inputs.size() > 1 ? fmt::format(" (input {})", input) : std::string()));
+    const std::string context =
+        config.inputs.size() > 1 ? fmt::format(" (input {})", input) : std::string();
+    claim_output(files, "the HDF5 output", paths.h5, context);
+    claim_output(files, "the OpenDX output", paths.dx, context);
+    claim_output(files, "the MRC output", paths.mrc, context);
+    claim_output(files, "the partial file", paths.store, context);
+  }
+}
+
+namespace {
+
+std::string directory_of(const std::string& path) {
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  return dir.empty() ? std::string(".") : dir.string();
+}
+
+}  // namespace
+
+void check_free_space(const std::vector<DiskNeed>& needs) {
+  rlimit limit{};
+  const bool limited = ::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+  // The needs of each file system (by the device of each file's directory), in order.
+  std::map<dev_t, std::vector<const DiskNeed*>> by_device;
+  std::vector<dev_t> devices;
+  for (const DiskNeed& need : needs) {
+    if (limited && need.bytes > limit.rlim_cur)
+      throw IoError(
+          fmt::format("{} needs {} but the file size limit (ulimit -f) is {}; raise the "
+                      "limit or make the map smaller",
+                      need.what, format_bytes(need.bytes),
+                      format_bytes(static_cast<std::size_t>(limit.rlim_cur))));
+    struct stat info {};
+    if (::stat(directory_of(need.path).c_str(), &info) != 0) continue;  // the write will tell
+    auto& list = by_device[info.st_dev];
+    if (list.empty()) devices.push_back(info.st_dev);
+    list.push_back(&need);
+  }
+  for (const dev_t device : devices) {
+    const std::vector<const DiskNeed*>& list = by_device[device];
+    const std::string dir = directory_of(list.front()->path);
+    struct statvfs info {};
+    if (::statvfs(dir.c_str(), &info) != 0) continue;
+    const std::uint64_t free_bytes = static_cast<std::uint64_t>(info.f_bavail) * info.f_frsize;
+    std::uint64_t sum = 0;
+    std::string whats;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      sum += list[i]->bytes;
+      whats += (i == 0 ? "" : i + 1 == list.size() ? " and " : ", ") + list[i]->what;
     }
+    if (sum <= free_bytes) continue;
+    throw IoError(
+        fmt::format("{} need{} {}{} but {} has only {} free; free some space or write elsewhere "
+                    "(--output-dir)",
+                    whats, list.size() == 1 ? "s" : "", format_bytes(sum),
+                    list.size() == 1 ? "" : " together", dir, format_bytes(free_bytes)));
   }
 }
 
 void check_free_space(const std::string& path, std::size_t bytes, const std::string& what) {
-  rlimit limit{};
-  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-      bytes > limit.rlim_cur)
-    throw IoError(fmt::format(
-        "{} needs {} but the file size limit (ulimit -f) is {}; raise the "
-        "limit or make the map smaller",
-        what, format_bytes(bytes), format_bytes(static_cast<std::size_t>(limit.rlim_cur))));
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  struct statvfs info {};
-  if (::statvfs(dir.empty() ? "." : dir.c_str(), &info) != 0)
-    return;  // unknown: the write will tell
-  const std::size_t free_bytes = static_cast<std::size_t>(info.f_bavail) * info.f_frsize;
-  if (bytes > free_bytes)
-    throw IoError(
-        fmt::format("{} needs {} but {} has only {} free; free some space or write "
-                    "elsewhere (--output-dir)",
-                    what, format_bytes(bytes), dir.empty() ? std::string(".") : dir.string(),
-                    format_bytes(free_bytes)));
+  check_free_space({DiskNeed{path, bytes, what}});
 }
 
 }  // namespace dcs::pipeline

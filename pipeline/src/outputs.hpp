@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dcs/pipeline/outputs.hpp"
@@ -29,8 +31,24 @@ void prepare_output_dir(const RunConfig& config);
 /// path and, where they exist, by device and inode (hard links).
 void check_distinct_paths(const RunConfig& config, const std::vector<std::string>& all_inputs);
 
-/// Refuses (IoError) a run whose output `what` of `bytes` cannot fit on the file system of
-/// `path`.
+/// Refuses (UsageError), before any work, a run two of whose `outputs` ({what, path}: "the
+/// OpenDX output", ...) are one file, or one of which is one of `inputs` (not even with
+/// --force). Files are compared as check_distinct_paths() does.
+void check_distinct_files(const std::vector<std::string>& inputs,
+                          const std::vector<std::pair<std::string, std::string>>& outputs);
+
+/// A file a run will write: its path, its size and what it is ("the MRC file").
+struct DiskNeed {
+  std::string path;
+  std::uint64_t bytes = 0;
+  std::string what;
+};
+
+/// Refuses (IoError) a run whose files cannot fit: each against the file size limit (ulimit
+/// -f), and their sum on each file system (the device of each file's directory) against its
+/// free space.
+void check_free_space(const std::vector<DiskNeed>& needs);
+/// check_free_space() of one file.
 void check_free_space(const std::string& path, std::size_t bytes, const std::string& what);
 
 }  // namespace dcs::pipeline

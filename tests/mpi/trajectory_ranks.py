@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A trajectory's averaged map over MPI ranks (the MPI build, real mpirun): 2 and 3 ranks give the
 bytes of the run without mpirun (and of the serial build, DCS_SERIAL_BIN), and a run killed
-under 3 ranks resumes under 2 to the same bytes.
+under 3 ranks resumes under 2 to the same bytes; ranks reading other trajectory bytes are
+refused naming the rank and the file.
 
 Usage: trajectory_ranks.py DCS_MPI_BINARY CASE
 Data: MDAnalysisTests' adk PSF+DCD (from the package where it imports, else DCS_MD_DATA=DIR with
@@ -135,6 +136,26 @@ def main():
             resumed = mpirun(2, slow + ["-o", out, "--resume"])
             print([l for l in resumed.stderr.splitlines() if "checkpoints" in l][:2])
             same(whole, out, "killed under 3 ranks, resumed under 2")
+        elif CASE == "trajectory_ranks_reading_other_bytes_are_named":
+            # Each rank in its own directory with its own copy of the trajectory; rank 1's has
+            # one coordinate byte changed: refused naming the rank and the file, nothing written.
+            for rank in (0, 1):
+                os.makedirs(os.path.join(work, f"node{rank}"))
+                shutil.copy(dcd, os.path.join(work, f"node{rank}", "traj.dcd"))
+            with open(os.path.join(work, "node1", "traj.dcd"), "r+b") as f:
+                f.seek(-100, os.SEEK_END)
+                byte = f.read(1)
+                f.seek(-100, os.SEEK_END)
+                f.write(bytes([byte[0] ^ 1]))
+            out = os.path.join(work, "out.h5")
+            wrapper = ["sh", "-c", f'cd "{work}/node$OMPI_COMM_WORLD_RANK" && exec "$0" "$@"', DCS]
+            local = ["--topology", psf, "--trajectory", "traj.dcd"] + base[4:] + args[len(base):]
+            proc = run([MPIRUN, "--oversubscribe", "--bind-to", "none", "-np", "2"] + wrapper +
+                       local + ["-o", out], expect=3)
+            if "traj.dcd: rank 1 read other bytes than rank 0" not in proc.stderr:
+                fail(f"the rank and the file are not named:\n{proc.stderr}")
+            if [f for f in os.listdir(work) if not f.startswith("node")]:
+                fail(f"files left: {os.listdir(work)}")
         else:
             fail(f"unknown case {CASE}")
     print("trajectory_ranks: OK")

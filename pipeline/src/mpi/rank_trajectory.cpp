@@ -16,6 +16,9 @@ class RankPlaneSharing final : public PlaneSharing {
   int rank() const override { return mpi_info().rank; }
   int size() const override { return mpi_info().size; }
   void together(const std::function<void()>& step) override { io::agree_on(MPI_COMM_WORLD, step); }
+  std::vector<std::string> gather(const std::string& mine) override {
+    return io::all_gather(MPI_COMM_WORLD, mine);
+  }
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 // The trajectory job (trajectory_job.hpp).
 #include "trajectory_job.hpp"
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <memory>
@@ -14,6 +17,7 @@
 #include "../slab_plan.hpp"
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
+#include "dcs/io/checksum.hpp"
 #include "dcs/io/map_store.hpp"
 #include "dcs/log.hpp"
 #include "dcs/timer.hpp"
@@ -25,6 +29,20 @@
 namespace dcs::pipeline {
 namespace {
 
+/// Selections longer than this are recorded by size and SHA-256 in the settings and
+/// attributes (HDF5 attributes and the frame statistics' key stay small); the whole text goes
+/// to a dataset of the /trajectory group.
+constexpr std::size_t kLongSelection = 1024;
+
+/// A selection as the settings and attributes record it: its text, "all"/"none" when empty, or
+/// for a long one its size and checksum.
+std::string selection_setting(const std::string& text, const char* empty) {
+  if (text.empty()) return empty;
+  if (text.size() <= kLongSelection) return text;
+  return fmt::format("{} bytes, SHA-256 {} (the text: /trajectory/{}_text)", text.size(),
+                     io::sha256_hex(text), empty == std::string("all") ? "select" : "align");
+}
+
 /// What the map's values depend on beyond an atom file's settings.
 std::vector<std::pair<std::string, std::string>> trajectory_settings(const TrajectoryRequest& t,
                                                                      const FrameSource& source) {
@@ -32,26 +50,121 @@ std::vector<std::pair<std::string, std::string>> trajectory_settings(const Traje
           {"frames", fmt::format("{} of {} ({})", source.frames().size(),
                                  source.frames().empty() ? 0 : source.frames().back() + 1,
                                  to_string(t.frames))},
-          {"select", t.select.empty() ? "all" : t.select},
-          {"align", t.align.empty() ? "none" : t.align},
+          {"select", selection_setting(t.select, "all")},
+          {"align", selection_setting(t.align, "none")},
           {"pbc", source.makes_whole() ? "whole" : "none"},
-          {"center", t.center.empty() ? "none" : t.center},
+          {"center", t.center.size() > kLongSelection
+                         ? fmt::format("{} bytes, SHA-256 {}", t.center.size(),
+                                       io::sha256_hex(t.center))
+                         : t.center.empty() ? "none" : t.center},
           {"statistic", "mean over frames"}};
 }
 
-/// No output may be one of the run's inputs (the trajectory's files are never overwritten).
-void check_inputs_untouched(const TrajectoryRequest& t, const OutputPaths& paths,
-                            const std::string& frames_path) {
+/// The files a trajectory run writes, named for the checks.
+struct TrajectoryFiles {
+  OutputPaths paths;
+  std::string frames;        ///< the frame statistics, "<output>.frames.partial"
+  std::string maps;          ///< --frame-maps: "<stem>.frames.h5" beside the first output
+  std::string maps_partial;  ///< where the frame maps are built
+};
+
+TrajectoryFiles trajectory_files(const RunConfig& config) {
+  TrajectoryFiles f;
+  f.paths = output_paths(config, config.trajectory->files.front());
+  f.frames = (f.paths.h5.empty() ? f.paths.store : f.paths.h5) + ".frames.partial";
+  if (config.trajectory->frame_maps) {
+    const std::string& first = !f.paths.h5.empty()   ? f.paths.h5
+                               : !f.paths.dx.empty() ? f.paths.dx
+                                                     : f.paths.mrc;
+    f.maps = std::filesystem::path(first).replace_extension(".frames.h5").string();
+    f.maps_partial = io::partial_path_for(f.maps);
+  }
+  return f;
+}
+
+/// Before any work: no two of the run's files are one, and none is an input (the trajectory's
+/// files are never overwritten, not even with --force).
+void check_trajectory_files(const TrajectoryRequest& t, const TrajectoryFiles& f) {
   std::vector<std::string> inputs = t.files;
   inputs.push_back(t.topology);
-  for (const std::string* output : {&paths.h5, &paths.dx, &paths.mrc, &paths.store, &frames_path})
-    for (const std::string& input : inputs) {
-      if (output->empty()) continue;
-      std::error_code error;
-      if (std::filesystem::weakly_canonical(*output, error) ==
-          std::filesystem::weakly_canonical(input, error))
-        throw UsageError(fmt::format("output {} would overwrite the input {}", *output, input));
+  check_distinct_files(inputs, {{"the HDF5 output", f.paths.h5},
+                                {"the OpenDX output", f.paths.dx},
+                                {"the MRC output", f.paths.mrc},
+                                {"the partial file", f.paths.store},
+                                {"the frame statistics", f.frames},
+                                {"the frame maps", f.maps},
+                                {"the frame maps' partial file", f.maps_partial}});
+}
+
+/// The key of the frame statistics and frame maps: one "name = value" line per input file (its
+/// checksum and size: a changed file is named on --resume) and the map's settings.
+std::string frames_key(const io::ResumeKey& key, const TrajectoryRequest& t,
+                       const FrameSource& source) {
+  std::string text;
+  for (std::size_t i = 0; i < source.file_sha256().size(); ++i) {
+    const std::string& path = i == 0 ? t.topology : t.files[i - 1];
+    std::error_code error;
+    const std::uintmax_t bytes = std::filesystem::file_size(path, error);
+    text += fmt::format("{} {} = SHA-256 {}, {} bytes\n",
+                        i == 0 ? "topology" : fmt::format("trajectory file {}", i),
+                        std::filesystem::path(path).filename().string(), source.file_sha256()[i],
+                        error ? 0 : bytes);
+  }
+  return text + io::settings_text(key);
+}
+
+/// Bytes `path` still needs to reach `bytes` (an existing partial file's allocated blocks
+/// count as written).
+std::uint64_t still_needed(const std::string& path, std::uint64_t bytes) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) return bytes;
+  const auto allocated = static_cast<std::uint64_t>(info.st_blocks) * 512;
+  return bytes - std::min(bytes, allocated);
+}
+
+/// Before the frames: everything the run writes (the frame statistics, the frame maps, the
+/// map's store, DX and MRC) must fit together on each file system.
+void check_trajectory_disk(const RunConfig& config, const TrajectoryFiles& f, const MapJob& job,
+                           std::size_t key_bytes, std::size_t frames) {
+  const GridSpec& grid = job.in.grid;
+  std::vector<DiskNeed> needs{
+      {f.frames, still_needed(f.frames, io::FrameAccumulatorFile::file_bytes(grid, key_bytes)),
+       "the frame statistics"}};
+  if (!f.maps.empty())
+    needs.push_back({f.maps_partial,
+                     still_needed(f.maps_partial, io::FrameMapsFile::file_bytes(grid, frames)),
+                     "the frame maps"});
+  for (DiskNeed& need : map_disk_needs(config, grid, job.in.system, f.paths, 0, false))
+    needs.push_back(std::move(need));
+  check_free_space(needs);
+}
+
+/// Every rank must read the same bytes: the first file whose checksum differs from rank 0's is
+/// named with the rank (InputError).
+void check_same_files(const TrajectoryRequest& t, const FrameSource& source,
+                      PlaneSharing& sharing) {
+  std::string mine;
+  for (const std::string& sha : source.file_sha256()) mine += sha + "\n";
+  const std::vector<std::string> all = sharing.gather(mine);
+  for (std::size_t rank = 1; rank < all.size(); ++rank) {
+    if (all[rank] == all.front()) continue;
+    std::size_t theirs_at = 0, first_at = 0;
+    for (std::size_t i = 0; i < source.file_sha256().size(); ++i) {
+      const auto line = [](const std::string& text, std::size_t& at) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        std::string sha = text.substr(at, end - at);
+        at = end + 1;
+        return sha;
+      };
+      const std::string theirs = line(all[rank], theirs_at), first = line(all.front(), first_at);
+      if (theirs == first) continue;
+      const std::string& path = i == 0 ? t.topology : t.files[i - 1];
+      throw InputError(path, 0,
+                       fmt::format("rank {} read other bytes than rank 0 (SHA-256 {} and {}): "
+                                   "every rank must see the same files",
+                                   rank, theirs.substr(0, 16), first.substr(0, 16)));
     }
+  }
 }
 
 /// The /trajectory group: the spread, minimum and maximum grids (read back from `file`), the
@@ -111,13 +224,15 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
   for (const std::string& f : t.files) files.push_back(std::filesystem::absolute(f).string());
   extras.texts.push_back({"files", files});
   extras.texts.push_back({"sha256", source.file_sha256()});
+  if (t.select.size() > kLongSelection) extras.texts.push_back({"select_text", {t.select}});
+  if (t.align.size() > kLongSelection) extras.texts.push_back({"align_text", {t.align}});
   extras.attributes = {
       {"description",
        "/potential is the mean over the frames listed in frames (0-based indices into the "
        "trajectory files, read in order); stdev, min and max are per point over the same frames"},
       {"topology", std::filesystem::absolute(t.topology).string()},
-      {"select", t.select.empty() ? "all" : t.select},
-      {"align", t.align.empty() ? "none" : t.align},
+      {"select", selection_setting(t.select, "all")},
+      {"align", selection_setting(t.align, "none")},
       {"frames_option", to_string(t.frames)},
       {"fit_rmsd_description",
        "Å: RMSD of each frame's --align atoms after the least-squares fit onto the first listed "
@@ -127,7 +242,7 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
        "(degrees); zeros where the frame and the topology have none"},
       {"pbc", source.makes_whole() ? "whole: molecules made whole along the topology's bonds"
                                    : "none: positions as stored"},
-      {"center", t.center.empty() ? "none" : t.center},
+      {"center", t.center.size() > kLongSelection ? "see the settings (long)" : t.center.empty() ? "none" : t.center},
       {"long_bonds_description",
        "bonds of each frame still at least half the cell's shortest width long after making "
        "molecules whole"},
@@ -173,6 +288,32 @@ RunResult run_without_output(const RunConfig& config, FrameSource& source, const
   return result;
 }
 
+/// Rank 0, after the disk check: the frame statistics (made, or kept under --resume) and the
+/// frame maps' partial file (kept only together with the statistics, and verified against them).
+void open_frame_files(const RunConfig& config, const TrajectoryFiles& f, const MapJob& job,
+                      const std::string& key, const FrameSource& source, io::PartialLock& lock,
+                      std::optional<io::FrameAccumulatorFile>& file,
+                      std::optional<io::FrameMapsFile>& maps) {
+  const GridSpec& grid = job.in.grid;
+  io::check_output_path(f.frames, /*force=*/true);
+  if (!f.maps.empty()) io::check_output_path(f.maps, config.force);
+  check_trajectory_disk(config, f, job, key.size(), source.frames().size());
+  lock = io::PartialLock::acquire(f.frames, config.wait_lock);
+  file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, config.resume, config.force));
+  if (!f.maps.empty()) {
+    maps.emplace(io::FrameMapsFile::open(f.maps_partial, grid, source.frames(),
+                                         std::string(unit_name(config.physics.unit)), key,
+                                         file->resumed(), config.force));
+    if (file->resumed() && !maps->reused()) {  // the frames checkpointed have no maps
+      log().warn("{} is missing or another run's: the frames are computed afresh", f.maps_partial);
+      file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, false, config.force));
+    } else if (file->resumed()) {
+      maps->verify(*file);  // planes whose kept maps do not give their statistics: again
+    }
+  }
+  if (file->resumed()) log().info("resuming the frame statistics in {}", f.frames);
+}
+
 }  // namespace
 
 std::pair<std::int64_t, std::int64_t> plane_share(std::int64_t nz, std::int64_t multiple, int rank,
@@ -190,13 +331,20 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
   const bool leader = sharing.rank() == 0;
   std::optional<FrameSource> source;
   MapJob job;
+  const TrajectoryFiles files = trajectory_files(config);
+  const OutputPaths& paths = files.paths;
+  const std::string& frames_path = files.frames;
+  const std::string& maps_path = files.maps;
+  const std::string& maps_partial = files.maps_partial;
   sharing.together([&] {
+    if (!config.null_output) check_trajectory_files(t, files);
     source.emplace(t);
     job.in.input = t.files.front();
     job.in.system = source->first();
     job.in.grid = make_grid(job.in.system, config.grid);
     source->set_grid(job.in.grid);
   });
+  sharing.together([&] { check_same_files(t, *source, sharing); });
   job.in.read_seconds = seconds_since(start);
   job.label = t.files.front();
   const GridSpec& grid = job.in.grid;
@@ -207,20 +355,9 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     return run_without_output(config, *source, grid, workers, progress, start);
 
   job.extra_settings = trajectory_settings(t, *source);
-  const OutputPaths paths = output_paths(config, job.in.input);
-  const std::string frames_path = (paths.h5.empty() ? paths.store : paths.h5) + ".frames.partial";
   io::ResumeKey key = resume_key(config, job.in.system, grid, workers.first());
   for (const auto& setting : job.extra_settings) key.settings.push_back(setting);
-  const std::string file_key = key.input_sha256 + "\n" + io::settings_text(key);
-  // --frame-maps: "<stem>.frames.h5" beside the first output, built under its partial name.
-  const std::string maps_path = t.frame_maps
-                                    ? std::filesystem::path(!paths.h5.empty()   ? paths.h5
-                                                            : !paths.dx.empty() ? paths.dx
-                                                                                : paths.mrc)
-                                          .replace_extension(".frames.h5")
-                                          .string()
-                                    : std::string();
-  const std::string maps_partial = maps_path.empty() ? "" : io::partial_path_for(maps_path);
+  const std::string file_key = frames_key(key, t, *source);
 
   // --resume with the outputs complete: the one-map job skips them, without the frames.
   bool complete = false;
@@ -228,34 +365,13 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
   std::optional<io::FrameAccumulatorFile> file;
   std::optional<io::FrameMapsFile> maps;
   sharing.together([&] {
-    check_inputs_untouched(t, paths, frames_path);
-    check_inputs_untouched(t, paths, maps_path);
     if (config.resume && !paths.h5.empty() && std::filesystem::exists(paths.h5)) {
       const io::ResumeKey done = io::read_completed_key(paths.h5);
       complete = done.input_sha256 == key.input_sha256 && done.settings == key.settings &&
                  (maps_path.empty() || std::filesystem::exists(maps_path));
     }
     if (complete || !leader || config.null_output) return;
-    io::check_output_path(frames_path, /*force=*/true);
-    check_free_space(frames_path, io::FrameAccumulatorFile::file_bytes(grid),
-                     "the frame statistics");
-    lock = io::PartialLock::acquire(frames_path, config.wait_lock);
-    file.emplace(
-        io::FrameAccumulatorFile::open(frames_path, grid, file_key, config.resume, config.force));
-    if (!maps_path.empty()) {
-      io::check_output_path(maps_path, config.force);
-      check_free_space(maps_partial, io::FrameMapsFile::file_bytes(grid, source->frames().size()),
-                       "the frame maps");
-      maps.emplace(io::FrameMapsFile::open(maps_partial, grid, source->frames(),
-                                           std::string(unit_name(config.physics.unit)), file_key,
-                                           file->resumed(), config.force));
-      if (file->resumed() && !maps->reused()) {  // the frames checkpointed have no maps
-        log().warn("{} is missing or another run's: the frames are computed afresh", maps_partial);
-        file.emplace(
-            io::FrameAccumulatorFile::open(frames_path, grid, file_key, false, config.force));
-      }
-    }
-    if (file->resumed()) log().info("resuming the frame statistics in {}", frames_path);
+    open_frame_files(config, files, job, file_key, *source, lock, file, maps);
   });
   FrameEngineReport report;
   RunResult result;

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "../devices.hpp"
 #include "dcs/pipeline/progress.hpp"
@@ -29,6 +31,8 @@ class PlaneSharing {
   virtual int size() const { return 1; }
   /// Runs `step` on every participant; if it fails anywhere, it throws everywhere.
   virtual void together(const std::function<void()>& step) { step(); }
+  /// Every participant's `mine`, in rank order (collective).
+  virtual std::vector<std::string> gather(const std::string& mine) { return {mine}; }
 };
 
 /// This process's share of nz planes: contiguous, boundaries on multiples of `multiple`.

@@ -4,7 +4,8 @@
 // continues from its last checkpoint with the same bits.
 //
 // Layout (native byte order; a file made elsewhere is refused by its header):
-//   header, 4096 bytes: magic "DCSFRAC1", version, nx ny nz, key length, key text
+//   header: magic "DCSFRAC1", version, nx ny nz, key length, key text ("name = value" lines),
+//     rounded up to a multiple of 4096 bytes (4096 unless the key is longer than 4048 bytes)
 //   per plane z, two slots (A, B) of slot_bytes() each:
 //     slot header, 32 bytes: magic, z, frames added, CRC-32 of the rest of the slot
 //     mean[nx*ny] float64, m2[nx*ny] float64 (Welford's sum of squared deviations),
@@ -44,10 +45,10 @@ struct PlaneAccumulator {
 class FrameAccumulatorFile {
  public:
   /// Opens the file at `path` for `grid` and `key` (text naming the computation: inputs and
-  /// settings). A file whose key or grid differ is refused (ResumeMismatch naming what
-  /// differs) when `resume`, else started afresh; one that is not such a file is refused
-  /// (IoError) unless `replace_foreign`. `create` false: the file must exist (MPI ranks open
-  /// the file rank 0 made). IoError for system failures.
+  /// settings, "name = value" lines). A file whose key or grid differ is refused
+  /// (ResumeMismatch naming the lines that differ) when `resume`, else started afresh; one that is
+  /// not such a file is refused (IoError) unless `replace_foreign`. `create` false: the file must
+  /// exist (MPI ranks open the file rank 0 made). IoError for system failures.
   static FrameAccumulatorFile open(const std::string& path, const GridSpec& grid,
                                    const std::string& key, bool resume, bool replace_foreign,
                                    bool create = true);
@@ -65,6 +66,8 @@ class FrameAccumulatorFile {
   std::int64_t frames_done(std::int64_t z);
   /// The last valid checkpoint of plane z into `out` (reset to no frames when there is none).
   void load(std::int64_t z, PlaneAccumulator& out);
+  /// Drops plane z's checkpoints (both slots cleared, synced): its frames are added again.
+  void forget(std::int64_t z);
   /// Writes `acc` as plane z's next checkpoint; durable after sync().
   void store(std::int64_t z, const PlaneAccumulator& acc);
   /// fdatasync(): every store() before it survives a crash.
@@ -72,8 +75,9 @@ class FrameAccumulatorFile {
   /// Removes the file (after its map is committed). Never throws.
   void remove() noexcept;
 
-  /// Bytes of the file for `grid` (two slots per plane plus the header), for the disk check.
-  static std::uint64_t file_bytes(const GridSpec& grid);
+  /// Bytes of the file for `grid` and a key of `key_bytes` (two slots per plane plus the
+  /// header), for the disk check.
+  static std::uint64_t file_bytes(const GridSpec& grid, std::size_t key_bytes);
 
  private:
   FrameAccumulatorFile() = default;
@@ -85,6 +89,7 @@ class FrameAccumulatorFile {
   int fd_ = -1;
   GridSpec grid_;
   std::uint64_t slot_bytes_ = 0;
+  std::uint64_t header_bytes_ = 0;
   bool resumed_ = false;
   std::vector<std::int8_t> last_slot_;  ///< per plane: the slot of its newest checkpoint, -1 none
   std::vector<std::int64_t> frames_;    ///< per plane: frames of that checkpoint

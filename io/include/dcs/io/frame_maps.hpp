@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dcs/grid.hpp"
+#include "dcs/io/frame_accumulators.hpp"
 
 namespace dcs::io {
 
@@ -37,6 +38,12 @@ class FrameMapsFile {
   const std::string& path() const noexcept { return path_; }
   /// open() kept an earlier run's file (its frames up to the checkpoints are there).
   bool reused() const noexcept { return reused_; }
+  /// A kept file (reused()) against the frame statistics it goes with: every plane's maps of
+  /// the frames its checkpoint counts are added up again, in order, and must give the
+  /// checkpoint's statistics bit for bit. The planes that do not (a map changed or damaged
+  /// since: a NaN, a flipped bit) are forgotten in `stats`, with a warning, so that the run
+  /// computes them again.
+  void verify(FrameAccumulatorFile& stats);
   /// Writes planes [z_begin, z_begin + z_count) of listed frame k (x fastest).
   void write(std::size_t k, std::int64_t z_begin, std::int64_t z_count, const float* values);
   /// fdatasync(): what was written survives a crash.
