@@ -25,6 +25,7 @@
 #include "potential/registry.hpp"
 #include "reduce/reduce.hpp"
 #include "reference/reference_kernel.hpp"
+#include "slab_buffers.hpp"
 #include "stream.hpp"
 
 namespace dcs::cuda {
@@ -169,42 +170,31 @@ class CudaBackend final : public PotentialBackend {
 
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     if (atom_count_ == 0) throw UsageError("CUDA backend: compute() before prepare()");
-    if (slab.z_count < 1 || slab.z_begin < 0 || slab.z_begin + slab.z_count > grid_.nz())
-      throw UsageError("CUDA backend: slab of planes [" + std::to_string(slab.z_begin) + ", " +
-                       std::to_string(slab.z_begin + slab.z_count) + ") is not inside the grid's " +
-                       std::to_string(grid_.nz()) + " planes");
     const std::size_t plane = grid_.plane_points();
     const auto planes = static_cast<std::size_t>(slab.z_count);
     const std::size_t n = plane * planes;
 
     ScopedDevice scoped(device_.ordinal);
     const detail::StreamView stream = stream_->view();
-    ensure_size(d_slab_, n);
-    ensure_size(d_plane_stats_, planes);
-    if (h_plane_stats_.size() < planes) h_plane_stats_ = detail::PinnedBuffer<StatsAccum>(planes);
+    slab_.fit("CUDA backend", slab, grid_);
     if (kernel_->requirements.zeroed_output) {
-      DCS_CUDA_CHECK(cudaMemsetAsync(d_slab_.data(), 0, n * sizeof(float), stream.get()));
+      DCS_CUDA_CHECK(cudaMemsetAsync(slab_.values.data(), 0, n * sizeof(float), stream.get()));
     } else if (detail::debug_sync_enabled()) {
       // All-ones bytes are NaN: a point the kernel forgets to write shows up in the statistics.
-      DCS_CUDA_CHECK(cudaMemsetAsync(d_slab_.data(), 0xff, n * sizeof(float), stream.get()));
+      DCS_CUDA_CHECK(cudaMemsetAsync(slab_.values.data(), 0xff, n * sizeof(float), stream.get()));
     }
 
     events_->start.record(stream);
     detail::enqueue_potential(*kernel_, grid_, slab, min_r2_, d_atoms_.data(), atom_count_,
-                              d_slab_.data(), stream, pair_, screen_c_);
+                              slab_.values.data(), stream, pair_, screen_c_);
     events_->kernels.record(stream);
 
-    // One reduction per plane, so that a plane's statistics never depend on the slab it was
-    // computed in (bit-identical statistics for any slab plan, device count or resumption).
-    for (std::size_t p = 0; p < planes; ++p)
-      detail::enqueue_statistics(d_slab_.data() + p * plane, plane, reduction_, workspace_, stream,
-                                 d_plane_stats_.data() + p);
-    d_plane_stats_.download(h_plane_stats_.data(), planes, stream);
+    slab_.enqueue_plane_statistics(plane, planes, reduction_, workspace_, stream);
     events_->statistics.record(stream);
-    d_slab_.download(out, n, stream);
+    slab_.values.download(out, n, stream);
     events_->download.record(stream);
     stream.synchronize();
-    std::copy(h_plane_stats_.data(), h_plane_stats_.data() + planes, plane_stats);
+    std::copy(slab_.host_plane_stats.data(), slab_.host_plane_stats.data() + planes, plane_stats);
 
     timings_.kernels += 1e-3 * events_->kernels.elapsed_ms_since(events_->start);
     timings_.statistics += 1e-3 * events_->statistics.elapsed_ms_since(events_->kernels);
@@ -218,7 +208,7 @@ class CudaBackend final : public PotentialBackend {
   StatsAccum statistics(const float* values, std::size_t n) override {
     ScopedDevice scoped(device_.ordinal);
     const auto start = std::chrono::steady_clock::now();
-    ensure_size(d_values_, n);
+    detail::grow_to(d_values_, n);
     d_values_.upload(values, n, stream_->view());
     const StatsAccum accum =
         detail::device_statistics(d_values_.data(), n, reduction_, workspace_, stream_->view());
@@ -229,8 +219,8 @@ class CudaBackend final : public PotentialBackend {
   DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
     ScopedDevice scoped(device_.ordinal);
     const auto start = std::chrono::steady_clock::now();
-    ensure_size(d_values_, n);
-    ensure_size(d_reference_, n);
+    detail::grow_to(d_values_, n);
+    detail::grow_to(d_reference_, n);
     d_values_.upload(values, n, stream_->view());
     d_reference_.upload(reference, n, stream_->view());
     const DiffAccum accum = detail::device_difference(d_values_.data(), d_reference_.data(), n,
@@ -284,9 +274,9 @@ class CudaBackend final : public PotentialBackend {
 
     ScopedDevice scoped(device_.ordinal);
     const detail::StreamView stream = stream_->view();
-    ensure_size(d_point_coordinates_, 3 * n);
-    ensure_size(d_point_values_, n);
-    if (skip != nullptr) ensure_size(d_point_skips_, n);
+    detail::grow_to(d_point_coordinates_, 3 * n);
+    detail::grow_to(d_point_values_, n);
+    if (skip != nullptr) detail::grow_to(d_point_skips_, n);
     events_->start.record(stream);
     d_point_coordinates_.upload(points->data(), 3 * n, stream);
     if (skip != nullptr) {
@@ -343,13 +333,6 @@ class CudaBackend final : public PotentialBackend {
     Event start, kernels, statistics, download;
   };
 
-  template <class T>
-  static void ensure_size(DeviceBuffer<T>& buffer, std::size_t n) {
-    if (buffer.size() >= n) return;
-    buffer = DeviceBuffer<T>();  // free the smaller one first: the two need not coexist
-    buffer = DeviceBuffer<T>(n);
-  }
-
   /// Points beyond kMaxGridCoordinate (or infinite) would make their whole group's float offsets
   /// coarse; NaN points are accepted and give NaN values.
   static void check_points(const Vec3* points, std::size_t n) {
@@ -387,9 +370,7 @@ class CudaBackend final : public PotentialBackend {
   std::shared_ptr<PinnedPool> pinned_ = std::make_shared<PinnedPool>();  ///< allocate_host()'s
   detail::ReduceWorkspace workspace_;
   DeviceBuffer<GridAtom> d_atoms_;
-  DeviceBuffer<float> d_slab_;
-  DeviceBuffer<StatsAccum> d_plane_stats_;
-  detail::PinnedBuffer<StatsAccum> h_plane_stats_;
+  detail::SlabBuffers slab_;
   DeviceBuffer<float> d_values_;
   DeviceBuffer<double> d_reference_;
   GridSpec grid_;

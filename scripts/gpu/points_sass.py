@@ -4,7 +4,8 @@ innermost loop with tensor-core instructions and no branch inside, its instructi
 atom-point pair by kind, and its order as one letter per instruction (H HMMA, M MUFU, F FP32
 arithmetic, L shared-memory load, o other), to see whether MUFU work is spread between the
 HMMAs or comes in bursts after them. Pairs per iteration: 2 per HMMA (a 16 x 8 tile's r^2 takes
-two m16n8k8 MMAs and gives a lane 4 pairs). Used by scripts/gpu/points_variants.sh.
+two m16n8k8 MMAs and gives a lane 4 pairs). No GPU needed (docs/points-kernel.md):
+  cuobjdump -sass build/ci/kernels/CMakeFiles/dcs_cuda.dir/src/points/points_kernel.cu.o >x.sass
 Usage: points_sass.py LISTING.sass"""
 import re
 import sys

@@ -31,6 +31,7 @@
 #include "device_lattice.hpp"
 #include "msm_kernels.hpp"
 #include "reduce/reduce.hpp"
+#include "slab_buffers.hpp"
 #include "stream.hpp"
 
 namespace dcs::cuda {
@@ -245,40 +246,29 @@ class MsmCudaBackend final : public PotentialBackend {
 
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     if (!prepared_) throw UsageError("CUDA msm: compute() before prepare()");
-    if (slab.z_count < 1 || slab.z_begin < 0 || slab.z_begin + slab.z_count > grid_.nz())
-      throw UsageError("CUDA msm: slab of planes [" + std::to_string(slab.z_begin) + ", " +
-                       std::to_string(slab.z_begin + slab.z_count) + ") is not inside the grid's " +
-                       std::to_string(grid_.nz()) + " planes");
     const std::size_t plane = grid_.plane_points();
     const auto planes = static_cast<std::size_t>(slab.z_count);
     const std::size_t n = plane * planes;
 
     ScopedDevice scoped(device_.ordinal);
     const detail::StreamView stream = stream_->view();
-    ensure_size(d_slab_, n);
-    ensure_size(d_plane_stats_, planes);
-    if (h_plane_stats_.size() < planes) h_plane_stats_ = detail::PinnedBuffer<StatsAccum>(planes);
+    slab_.fit("CUDA msm", slab, grid_);
     if (detail::debug_sync_enabled())  // NaN bytes: a point the kernel forgets shows up
-      DCS_CUDA_CHECK(cudaMemsetAsync(d_slab_.data(), 0xff, n * sizeof(float), stream.get()));
+      DCS_CUDA_CHECK(cudaMemsetAsync(slab_.values.data(), 0xff, n * sizeof(float), stream.get()));
 
     start_->record(stream);
     detail::MsmSlabLaunch l = launch_;
     l.z_begin = static_cast<int>(slab.z_begin);
     l.z_count = static_cast<int>(slab.z_count);
-    l.d_out = d_slab_.data();
+    l.d_out = slab_.values.data();
     detail::launch_msm_slab(l, stream);
     kernels_->record(stream);
-    // One reduction per plane (CudaBackend::compute_slab): a plane's statistics never depend on
-    // the slab that computed it.
-    for (std::size_t p = 0; p < planes; ++p)
-      detail::enqueue_statistics(d_slab_.data() + p * plane, plane, reduction_, workspace_, stream,
-                                 d_plane_stats_.data() + p);
-    d_plane_stats_.download(h_plane_stats_.data(), planes, stream);
+    slab_.enqueue_plane_statistics(plane, planes, reduction_, workspace_, stream);
     statistics_->record(stream);
-    d_slab_.download(out, n, stream);
+    slab_.values.download(out, n, stream);
     download_->record(stream);
     stream.synchronize();
-    std::copy(h_plane_stats_.data(), h_plane_stats_.data() + planes, plane_stats);
+    std::copy(slab_.host_plane_stats.data(), slab_.host_plane_stats.data() + planes, plane_stats);
 
     timings_.kernels += 1e-3 * kernels_->elapsed_ms_since(*start_);
     timings_.statistics += 1e-3 * statistics_->elapsed_ms_since(*kernels_);
@@ -314,13 +304,6 @@ class MsmCudaBackend final : public PotentialBackend {
   }
 
  private:
-  template <class T>
-  static void ensure_size(DeviceBuffer<T>& buffer, std::size_t n) {
-    if (buffer.size() >= n) return;
-    buffer = DeviceBuffer<T>();
-    buffer = DeviceBuffer<T>(n);
-  }
-
   /// The kernel indexes points, rows and planes with 32-bit integers.
   static void check_grid(const GridSpec& grid) {
     if (grid.nx() < 1 || grid.ny() < 1 || grid.nz() < 1)
@@ -350,9 +333,7 @@ class MsmCudaBackend final : public PotentialBackend {
   DeviceBuffer<double> d_lattice_;
   DeviceBuffer<int> d_base_[3];
   DeviceBuffer<double> d_weights_[3];
-  DeviceBuffer<float> d_slab_;
-  DeviceBuffer<StatsAccum> d_plane_stats_;
-  detail::PinnedBuffer<StatsAccum> h_plane_stats_;
+  detail::SlabBuffers slab_;
   detail::MsmSlabLaunch launch_;
   GridSpec grid_;
   bool prepared_ = false;

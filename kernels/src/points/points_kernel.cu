@@ -1,67 +1,14 @@
 // The points kernel: the potential at arbitrary points (surface vertices, atoms, point lists),
-// one launch per compute_points() call, built for the special-function ceiling (one MUFU per
-// atom-point pair, 16 per SM per clock on Hopper).
-//
-// Why tensor cores. For points in no particular arrangement, r^2 costs four FP32 instructions
-// per pair (|a|^2 + |p|^2 + (-2a).p); with the MUFU and the accumulating FFMA that is six issue
-// slots of the eight a scheduler has per MUFU, and the earlier FP32 kernel reached 68 % of the
-// ceiling with the issue slots and the MIO queue full (bench/results/points_*). Here the warp's
-// tensor cores form every r^2 of a 16-point x 8-atom tile with two mma.sync.m16n8k8 TF32
-// instructions, so a pair costs about 1 MUFU + 1 FFMA + 2/16 HMMA + 1/8 LDS of issue.
-//
-// Groups. Each warp owns kPointsGroup = 64 consecutive points of the list (four 16-point
-// tiles), and the four warps of a block share one centre c: the midpoint of the bounding box of
-// their 256 points (double, finite listed points only; min and max are exact, so c does not
-// depend on the reduction's order). Points and atoms are float offsets from c, rounded once
-// from double. Morton-sorted points make a block compact: its radius R (the largest |p - c|) is
-// a few Å. A value depends only on its block's points and the atoms.
-//
-// r^2 in TF32. TF32 keeps 11 significant bits, so every float is split into pieces the tensor
-// core multiplies exactly: p = ph + pl, A = -2a = Ah + Al (pieces rounded to TF32), and |a|^2,
-// |p|^2 into three pieces each (exact sums). Point row and atom column of the two k = 8 MMAs
-// (the rows share their first half, so a lane keeps 6 registers per tile, not 8):
-//   A1 = [phx phy phz 1 plx ply plz 1]      B1 = [Ahx Ahy Ahz a2h Ahx Ahy Ahz a2m]
-//   A2 = [phx phy phz 1 p2h p2m p2l 1]      B2 = [Alx Aly Alz a2l 1   1   1   0  ]
-// so D = A1.B1 + A2.B2 = ph.Ah + pl.Ah + ph.Al + |a|^2 + |p|^2 = r^2 - pl.Al in FP32
-// accumulation. The tensor core adds in FP32 (products exact; sums rounded by the unit).
-//
-// Error of the fast path. Its pairs have r >= rn >= R/2 and |p| <= R, so |a| <= |p| + r <= 3r.
-// The dropped pl.Al and the truncation of Al (the tensor core reads TF32) are each at most
-// ~2^-21 |p| |A| <= 3 2^-19 r^2; the accumulation rounds sums below ~16 r^2 (|a|^2 <= 9 r^2,
-// |p||A| <= 12 r^2). Measured (bench): 3-8e-7 of max|V|; the FP32 kernel it replaced 1.5e-6.
-//
-// Atoms. prepare_points() uploads each coordinate as float + float remainder (PointsAtom), in
-// Z order (pack_points_atoms). The block stages rounds of 128 atoms, one per thread, once for
-// its four warps: copied ahead into shared memory (cp.async, while the previous round
-// computes), then as seen from the centre, a = (hi - c_hi) + (lo - c_lo) in float (exact when
-// the atom is near, by Sterbenz), split into the B fragments in the order the MMA reads them
-// (one LDS.128 per lane per 8 atoms), with the charges (one LDS.64) and the plain offsets.
-//
-// Exact path: rn = max(R/2, min_distance). An atom within R_m + rn of the centre c_m of a
-// 16-point tile's bounding box (R_m its radius) may come within rn of one of its points; it
-// and the other atoms of its 8-atom tile take the exact path for that point tile only: dx =
-// p - a, r^2 = dx^2 + dy^2 + dz^2, dcs::add_coulomb_term with the clamp at min_distance^2 and
-// the skip (the term of atom skip[i] left out by a zero charge). So does an atom that is the
-// skip of one of the tile's points. Each warp marks them per round (one vote per 32 atoms
-// against a sphere around its four tiles' spheres, the per-tile votes only when it finds one).
-// Sums: per lane, a float per chunk of chunk_atoms atoms (a quarter of each tile's atoms),
-// added in chunk order, and the four lanes of a point added in a fixed tree at the end.
-//
-// Where it stands (bench/results/points_2026-11-26_h200.md; H100): 71 % of the MUFU rsqrt
-// ceiling (Coulomb), 86 % of rsqrt + ex2 (Debye-Hückel); the FP32 kernel it replaced: 68 % and
-// 84 % with twice the error. Removing the MUFU work altogether (DCS_POINTS_EXPERIMENT=2) gained
-// only 10 % in the per-warp version, so the special-function unit is not what limits it: the
-// MUFU work comes in bursts between the tensor-core and staging phases (ncu: not selected,
-// dispatch and math-pipe stalls). ptxas -v: 103-128 registers, 0 spills, 23.9 KiB shared per
-// block of 128 threads, 4 blocks per SM.
-//
-// Variants to measure (compile-time knobs, off by default; scripts/gpu/points_variants.sh builds
-// and benches them, scripts/gpu/points_sass.py counts their straight loop): DCS_POINTS_PIPELINE
-// = S software-pipelines the straight rounds by hand (pipelined_round: the next stage's MMAs
-// before this stage's rsqrts; stages of kTiles / S point tiles, fewer registers for larger S),
-// DCS_POINTS_BUFFERS = 2 stages the next round into a second buffer after computing this one
-// (one barrier per round instead of two), DCS_POINTS_SOFTWARE the balanced policy's FMA-pipe
-// pairs per 16. Every variant adds each term in the default's order: the same bits.
+// one launch per compute_points() call. Why tensor cores: for points in no particular
+// arrangement an expanded r^2 costs four FP32 instructions per pair, which with the MUFU and the
+// accumulating FFMA fills the issue slots before the special-function unit (the FP32 kernels
+// reached 62-68 % of the MUFU rsqrt ceiling). Here two mma.sync.m16n8k8 TF32 instructions form
+// the r^2 of a 16-point x 8-atom tile from split (hi + lo) coordinates, so that a pair costs
+// about 1 MUFU + 1 FFMA + 2/16 HMMA + 1/8 LDS of issue; atoms near a tile's points take an
+// exact FP32 path. It runs at 71 % of the rsqrt ceiling (Coulomb), 86 % of rsqrt + ex2
+// (Debye-Hückel), 3-8e-7 of max|V| (bench/results/points_2026-11-26_h200.md). The design
+// (fragment layout, error bound, exact path, sums) and every variant measured, with the commit
+// that holds its code, are in docs/points-kernel.md.
 #include <cuda_runtime.h>
 
 #include <climits>
@@ -82,44 +29,19 @@ namespace {
 
 constexpr int kWarps = kPointsWarps;
 constexpr int kThreads = 32 * kWarps;
-#ifndef DCS_POINTS_BLOCKS_PER_SM
-#define DCS_POINTS_BLOCKS_PER_SM 4
-#endif
-constexpr int kBlocksPerSm = DCS_POINTS_BLOCKS_PER_SM;
-/// rn = max(kNearFraction R, min_distance): the exact path's reach beyond the group's radius R
-/// (header comment; a tuning knob, DCS_POINTS_NEAR_FRACTION, for scripts/gpu/points_variants.sh).
-#ifndef DCS_POINTS_NEAR_FRACTION
-#define DCS_POINTS_NEAR_FRACTION 0.5
-#endif
-constexpr double kNearFraction = DCS_POINTS_NEAR_FRACTION;
+constexpr int kBlocksPerSm = 4;  ///< 103-128 registers, 23.9 KiB shared, no spills (ptxas -v)
+/// rn = max(kNearFraction R, min_distance): the exact path's reach beyond the block's radius R
+/// (docs/points-kernel.md).
+constexpr double kNearFraction = 0.5;
 constexpr int kTiles = kPointsTiles;    ///< 16-point MMA tiles per warp
 constexpr int kRound = kThreads;        ///< atoms per staging round: 1 per thread of the block
 constexpr int kAtomTiles = kRound / 8;  ///< 8-atom MMA tiles per round
 constexpr int kSubRounds = kRound / 32;
 constexpr int kTilePairs = 4 * kTiles;  ///< a lane's pairs per atom tile
-/// Atom tiles per straight step of a round without near atoms (a tuning knob for
-/// points_variants.sh: more lets ptxas overlap tiles, at the price of registers).
-#ifndef DCS_POINTS_UNROLL
-#define DCS_POINTS_UNROLL 2
-#endif
-constexpr int kUnroll = DCS_POINTS_UNROLL;
-/// Staged rounds in shared memory (a tuning knob for points_variants.sh): 1, two barriers per
-/// round (stage, then compute); 2, one (the next round is staged into the other buffer after
-/// this one computes, while slower warps still compute, then one barrier).
-#ifndef DCS_POINTS_BUFFERS
-#define DCS_POINTS_BUFFERS 1
-#endif
-constexpr int kBuffers = DCS_POINTS_BUFFERS;
-static_assert(kBuffers == 1 || kBuffers == 2, "one or two staged rounds");
-/// Straight rounds software-pipelined by hand (pipelined_round): 0 off (the plain loop), S >= 1
-/// stages of kTiles / S point tiles (a tuning knob for points_variants.sh).
-#ifndef DCS_POINTS_PIPELINE
-#define DCS_POINTS_PIPELINE 0
-#endif
-constexpr int kPipeline = DCS_POINTS_PIPELINE;
-#ifndef DCS_POINTS_EXPERIMENT
-#define DCS_POINTS_EXPERIMENT 0  // 1, 2, 3: timing experiments (fast_tile), wrong values
-#endif
+/// FMA-pipe rsqrt pairs of a lane's kTilePairs per atom tile for the balanced policy: the
+/// tensor cores leave most issue slots free, so a quarter of the rsqrts (Coulomb, eps = k r;
+/// the screened term's EX2 stays on MUFU either way) go to the FMA pipe.
+constexpr int kBalancedSoftwarePairs = kTilePairs / 4;
 constexpr unsigned kFullMask = 0xffffffffu;
 
 /// One warp's part of the block's shared memory: its points, their tiles' near spheres, which
@@ -133,52 +55,22 @@ struct WarpPart {
   float total[2 * kTiles][32];         ///< per lane, row 2 m + r: the sum of finished chunks
 };
 
-/// The atoms of a staged round, once for the block's four warps: fragment[j][lane], lane (g, t),
-/// is {B1[t], B1[t+4], B2[t], B2[t+4]} of atom 8 j + g (pipelined_round reads up to two tiles
-/// past the round: throw-away MMAs of its last stage, so it has two more); atom[i] is
-/// (-2 ax, -2 ay, -2 az, q), a = atom - centre in Å; q[i] the charge times the factor (0 for
-/// padding).
-#define DCS_POINTS_ROUND_FIELDS                              \
-  float4 fragment[kAtomTiles + (kPipeline > 0 ? 2 : 0)][32]; \
-  float4 atom[kRound];                                       \
-  float q[kRound];
-
-#if DCS_POINTS_BUFFERS == 2
-struct RoundStage {
-  DCS_POINTS_ROUND_FIELDS
-};
-#endif
-
-/// The block's shared memory: a round of atoms as uploaded (copied ahead) and as staged
-/// (kBuffers rounds; the one-buffer layout is flat, as before the knob, so that the default
-/// kernel's code is unchanged), and each warp's part.
+/// The block's shared memory: a round of atoms as uploaded (copied ahead) and as staged, once for
+/// the block's four warps, and each warp's part.
 struct BlockStage {
   float4 raw[kRound][2];  ///< thread i's atom of the next round (cp.async)
-#if DCS_POINTS_BUFFERS == 2
-  RoundStage round[2];
-#else
-  DCS_POINTS_ROUND_FIELDS
-#endif
+  /// The staged round: fragment[j][lane], lane (g, t), is {B1[t], B1[t+4], B2[t], B2[t+4]} of
+  /// atom 8 j + g; atom[i] is (-2 ax, -2 ay, -2 az, q), a = atom - centre in Å; q[i] the charge
+  /// times the factor (0 for padding).
+  float4 fragment[kAtomTiles][32];
+  float4 atom[kRound];
+  float q[kRound];
   WarpPart warp[kWarps];
   double box[kWarps][6];   ///< each warp's points' bounding box: lo, hi
   double radius2[kWarps];  ///< each warp's largest |p - c|^2 about the block's centre
   float centre[3];         ///< float(c)
   float centre_lo[3];      ///< float(c - float(c))
 };
-#if DCS_POINTS_BUFFERS != 2
-using RoundStage = BlockStage;
-#endif
-#undef DCS_POINTS_ROUND_FIELDS
-
-/// Staged round `buffer` of the block's shared memory.
-__device__ __forceinline__ RoundStage& staged_round(BlockStage& block,
-                                                    [[maybe_unused]] int buffer) {
-#if DCS_POINTS_BUFFERS == 2
-  return block.round[buffer];
-#else
-  return block;
-#endif
-}
 
 /// Finite x rounded to the nearest TF32 (10 fraction bits, low 13 bits zero; ties away from
 /// zero), as a float: two integer instructions where cvt.rna.tf32.f32 takes six (it also
@@ -213,7 +105,11 @@ __device__ __forceinline__ constexpr bool takes_software_rsqrt(int index) {
   return (index + 1) * Software / kTilePairs > index * Software / kTilePairs;
 }
 
-/// A lane's A fragments: for each 16-point tile, the rows of the two MMAs (header comment):
+/// A lane's A fragments: for each 16-point tile, the rows of the two MMAs that form r^2 from
+/// the points' pieces p = ph + pl (point_row) and the atoms' A = -2a = Ah + Al (stage_atom):
+///   A1 = [phx phy phz 1 plx ply plz 1]      B1 = [Ahx Ahy Ahz a2h Ahx Ahy Ahz a2m]
+///   A2 = [phx phy phz 1 p2h p2m p2l 1]      B2 = [Alx Aly Alz a2l 1   1   1   0  ]
+/// D = A1.B1 + A2.B2 = r^2 - pl.Al (docs/points-kernel.md bounds the error). In registers:
 /// a1 = {A[g][t], A[g + 8][t], A1[g][t + 4], A1[g + 8][t + 4]}, a2 the same with A2's second
 /// half (the first halves are equal).
 struct PointFragments {
@@ -237,51 +133,27 @@ __device__ __forceinline__ void point_row(float x, float y, float z, unsigned t,
   a2 = t == 0 ? p2h : t == 1 ? p2m : t == 2 ? p2l : 1.0f;
 }
 
-/// r^2 of the atom tile whose B fragments are b against Count point tiles from `first` on, the
-/// fast path's way: two chained MMAs per tile (header comment), no clamp or skip.
-template <int Count>
-__device__ __forceinline__ void fast_r2(float (&r2)[Count][4], const PointFragments& p, float4 b,
-                                        int first) {
+/// r^2 of the atom tile whose B fragments are b against point tile m, the fast path's way: two
+/// chained MMAs, D = A1.B1 + A2.B2 (PointFragments), no clamp or skip.
+__device__ __forceinline__ void fast_r2(float (&r2)[4], const PointFragments& p, float4 b, int m) {
   constexpr float kZero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-#pragma unroll
-  for (int k = 0; k < Count; ++k) {
-    const int m = first + k;
-    float partial[4];
-#if DCS_POINTS_EXPERIMENT == 3  // timing only: no tensor cores
-    for (int i = 0; i < 4; ++i) r2[k][i] = __uint_as_float(p.a1[m][i]) + b.x;
-    (void)partial;
-    (void)kZero;
-#else
-    mma_tf32(partial, p.a1[m], b.x, b.y, kZero);
-#if DCS_POINTS_EXPERIMENT == 1  // timing only: one MMA per tile
-    for (int i = 0; i < 4; ++i) r2[k][i] = partial[i] + b.z;
-#else
-    mma_tf32(r2[k], p.a2[m], b.z, b.w, partial);
-#endif
-#endif
-  }
+  float partial[4];
+  mma_tf32(partial, p.a1[m], b.x, b.y, kZero);
+  mma_tf32(r2, p.a2[m], b.z, b.w, partial);
 }
 
-/// The fast path's terms of those Count point tiles from `first` on (r^2 from fast_r2) with
-/// the atom tile's two atoms of this lane (charges q), added to energy in the order i = 0..3.
-template <int Software, int Count, class Model>
-__device__ __forceinline__ void fast_sum(float (&energy)[kTiles][2], const float (&r2)[Count][4],
-                                         float2 q, int first, Model model) {
+/// The fast path's terms of point tile m (r^2 from fast_r2) with the atom tile's two atoms of
+/// this lane (charges q), added to energy in the order i = 0..3.
+template <int Software, class Model>
+__device__ __forceinline__ void fast_sum(float (&energy)[kTiles][2], const float (&r2)[4], float2 q,
+                                         int m, Model model) {
 #pragma unroll
-  for (int k = 0; k < Count; ++k) {
-    const int m = first + k;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const float charge = i % 2 == 0 ? q.x : q.y;
-      float& e = energy[m][i / 2];
-#if DCS_POINTS_EXPERIMENT == 2  // timing only: no MUFU
-      e = fmaf(charge, r2[k][i], e);
-      continue;
-#endif
-      if (takes_software_rsqrt<Software>(4 * m + i))
-        e = add_unclamped_coulomb_term(e, charge, r2[k][i], FmaPipeRsqrt{}, model);
-      else e = add_unclamped_coulomb_term(e, charge, r2[k][i], HardwareRsqrt{}, model);
-    }
+  for (int i = 0; i < 4; ++i) {
+    const float charge = i % 2 == 0 ? q.x : q.y;
+    float& e = energy[m][i / 2];
+    if (takes_software_rsqrt<Software>(4 * m + i))
+      e = add_unclamped_coulomb_term(e, charge, r2[i], FmaPipeRsqrt{}, model);
+    else e = add_unclamped_coulomb_term(e, charge, r2[i], HardwareRsqrt{}, model);
   }
 }
 
@@ -293,7 +165,7 @@ __device__ __forceinline__ void fast_sum(float (&energy)[kTiles][2], const float
 /// where the FMA-pipe cubic's 1.1e-6 would show most.
 template <int Software, class Model>
 __device__ __forceinline__ void atom_tile(float (&energy)[kTiles][2], const PointFragments& p,
-                                          const RoundStage& stage, const WarpPart& part, int j,
+                                          const BlockStage& stage, const WarpPart& part, int j,
                                           unsigned lane, unsigned exact, std::uint32_t index0,
                                           float min_r2, Model model) {
   const float4 b = stage.fragment[j][lane];
@@ -322,53 +194,9 @@ __device__ __forceinline__ void atom_tile(float (&energy)[kTiles][2], const Poin
       }
       continue;
     }
-    float r2[1][4];
+    float r2[4];
     fast_r2(r2, p, b, m);
     fast_sum<Software>(energy, r2, q, m, model);
-  }
-}
-
-/// A straight round (no near or skipped atom, every tile whole) software-pipelined by hand
-/// (DCS_POINTS_PIPELINE = S >= 1): the round is a sequence of kAtomTiles x S stages, stage s
-/// = atom tile s / S against point tiles kTiles / S (s % S) + [0, kTiles / S). While stage s's
-/// rsqrts and sums run, stage s + 1's MMAs are already issued into the other of two register
-/// sets (and the B fragments of stage s + 2's tile are loaded), so that the MUFU work of one
-/// stage overlaps the tensor-core latency of the next instead of waiting for it at the start of
-/// every step. The last stage's MMAs read a padding tile (thrown away) rather than branch.
-/// Every value is added to energy in the same order as atom_tile's (tile by tile, i = 0..3):
-/// the results are bitwise those of the plain loop.
-template <int Software, class Model>
-__device__ __forceinline__ void pipelined_round(float (&energy)[kTiles][2], const PointFragments& p,
-                                                const RoundStage& stage, unsigned lane,
-                                                Model model) {
-  constexpr int kSplit = kPipeline > 0 ? kPipeline : 1;  // (1 where the plain loop runs)
-  constexpr int kStageTiles = kTiles / kSplit;
-  constexpr int kBody = kUnroll * kSplit;  // stages per loop iteration: whole atom tiles
-  static_assert(kTiles % kSplit == 0, "a stage takes an equal share of the point tiles");
-  static_assert(kBody % 2 == 0 && kAtomTiles % kUnroll == 0,
-                "the two register sets alternate within one iteration");
-  static_assert((kBody + 1) / kSplit <= kUnroll + 1, "reads stay within the two padding tiles");
-  // Lane-relative pointers stepped per iteration, so that every load of the body has an
-  // immediate offset.
-  const float4* fragment = &stage.fragment[0][lane];
-  const float* charges = stage.q + 2 * static_cast<int>(lane % 4u);
-  float r2[2][kStageTiles][4];
-  fast_r2(r2[0], p, fragment[0], 0);
-  float4 b = fragment[32 * (1 / kSplit)];  // stage 1's tile
-#pragma unroll 1
-  for (int j0 = 0; j0 < kAtomTiles; j0 += kUnroll) {
-#pragma unroll
-    for (int k = 0; k < kBody; ++k) {
-      // Stage s = kSplit j0 + k: the next stage's MMAs first (its tile's fragments are in b),
-      // then the fragments of stage s + 2's tile if it is another one, then this stage's terms.
-      // Past the round's last tile these are throw-away reads of the two padding tiles.
-      fast_r2(r2[(k + 1) % 2], p, b, kStageTiles * ((k + 1) % kSplit));
-      if ((k + 2) / kSplit != (k + 1) / kSplit) b = fragment[32 * ((k + 2) / kSplit)];
-      const float2 q = *reinterpret_cast<const float2*>(charges + 8 * (k / kSplit));
-      fast_sum<Software>(energy, r2[k % 2], q, kStageTiles * (k % kSplit), model);
-    }
-    fragment += 32 * kUnroll;
-    charges += 8 * kUnroll;
   }
 }
 
@@ -394,20 +222,19 @@ __device__ __forceinline__ void prefetch_atom(BlockStage& stage, const PointsAto
 /// Thread i stages atom base + i of the chunk that ends at chunk_end (padding past it: q = 0,
 /// r^2 >= 1) as seen from the block's centre: its B fragments in the order the MMA reads them,
 /// the plain offsets and the charge.
-__device__ __forceinline__ void stage_atom(BlockStage& block, int buffer, std::uint32_t base,
+__device__ __forceinline__ void stage_atom(BlockStage& stage, std::uint32_t base,
                                            std::uint32_t chunk_end) {
-  RoundStage& stage = staged_round(block, buffer);
   asm volatile("cp.async.wait_group 0;" ::: "memory");
   const int slot = static_cast<int>(threadIdx.x);
   float ax2 = 0.0f, ay2 = 0.0f, az2 = 0.0f, a2 = 1.0f, q = 0.0f;  // -2a, |a|^2
   if (base + threadIdx.x < chunk_end) {
-    const float4 hi = block.raw[slot][0];  // x, y, z, q: this thread's own copy
-    const float4 lo = block.raw[slot][1];
+    const float4 hi = stage.raw[slot][0];  // x, y, z, q: this thread's own copy
+    const float4 lo = stage.raw[slot][1];
     // (hi - c) is exact when the atom is near (Sterbenz) and rounded relative to the offset
     // otherwise; the remainders' difference is tiny: one more rounding of the offset's size.
-    const float ax = (hi.x - block.centre[0]) + (lo.x - block.centre_lo[0]);
-    const float ay = (hi.y - block.centre[1]) + (lo.y - block.centre_lo[1]);
-    const float az = (hi.z - block.centre[2]) + (lo.z - block.centre_lo[2]);
+    const float ax = (hi.x - stage.centre[0]) + (lo.x - stage.centre_lo[0]);
+    const float ay = (hi.y - stage.centre[1]) + (lo.y - stage.centre_lo[1]);
+    const float az = (hi.z - stage.centre[2]) + (lo.z - stage.centre_lo[2]);
     q = hi.w;
     a2 = fmaf(ax, ax, fmaf(ay, ay, az * az));
     ax2 = -2.0f * ax;
@@ -437,7 +264,7 @@ __device__ __forceinline__ void stage_atom(BlockStage& block, int buffer, std::u
 /// skip of one of its points (a lane's points are in tiles lane / 16 and 2 + lane / 16; bit
 /// skip - first, none when the difference, unsigned, is 32 or more). Most rounds have no atom
 /// within the warp's outer sphere and none of its skips: one vote per 32 says so.
-__device__ __forceinline__ void mark_near(const RoundStage& stage, WarpPart& part,
+__device__ __forceinline__ void mark_near(const BlockStage& stage, WarpPart& part,
                                           std::uint32_t base, std::uint32_t chunk_end,
                                           bool group_skips, const std::uint32_t (&skip)[2]) {
   const unsigned lane = threadIdx.x % 32u;
@@ -569,7 +396,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   for (int w = 0; w < kWarps; ++w) block_radius2 = fmax(block_radius2, stage.radius2[w]);
 
   // Atoms within rn = max(kNearFraction R, min_distance) of some point take the exact path
-  // (header comment), R the block's radius: those within R_m + rn of the centre c_m of point
+  // (docs/points-kernel.md), R the block's radius: those within R_m + rn of the centre c_m of point
   // tile m's bounding box, R_m its radius. The margin, 2^-18 relative, covers the roundings of
   // the staged offsets and of |a - c_m|^2. The warp's outer sphere holds its four.
   const double near_reach = fmax(kNearFraction * sqrt(block_radius2), launch.min_distance);
@@ -650,9 +477,9 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   const auto atom_count = static_cast<std::uint32_t>(launch.atom_count);
   const auto chunk_atoms = static_cast<std::uint32_t>(launch.chunk_atoms);
   // Every pair of one staged round with the warp's points, added to energy.
-  const auto compute_round = [&](const RoundStage& round, float(&energy)[kTiles][2],
-                                 std::uint32_t base, std::uint32_t chunk_end) {
-    mark_near(round, part, base, chunk_end, group_skips, skip);
+  const auto compute_round = [&](float(&energy)[kTiles][2], std::uint32_t base,
+                                 std::uint32_t chunk_end) {
+    mark_near(stage, part, base, chunk_end, group_skips, skip);
     __syncwarp();
     // Whole tiles of 8 (at most 7 padding atoms per chunk); a round without a near or skip
     // atom (the usual case) runs straight, others decide per tile.
@@ -664,12 +491,10 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 #pragma unroll
       for (int sub = 0; sub < kSubRounds; ++sub) any |= part.exact[m][sub];
     }
-    if (kPipeline > 0 && tiles == kAtomTiles && any == 0u) {
-      pipelined_round<Software>(energy, fragments, round, lane, model);
-    } else if (tiles == kAtomTiles && any == 0u) {
-#pragma unroll kUnroll
+    if (tiles == kAtomTiles && any == 0u) {
+#pragma unroll 2  // two atom tiles per step: ptxas overlaps them (more cost registers)
       for (int j = 0; j < kAtomTiles; ++j)
-        atom_tile<Software>(energy, fragments, round, part, j, lane, 0u, base, min_r2, model);
+        atom_tile<Software>(energy, fragments, stage, part, j, lane, 0u, base, min_r2, model);
     } else {
 #pragma unroll 1
       for (int j = 0; j < tiles; ++j) {
@@ -677,61 +502,27 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
 #pragma unroll
         for (int m = 0; m < kTiles; ++m)
           tile_exact |= ((part.exact[m][j / 4] >> (8 * (j % 4))) & 0xffu) != 0u ? 1u << m : 0u;
-        atom_tile<Software>(energy, fragments, round, part, j, lane, tile_exact, base, min_r2,
+        atom_tile<Software>(energy, fragments, stage, part, j, lane, tile_exact, base, min_r2,
                             model);
       }
     }
   };
   prefetch_atom(stage, launch.d_atoms, 0, min(atom_count, chunk_atoms));
-  // The round after [base, chunk_end): the next of its chunk or the first of the next chunk
-  // (that one's end in next_end); atom_count after the last.
-  const auto following = [atom_count, chunk_atoms](std::uint32_t base, std::uint32_t chunk_end,
-                                                   std::uint32_t& next_end) {
-    const std::uint32_t next = base + kRound < chunk_end ? base + kRound : chunk_end;
-    next_end = next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms);
-    return next;
-  };
-  int buffer = 0;  // kBuffers == 2: the staged round that computes (they alternate)
-  if constexpr (kBuffers == 2) {
-    // The first round is staged before the loop; the loop stages each next one.
-    const std::uint32_t first_end = min(atom_count, chunk_atoms);
-    stage_atom(stage, 0, 0, first_end);
-    std::uint32_t next_end;
-    const std::uint32_t next = following(0, first_end, next_end);
-    if (next < atom_count) prefetch_atom(stage, launch.d_atoms, next, next_end);
-    __syncthreads();
-  }
   for (std::uint32_t chunk = 0; chunk < atom_count; chunk += chunk_atoms) {
     const std::uint32_t chunk_end = min(atom_count, chunk + chunk_atoms);
     float energy[kTiles][2] = {};
     for (std::uint32_t base = chunk; base < chunk_end; base += kRound) {
-      if constexpr (kBuffers == 1) {
-        __syncthreads();  // every warp is done with the previous round
-        stage_atom(stage, 0, base, chunk_end);
-        // The next round (of this chunk or the next; none after the last) copies in while the
-        // block computes this one: stage.raw is free once staged.
-        const std::uint32_t next = base + kRound < chunk_end ? base + kRound : chunk_end;
-        if (next < atom_count)
-          prefetch_atom(stage, launch.d_atoms, next,
-                        next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms));
-        __syncthreads();
-        if (!active) continue;
-        compute_round(staged_round(stage, 0), energy, base, chunk_end);
-      } else {
-        if (active) compute_round(staged_round(stage, buffer), energy, base, chunk_end);
-        // The next round goes into the other buffer, whose last readers (the previous round)
-        // passed the last barrier; the copy of the one after starts; then one barrier.
-        std::uint32_t next_end;
-        const std::uint32_t next = following(base, chunk_end, next_end);
-        if (next < atom_count) {
-          stage_atom(stage, buffer ^ 1, next, next_end);
-          std::uint32_t after_end;
-          const std::uint32_t after = following(next, next_end, after_end);
-          if (after < atom_count) prefetch_atom(stage, launch.d_atoms, after, after_end);
-        }
-        __syncthreads();
-        buffer ^= 1;
-      }
+      __syncthreads();  // every warp is done with the previous round
+      stage_atom(stage, base, chunk_end);
+      // The next round (of this chunk or the next; none after the last) copies in while the
+      // block computes this one: stage.raw is free once staged.
+      const std::uint32_t next = base + kRound < chunk_end ? base + kRound : chunk_end;
+      if (next < atom_count)
+        prefetch_atom(stage, launch.d_atoms, next,
+                      next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms));
+      __syncthreads();
+      if (!active) continue;
+      compute_round(energy, base, chunk_end);
     }
     // One float sum per chunk, added in chunk order (the first overwrites); each lane touches
     // only its own shared slots.
@@ -758,25 +549,13 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   }
 }
 
-/// FMA-pipe rsqrt pairs of a lane's kTilePairs per atom tile for the balanced policy: the
-/// tensor cores leave most issue slots free, so a quarter of the rsqrts (Coulomb, eps = k r;
-/// the screened term's EX2 stays on MUFU either way) go to the FMA pipe.
-/// DCS_POINTS_SOFTWARE overrides the count (a tuning knob for points_variants.sh).
-template <PairKind Kind>
-constexpr int balanced_software_pairs() {
-#ifdef DCS_POINTS_SOFTWARE
-  return DCS_POINTS_SOFTWARE;
-#else
-  return kTilePairs / 4;
-#endif
-}
-
+/// The kernel of the launch's rsqrt policy.
 template <PairKind Kind>
 void launch_model(const PointsLaunch& launch, const LaunchConfig& config, StreamView stream) {
   if (launch.rsqrt == PointsRsqrt::kMufu)
     points_kernel<Kind, 0><<<config.grid, config.block, config.smem, stream.get()>>>(launch);
   else
-    points_kernel<Kind, balanced_software_pairs<Kind>()>
+    points_kernel<Kind, kBalancedSoftwarePairs>
         <<<config.grid, config.block, config.smem, stream.get()>>>(launch);
 }
 
@@ -801,20 +580,9 @@ std::vector<PointsAtom> pack_points_atoms(const System& system, double factor,
 }
 
 std::string points_variant() {
-  // The knobs that differ from the defaults (the #ifndef blocks above and points_kernel.hpp).
-  std::string tag;
-  const auto knob = [&tag](bool differs, const char* name, const std::string& value) {
-    if (differs) tag += (tag.empty() ? "" : " ") + std::string(name) + value;
-  };
-  knob(kTiles != 4, "T", std::to_string(kTiles));
-  knob(kBlocksPerSm != 4, "B", std::to_string(kBlocksPerSm));
-  knob(kNearFraction != 0.5, "F", std::to_string(kNearFraction).substr(0, 4));
-  knob(kUnroll != 2, "U", std::to_string(kUnroll));
-  knob(kPipeline != 0, "P", std::to_string(kPipeline));
-  knob(balanced_software_pairs<PairKind::kCoulomb>() != kTilePairs / 4, "S",
-       std::to_string(balanced_software_pairs<PairKind::kCoulomb>()));
-  knob(DCS_POINTS_EXPERIMENT != 0, "X", std::to_string(DCS_POINTS_EXPERIMENT));
-  return tag;
+  // The default configuration is the only one: the compile-time variants were measured and
+  // retired (docs/points-kernel.md).
+  return {};
 }
 
 void launch_points(const PointsLaunch& launch, StreamView stream) {

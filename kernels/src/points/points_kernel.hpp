@@ -46,10 +46,7 @@ std::vector<PointsAtom> pack_points_atoms(const System& system, double factor,
 /// kPointsTiles tensor-core tiles of 16 rows; the kPointsWarps warps of a block share one
 /// centre (that of their kPointsBlock points' bounding box) and one staging of the atoms. A
 /// value depends only on its block's points, so PointsHint::block is kPointsBlock.
-#ifndef DCS_POINTS_TILES
-#define DCS_POINTS_TILES 4
-#endif
-inline constexpr int kPointsTiles = DCS_POINTS_TILES;
+inline constexpr int kPointsTiles = 4;
 inline constexpr int kPointsGroup = 16 * kPointsTiles;
 inline constexpr int kPointsWarps = 4;
 inline constexpr int kPointsBlock = kPointsWarps * kPointsGroup;
@@ -73,9 +70,9 @@ struct PointsLaunch {
   PointsRsqrt rsqrt = PointsRsqrt::kBalanced;
 };
 
-/// The compile-time knobs of this build's points kernel that differ from the defaults
-/// (DCS_POINTS_* in points_kernel.cu; e.g. "P1 B5"), empty for the default kernel: the
-/// benchmark names its rows with it, so a variant build shows that its flags reached the kernel.
+/// The compile-time variant of this build's points kernel, for the benchmark's row names: empty,
+/// the default being the only one now (the variants measured and where their code is:
+/// docs/points-kernel.md).
 std::string points_variant();
 
 /// Enqueues one launch that writes out[0, n): every point summed over atoms [0, atom_count) in

@@ -63,12 +63,7 @@ __global__ void __launch_bounds__(Policy::kBlockX* Policy::kBlockY)
 
 template <class Policy>
 void launch_gather(const PotentialLaunch& launch, StreamView stream) {
-  if (launch.atom_count < 1 || static_cast<std::size_t>(launch.atom_count) > kConstantChunkAtoms)
-    throw CudaError("gather: a chunk holds 1.." + std::to_string(kConstantChunkAtoms) +
-                    " atoms, got " + std::to_string(launch.atom_count));
-  DCS_CUDA_CHECK(cudaMemcpyToSymbolAsync(
-      c_atoms, launch.d_atoms, sizeof(GridAtom) * static_cast<std::size_t>(launch.atom_count), 0,
-      cudaMemcpyDeviceToDevice, stream.get()));
+  copy_chunk_to_constant(c_atoms, launch, "gather", stream);
   const LaunchConfig config{
       dim3(blocks_for(launch.nx, Policy::kBlockPointsX), blocks_for(launch.ny, Policy::kBlockY)),
       dim3(Policy::kBlockX, Policy::kBlockY), 0};

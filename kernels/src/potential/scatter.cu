@@ -2,11 +2,8 @@
 // point of one z-plane and adds its contribution with atomicAdd. It teaches why gather wins:
 // every thread of a warp updates the same grid point at the same time, so the atomics
 // serialise, and the plane is launched once per z and per chunk. Expected bottleneck: atomics.
-#include <climits>
-#include <string>
 
 #include "cuda_check.hpp"
-#include "dcs/error.hpp"
 #include "launch.hpp"
 #include "potential/potential_common.cuh"
 #include "potential/potential_kernels.hpp"
@@ -37,12 +34,7 @@ __global__ void scatter_plane_kernel(float* __restrict__ gm_plane, int nx, int n
 }  // namespace
 
 void launch_scatter(const PotentialLaunch& launch, StreamView stream) {
-  if (launch.atom_count < 1 || static_cast<std::size_t>(launch.atom_count) > kConstantChunkAtoms)
-    throw CudaError("scatter: a chunk holds 1.." + std::to_string(kConstantChunkAtoms) +
-                    " atoms, got " + std::to_string(launch.atom_count));
-  DCS_CUDA_CHECK(cudaMemcpyToSymbolAsync(
-      c_atoms, launch.d_atoms, sizeof(GridAtom) * static_cast<std::size_t>(launch.atom_count), 0,
-      cudaMemcpyDeviceToDevice, stream.get()));
+  copy_chunk_to_constant(c_atoms, launch, "scatter", stream);
   const LaunchConfig config{dim3(blocks_for(launch.atom_count, 128)), dim3(128), 0};
   log_launch("scatter (per plane)", config);
   const long long plane_points = static_cast<long long>(launch.nx) * launch.ny;

@@ -1,0 +1,60 @@
+// The buffers a CUDA map backend (CudaBackend, the MSM backend) computes one slab in, and the
+// steps both take around their kernels: the slab's check, the per-plane statistics, the copies.
+// Private to dcs::cuda; host code, asynchronous on the stream given.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "dcs/error.hpp"
+#include "dcs/grid.hpp"
+#include "dcs/stats.hpp"
+#include "device_buffer.hpp"
+#include "reduce/reduce.hpp"
+#include "stream.hpp"
+
+namespace dcs::cuda::detail {
+
+/// The buffer grown to at least n elements (contents lost when it grows; never shrunk): the
+/// smaller one is freed first, so that the two need not coexist.
+template <class T>
+void grow_to(DeviceBuffer<T>& buffer, std::size_t n) {
+  if (buffer.size() >= n) return;
+  buffer = DeviceBuffer<T>();
+  buffer = DeviceBuffer<T>(n);
+}
+
+/// A slab's values on the device and each plane's statistics on the device and in pinned host
+/// memory, grown to the largest slab seen.
+struct SlabBuffers {
+  DeviceBuffer<float> values;
+  DeviceBuffer<StatsAccum> plane_stats;
+  PinnedBuffer<StatsAccum> host_plane_stats;
+
+  /// Refuses a slab whose planes are not inside the grid's (UsageError; `who` names the
+  /// backend), then grows the buffers to the slab's planes.
+  void fit(const char* who, const Slab& slab, const GridSpec& grid) {
+    if (slab.z_count < 1 || slab.z_begin < 0 || slab.z_begin + slab.z_count > grid.nz())
+      throw UsageError(std::string(who) + ": slab of planes [" + std::to_string(slab.z_begin) +
+                       ", " + std::to_string(slab.z_begin + slab.z_count) +
+                       ") is not inside the grid's " + std::to_string(grid.nz()) + " planes");
+    const auto planes = static_cast<std::size_t>(slab.z_count);
+    grow_to(values, grid.plane_points() * planes);
+    grow_to(plane_stats, planes);
+    if (host_plane_stats.size() < planes) host_plane_stats = PinnedBuffer<StatsAccum>(planes);
+  }
+
+  /// Enqueues one reduction per plane of the slab's values, so that a plane's statistics never
+  /// depend on the slab it was computed in (bit-identical statistics for any slab plan, device
+  /// count or resumption), and their copy to host_plane_stats.
+  void enqueue_plane_statistics(std::size_t plane_points, std::size_t planes,
+                                const std::string& reduction, ReduceWorkspace& workspace,
+                                StreamView stream) {
+    for (std::size_t p = 0; p < planes; ++p)
+      enqueue_statistics(values.data() + p * plane_points, plane_points, reduction, workspace,
+                         stream, plane_stats.data() + p);
+    plane_stats.download(host_plane_stats.data(), planes, stream);
+  }
+};
+
+}  // namespace dcs::cuda::detail
