@@ -53,10 +53,11 @@ std::vector<std::pair<std::string, std::string>> trajectory_settings(const Traje
           {"select", selection_setting(t.select, "all")},
           {"align", selection_setting(t.align, "none")},
           {"pbc", source.makes_whole() ? "whole" : "none"},
-          {"center", t.center.size() > kLongSelection
-                         ? fmt::format("{} bytes, SHA-256 {}", t.center.size(),
-                                       io::sha256_hex(t.center))
-                         : t.center.empty() ? "none" : t.center},
+          {"center",
+           t.center.size() > kLongSelection
+               ? fmt::format("{} bytes, SHA-256 {}", t.center.size(), io::sha256_hex(t.center))
+           : t.center.empty() ? "none"
+                              : t.center},
           {"statistic", "mean over frames"}};
 }
 
@@ -242,7 +243,9 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
        "(degrees); zeros where the frame and the topology have none"},
       {"pbc", source.makes_whole() ? "whole: molecules made whole along the topology's bonds"
                                    : "none: positions as stored"},
-      {"center", t.center.size() > kLongSelection ? "see the settings (long)" : t.center.empty() ? "none" : t.center},
+      {"center", t.center.size() > kLongSelection ? "see the settings (long)"
+                 : t.center.empty()               ? "none"
+                                                  : t.center},
       {"long_bonds_description",
        "bonds of each frame still at least half the cell's shortest width long after making "
        "molecules whole"},
