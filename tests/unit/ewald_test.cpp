@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -216,6 +218,8 @@ struct PmeCase {
   int order;
 };
 
+void PrintTo(const PmeCase& pme_case, std::ostream* out) { *out << pme_case.name; }
+
 class PmeAgainstReference : public ::testing::TestWithParam<PmeCase> {};
 
 // Smooth PME (default accuracy 1e-5) against the float64 Ewald sum at accuracy 1e-12, at random
@@ -305,6 +309,9 @@ TEST(Parameters, BadRequestsAreRefused) {
   const std::vector<double> charges{1.0, -1.0};
   EXPECT_THROW(ewald_energy(positions, charges, kOrthorhombic), Error);
   EXPECT_THROW(ewald_energy(positions, std::vector<double>{1.0}, kOrthorhombic), UsageError);
+  const std::vector<Vec3> fine{{0, 0, 0}, {1, 0, 0}};
+  const std::vector<Vec3> bad_point{{std::numeric_limits<double>::infinity(), 0, 0}};
+  EXPECT_THROW(periodic_potential_at(fine, charges, kOrthorhombic, bad_point), Error);
 }
 
 }  // namespace

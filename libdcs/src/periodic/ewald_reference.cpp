@@ -36,49 +36,57 @@ class ReciprocalSum {
             k[i] = 2 * pi * (m1 * star[0][i] + m2 * star[1][i] + m3 * star[2][i]);
           const double k2 = dot(k, k);
           if (k2 > parameters.k_cutoff * parameters.k_cutoff) continue;
-          m_.push_back({double(m1), double(m2), double(m3)});
+          m_.push_back({m1, m2, m3});
           weight_.push_back(2.0 * 4.0 * pi / cell.volume() *
                             std::exp(-k2 / (4.0 * parameters.beta * parameters.beta)) / k2);
         }
-    // S(k) per k, each k's sum over the atoms in atom order (parallel over k only).
+    // S(k) per k, each k's sum over the atoms in atom order: each thread owns a range of k and
+    // walks every atom (so the sums do not depend on the thread count).
     structure_.assign(m_.size(), {0.0, 0.0});
-    std::vector<Vec3> fractional(positions.size());
-    for (std::size_t j = 0; j < positions.size(); ++j)
-      fractional[j] = cell.to_fractional(positions[j]);
     parallel_for(m_.size(), threads, [&](std::size_t begin, std::size_t end) {
-      for (std::size_t k = begin; k < end; ++k) {
-        std::complex<double> s{0.0, 0.0};
-        for (std::size_t j = 0; j < positions.size(); ++j)
-          s += charges[j] * std::polar(1.0, phase(k, fractional[j]));
-        structure_[k] = s;
+      Phases phases;
+      for (std::size_t j = 0; j < positions.size(); ++j) {
+        fill(phases, cell.to_fractional(positions[j]));
+        for (std::size_t k = begin; k < end; ++k) structure_[k] += charges[j] * term(phases, k);
       }
     });
   }
 
   /// (4π/V) Σ_{k≠0} exp(-k²/4β²)/k² Re[S(k) e^{-ik·r}].
   double at(const Vec3& r) const {
-    const Vec3 s = cell_.to_fractional(r);
+    Phases phases;
+    fill(phases, cell_.to_fractional(r));
     double sum = 0.0;
     for (std::size_t k = 0; k < m_.size(); ++k)
-      sum += weight_[k] * (structure_[k] * std::polar(1.0, -phase(k, s))).real();
+      sum += weight_[k] * (structure_[k] * std::conj(term(phases, k))).real();
     return sum;
   }
 
  private:
-  /// k·r = 2π m·s for fractional s; each m_i s_i reduced mod 1 first, so the phase stays
-  /// small (its rounding does not grow with m).
-  double phase(std::size_t k, const Vec3& s) const noexcept {
-    double turns = 0.0;
+  /// e^{2πi m s_i} for m = -limit_i..limit_i along each axis, each from its own phase m·s_i
+  /// reduced mod 1 (so the rounding does not grow with m).
+  using Phases = std::array<std::vector<std::complex<double>>, 3>;
+
+  void fill(Phases& phases, const Vec3& s) const {
     for (int i = 0; i < 3; ++i) {
-      const double t = m_[k][i] * s[i];
-      turns += t - std::nearbyint(t);
+      phases[i].resize(std::size_t(2 * limit_[i] + 1));
+      for (int m = -limit_[i]; m <= limit_[i]; ++m) {
+        const double turns = m * s[i] - std::nearbyint(m * s[i]);
+        phases[i][std::size_t(m + limit_[i])] = std::polar(1.0, 2.0 * std::numbers::pi * turns);
+      }
     }
-    return 2.0 * std::numbers::pi * turns;
+  }
+
+  /// e^{ik·r} = e^{2πi m·s} of term k.
+  std::complex<double> term(const Phases& phases, std::size_t k) const noexcept {
+    const auto& m = m_[k];
+    return phases[0][std::size_t(m[0] + limit_[0])] * phases[1][std::size_t(m[1] + limit_[1])] *
+           phases[2][std::size_t(m[2] + limit_[2])];
   }
 
   UnitCell cell_;
   std::array<int, 3> limit_{};
-  std::vector<std::array<double, 3>> m_;
+  std::vector<std::array<int, 3>> m_;
   std::vector<double> weight_;
   std::vector<std::complex<double>> structure_;
 };

@@ -65,6 +65,10 @@ PeriodicPotential::PeriodicPotential(std::span<const Vec3> positions,
 void PeriodicPotential::potential_at(std::span<const Vec3> points, std::span<double> out) const {
   if (out.size() != points.size())
     throw InternalError("PeriodicPotential::potential_at: output size differs from points");
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (!std::isfinite(points[i][0]) || !std::isfinite(points[i][1]) ||
+        !std::isfinite(points[i][2]))
+      throw Error(fmt::format("point {} is not a finite position", i));
   std::vector<double> reciprocal(points.size());
   reciprocal_.potential_at(points, reciprocal, settings_.threads);
   real_.potential_at(points, out, settings_.min_distance, settings_.threads);

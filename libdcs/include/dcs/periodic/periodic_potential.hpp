@@ -29,7 +29,8 @@ class PeriodicPotential {
 
   const EwaldParameters& parameters() const noexcept { return parameters_; }
 
-  /// out[i] = φ(points[i]) in e/Å (real-space distances clamped at settings.min_distance).
+  /// out[i] = φ(points[i]) in e/Å (real-space distances clamped at settings.min_distance);
+  /// dcs::Error for a point that is not finite.
   void potential_at(std::span<const Vec3> points, std::span<double> out) const;
   std::vector<double> potential_at(std::span<const Vec3> points) const;
 
