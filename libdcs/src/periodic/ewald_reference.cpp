@@ -97,11 +97,12 @@ double real_sum_at(std::span<const Vec3> positions, std::span<const double> char
                    double min_distance, std::size_t own) {
   const Mat3& v = cell.vectors();
   const double cutoff2 = parameters.real_cutoff * parameters.real_cutoff;
-  std::array<int, 3> reach{};  // a displacement reduced to fractional [-½, ½) plus n within
-  for (int i = 0; i < 3; ++i)  // the cutoff needs |n_i| ≤ cutoff·|a*_i| + 1
-    reach[i] = int(std::ceil(parameters.real_cutoff *
-                             std::sqrt(dot(cell.reciprocal()[i], cell.reciprocal()[i])))) +
-               1;
+  // A displacement reduced to fractional s in [-½, ½] plus n is within the cutoff only if
+  // |s_i + n_i| = |a*_i · d| ≤ cutoff·|a*_i|, so |n_i| ≤ cutoff·|a*_i| + ½.
+  std::array<int, 3> reach{};
+  for (int i = 0; i < 3; ++i)
+    reach[i] = int(std::floor(
+        parameters.real_cutoff * std::sqrt(dot(cell.reciprocal()[i], cell.reciprocal()[i])) + 0.5));
   double sum = 0.0;
   for (std::size_t j = 0; j < positions.size(); ++j) {
     Vec3 s = cell.to_fractional(
