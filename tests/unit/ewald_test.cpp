@@ -136,6 +136,20 @@ TEST(Madelung, CesiumChloride) {
   const double expected = -madelung / r0;
   EXPECT_NEAR(reference_energy(c, cell) / expected, 1.0, 1e-10);
   EXPECT_NEAR(ewald_energy(c.positions, c.charges, cell) / expected, 1.0, 1e-5);
+  // The same through a System, which carries its own cell.
+  System system;
+  system.cell = cell;
+  for (std::size_t i = 0; i < c.positions.size(); ++i) {
+    Atom atom;
+    atom.position = c.positions[i];
+    atom.charge = c.charges[i];
+    system.atoms.push_back(atom);
+  }
+  EXPECT_EQ(ewald_energy(system), ewald_energy(c.positions, c.charges, cell));
+  EXPECT_EQ(periodic_potential_at_atoms(system),
+            periodic_potential_at_atoms(c.positions, c.charges, cell));
+  EXPECT_EQ(periodic_potential_at(system, c.positions),
+            periodic_potential_at(c.positions, c.charges, cell, c.positions));
 }
 
 // A single charge in a cell with its neutralising background: the potential's mean over the
