@@ -7,10 +7,9 @@
 //   --potentials FILE writes φ_i (e/Å) as float64, little-endian, in atom order.
 //   --map-spacing H also reads φ on the cell's fractional grid of about H Å spacing ("map_points",
 //   "map_s"), and --reference-points M compares the first M of those points (every
-//   ⌈points/M⌉-th) with the float64 Ewald sum at accuracy min(1e-8, D/1000) and real cutoff
-//   --reference-cutoff (default: twice the cutoff or half the cell's shortest width, whichever
-//   is longer: a smaller β, far fewer k vectors, whose S(k) over all atoms is most of its cost,
-//   while the real part still sees few images) ("map_error": relative RMS, "reference_s").
+//   ⌈points/M⌉-th) with the float64 Ewald sum at reference_parameters() (accuracy
+//   min(1e-8, D/1000), real cutoff max(2 rc, shortest width / 2), or --reference-cutoff)
+//   ("map_error": relative RMS, "reference_cutoff", "reference_s").
 //   The timings are for bench/periodic_cpu_bench.py.
 // Usage: periodic_dump INPUT [--accuracy D] [--cutoff RC] [--order P] [--threads N]
 //                            [--reference] [--potentials FILE] [--map-spacing H]
@@ -137,15 +136,17 @@ std::string map_report(const Input& input, const Options& options,
   for (std::size_t i = 0; i < points.size(); i += stride)
     sample.push_back(points[i]), sampled.push_back(phi[i]);
   start = std::chrono::steady_clock::now();
-  dcs::periodic::PeriodicSettings tight = options.settings;
-  tight.accuracy = std::min(1e-8, options.settings.accuracy * 1e-3);
-  tight.real_cutoff = options.reference_cutoff > 0.0 ? options.reference_cutoff
-                                                     : std::max(2.0 * options.settings.real_cutoff,
-                                                                0.5 * input.cell.shortest_width());
-  const auto expected =
-      dcs::periodic::ewald_reference_at(input.positions, input.charges, input.cell, sample,
-                                        dcs::periodic::choose_ewald_parameters(input.cell, tight),
-                                        options.settings.min_distance, options.settings.threads);
+  dcs::periodic::EwaldParameters parameters =
+      dcs::periodic::reference_parameters(input.cell, options.settings);
+  if (options.reference_cutoff > 0.0) {
+    dcs::periodic::PeriodicSettings tight = options.settings;
+    tight.accuracy = std::min(1e-8, options.settings.accuracy * 1e-3);
+    tight.real_cutoff = options.reference_cutoff;
+    parameters = dcs::periodic::choose_ewald_parameters(input.cell, tight);
+  }
+  const auto expected = dcs::periodic::ewald_reference_at(
+      input.positions, input.charges, input.cell, sample, parameters, options.settings.min_distance,
+      options.settings.threads);
   double diff = 0.0, norm = 0.0;
   for (std::size_t i = 0; i < sample.size(); ++i) {
     diff += (sampled[i] - expected[i]) * (sampled[i] - expected[i]);
@@ -154,7 +155,7 @@ std::string map_report(const Input& input, const Options& options,
   return report + fmt::format(
                       ", \"reference_points\": {}, \"reference_cutoff\": {:g}, "
                       "\"reference_s\": {:.3f}, \"map_error\": {:.3e}",
-                      sample.size(), tight.real_cutoff, seconds_since(start),
+                      sample.size(), parameters.real_cutoff, seconds_since(start),
                       std::sqrt(diff / norm));
 }
 

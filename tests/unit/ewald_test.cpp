@@ -226,6 +226,23 @@ TEST(Invariance, AnotherBasisOfTheSameLattice) {
   EXPECT_LT(relative_rms(a, ra), 1e-5);
 }
 
+// The oracle does not depend on its own β: at accuracy 1e-12 with a 12 Å cutoff and at
+// reference_parameters() (a 1e-8 accuracy, a 20 Å cutoff here) it gives the same values.
+TEST(Reference, IndependentOfItsSplitting) {
+  const UnitCell& cell = kTruncatedOctahedron;
+  const Charges c = random_charges(cell, sanitized() ? 40 : 150, -2.0, 41);
+  const auto points = random_points(cell, 40, 42);
+  const EwaldParameters check = reference_parameters(cell, PeriodicSettings{});
+  EXPECT_EQ(check.real_cutoff, std::max(20.0, 0.5 * cell.shortest_width()));
+  EXPECT_LT(check.beta, tight(cell).beta);
+  const auto a = ewald_reference_at(c.positions, c.charges, cell, points, tight(cell), 0.0);
+  const auto b = ewald_reference_at(c.positions, c.charges, cell, points, check, 0.0);
+  EXPECT_LT(relative_rms(b, a), 1e-8);
+  EXPECT_LT(relative_rms(ewald_reference_at_atoms(c.positions, c.charges, cell, check),
+                         ewald_reference_at_atoms(c.positions, c.charges, cell, tight(cell))),
+            1e-8);
+}
+
 struct PmeCase {
   const char* name;
   const UnitCell* cell;
@@ -293,6 +310,24 @@ TEST(Determinism, SameBitsForAnyThreadCount) {
     EXPECT_EQ(0, std::memcmp(reference[t].data(), reference[0].data(),
                              reference[0].size() * sizeof(double)));
   }
+}
+
+// The influence function is even in m (θ(m) = θ(-m), as the half-spectrum product needs, up to
+// the rounding of the B-spline moduli), and the mesh potential exists only after solve().
+TEST(Pme, InfluenceIsEvenAndTheMeshIsExposed) {
+  const UnitCell& cell = kTruncatedOctahedron;
+  const PmeReciprocal pme(cell, 0.35, {20, 24, 30}, 6);
+  const auto theta = pme.influence();
+  ASSERT_EQ(theta.size(), std::size_t(20 * 24 * 16));
+  EXPECT_EQ(theta[0], 0.0);
+  const auto at = [&](int m1, int m2, int m3) {
+    return theta[(std::size_t(m1) * 24 + std::size_t(m2)) * 16 + std::size_t(m3)];
+  };
+  for (const auto& m :
+       {std::array<int, 3>{1, 2, 0}, std::array<int, 3>{3, 5, 0}, std::array<int, 3>{0, 7, 0}})
+    EXPECT_NEAR(at(m[0], m[1], m[2]), at((20 - m[0]) % 20, (24 - m[1]) % 24, 0),
+                1e-13 * at(m[0], m[1], m[2]));
+  EXPECT_TRUE(pme.mesh_potential().empty());  // before solve()
 }
 
 TEST(Parameters, ChosenFromAccuracy) {

@@ -1,6 +1,7 @@
 // The float64 Ewald sum (see ewald_reference.hpp): plain loops over atoms, images and k.
 #include "dcs/periodic/ewald_reference.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <numbers>
@@ -140,6 +141,13 @@ double total_charge(std::span<const double> charges) noexcept {
 }
 
 }  // namespace
+
+EwaldParameters reference_parameters(const UnitCell& cell, const PeriodicSettings& settings) {
+  PeriodicSettings tight = settings;
+  tight.accuracy = std::min(1e-8, settings.accuracy * 1e-3);
+  tight.real_cutoff = std::max(2.0 * settings.real_cutoff, 0.5 * cell.shortest_width());
+  return choose_ewald_parameters(cell, tight);
+}
 
 std::vector<double> ewald_reference_at(std::span<const Vec3> positions,
                                        std::span<const double> charges, const UnitCell& cell,

@@ -22,6 +22,14 @@
 
 namespace dcs::periodic {
 
+/// The oracle's parameters for checking a result computed with `settings` (a run's measured
+/// error, as --validate does for open maps): accuracy min(1e-8, δ/1000) and real cutoff
+/// max(2 rc, shortest width / 2). The longer cutoff gives a smaller β and far fewer k vectors,
+/// whose S(k) over all atoms is most of the cost, while the image loop stays small: 50 points
+/// of a 1e5-atom 100 Å box took 2.9 s here against 412 s at the run's own 10 Å cutoff
+/// (bench/results/periodic_cpu_2026-11-28.md). Throws as choose_ewald_parameters().
+EwaldParameters reference_parameters(const UnitCell& cell, const PeriodicSettings& settings);
+
 /// φ at arbitrary points (real-space distances clamped below at min_distance Å).
 std::vector<double> ewald_reference_at(std::span<const Vec3> positions,
                                        std::span<const double> charges, const UnitCell& cell,

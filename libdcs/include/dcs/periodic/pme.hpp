@@ -42,6 +42,10 @@ class PmeReciprocal {
   /// before interpolation, row-major with k3 fastest (for a map on the PME mesh itself, or a
   /// GPU gather that takes the mesh over).
   std::span<const double> mesh_potential() const noexcept;
+  /// θ(m) on the half spectrum the real-to-complex transform keeps, K1 × K2 × (K3/2 + 1) with
+  /// m3 fastest, m_i ≥ K_i/2 standing for m_i - K_i (θ(0) = 0); a cuFFT path multiplies by the
+  /// same table.
+  std::span<const double> influence() const noexcept { return influence_; }
   const std::array<int, 3>& mesh() const noexcept { return mesh_; }
   int order() const noexcept { return order_; }
 
