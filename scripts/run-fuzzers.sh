@@ -21,7 +21,7 @@ rss_mb="${DCS_FUZZ_RSS_MB:-2048}"
 # clang with libFuzzer and the sanitizer runtimes, llvm-symbolizer for readable reports, and
 # what the configure of the dcs libraries needs (the subset of scripts/setup.sh's packages).
 packages=(clang libclang-rt-14-dev llvm-14 cmake ninja-build pkg-config libhdf5-dev libcli11-dev
-          libspdlog-dev libfmt-dev zlib1g-dev libdeflate-dev libssl-dev apbs-data python3)
+          libspdlog-dev libfmt-dev zlib1g-dev libdeflate-dev libssl-dev libfftw3-dev apbs-data python3)
 install_missing_debs run-fuzzers "${packages[@]}"
 
 # chemfiles (the trajectory readers' library), built once into .deps/ (idempotent).

@@ -9,6 +9,8 @@ source scripts/lib/debian.sh
 packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools libcli11-dev libspdlog-dev
           libfmt-dev libgtest-dev zlib1g-dev libdeflate-dev libssl-dev apbs-data python3 python3-h5py
           python3-numpy python3-griddataformats)
+# Smooth PME's FFTs (libdcs/src/periodic/pme.cpp): FFTW3, found through pkg-config.
+packages+=(libfftw3-dev)
 # Installing dcs (tests/install): the man page from --help (help2man), the .deb's library
 # dependencies (dpkg-shlibdeps), the installed `dcs preview` (Debian's python3 with matplotlib),
 # and strace, which shows the installed binary never touches the source tree.

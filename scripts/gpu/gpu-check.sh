@@ -56,6 +56,11 @@ if [[ ! -f /usr/include/libdeflate.h && -d .carry-gpu/debs ]]; then
   for deb in .carry-gpu/debs/*.deb; do dpkg -x "$deb" /; done
   ldconfig
 fi
+# FFTW3 (libdcs's smooth PME) likewise: .carry-gpu/fftw-debs.
+if [[ ! -f /usr/include/fftw3.h && -d .carry-gpu/fftw-debs ]]; then
+  for deb in .carry-gpu/fftw-debs/*.deb; do dpkg -x "$deb" /; done
+  ldconfig
+fi
 
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv >"$out/device.txt" 2>&1
 echo "revision: ${DCS_GIT_REVISION:-$(git rev-parse HEAD 2>/dev/null || echo unknown)}" >>"$out/device.txt"

@@ -12,6 +12,9 @@ cp -r /usr/lib/python3/dist-packages/gridData /usr/lib/python3/dist-packages/mrc
 # libdeflate, which the HDF5 store compresses chunks with (gpu-check.sh unpacks it if missing).
 mkdir -p .carry-gpu/debs
 (cd .carry-gpu/debs && apt-get download libdeflate-dev libdeflate0 >/dev/null)
+# FFTW3 in double precision, smooth PME's FFTs (libdcs; gpu-check.sh unpacks it if missing).
+mkdir -p .carry-gpu/fftw-debs
+(cd .carry-gpu/fftw-debs && apt-get download libfftw3-dev libfftw3-double3 >/dev/null)
 # OpenMPI and the parallel HDF5 for the MPI build (preset mpi): the runtime libraries and the
 # headers/wrappers, not the Fortran or tool chains (gpu-check.sh unpacks them when mpirun is missing).
 mkdir -p .carry-gpu/mpi-debs
