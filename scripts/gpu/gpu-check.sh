@@ -252,8 +252,21 @@ if want pipeline; then
   [[ -f $build/build.ninja ]] || configure
   step "build pipeline" build_pipeline.log cmake --build "$build" -j "$jobs"
   gpus=$(nvidia-smi --list-gpus | wc -l)
-  step "pipeline tests on $gpus GPU(s)" pipeline_gpu.log env DCS_TEST_DEVICE=cuda \
-       ctest --test-dir "$build" -L pipeline -R "pipeline\\." -j 2 --output-on-failure
+  # Every GPU count the host allows, 1, 2, 4, ... and all (CUDA_VISIBLE_DEVICES), and one GPU
+  # named with cuda:0 while all are visible: the tests' limits follow the count they run on.
+  counts=()
+  for ((n = 1; n < gpus; n *= 2)); do counts+=("$n"); done
+  counts+=("$gpus")
+  for n in "${counts[@]}"; do
+    visible=$(seq -s, 0 $((n - 1)))
+    step "pipeline tests on $n of $gpus GPU(s)" "pipeline_gpu_$n.log" env DCS_TEST_DEVICE=cuda \
+         CUDA_VISIBLE_DEVICES="$visible" \
+         ctest --test-dir "$build" -L pipeline -R "pipeline\\." -j 2 --output-on-failure
+  done
+  if ((gpus > 1)); then
+    step "pipeline tests on cuda:0 of $gpus" pipeline_gpu_cuda0.log env DCS_TEST_DEVICE=cuda:0 \
+         ctest --test-dir "$build" -L pipeline -R "pipeline\\." -j 2 --output-on-failure
+  fi
   mol=$(ls data/*.pqr | head -n 1)
   step "compute-sanitizer memcheck, every GPU" memcheck_pipeline.log compute-sanitizer --tool memcheck \
        --error-exitcode 1 "$build/bin/dcs" --atoms "$mol" --grid 97 --device cuda --memory-limit 8M \
