@@ -378,7 +378,7 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
       throw UsageError(fmt::format("{} applies to --topology with --trajectory", option));
   if (trajectory) {
     config.trajectory = o.trajectory;
-    if (!o.frames.empty()) config.trajectory->frames = parse_frames(o.frames);
+    if (app.count("--frames") > 0) config.trajectory->frames = parse_frames(o.frames);
     if (!o.pbc.empty()) config.trajectory->pbc = parse_pbc(o.pbc);
   }
   resolve_grid_and_physics(grid_physics_options(app, o, config), config);
