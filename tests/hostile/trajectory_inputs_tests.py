@@ -8,6 +8,7 @@ harness of tests/integration/cli_tests.py.
 Usage: trajectory_inputs_tests.py DCS_BINARY SOURCE_DIR CASE   (CASE 'list' prints the names)
 """
 import os
+import re
 import shutil
 import struct
 import sys
@@ -143,11 +144,22 @@ def md_pdb_named_pqr_is_refused(tmp):
     universe.add_TopologyAttr("tempfactors", np.where(hydrogen, 0.0, 15.0 + 20.0 * (
         np.arange(len(hydrogen)) % 7) / 7))
     universe.add_TopologyAttr("occupancies", np.ones(len(hydrogen)))
-    universe.segments.segids = [""]
     pdb = os.path.join(tmp, "adk.pqr")
-    with mda.Writer(os.path.join(tmp, "adk.pdb")) as writer:
-        writer.write(universe.atoms)
-    os.rename(os.path.join(tmp, "adk.pdb"), pdb)
+
+    def write_pdb():
+        with mda.Writer(os.path.join(tmp, "adk.pdb")) as writer:
+            writer.write(universe.atoms)
+        os.rename(os.path.join(tmp, "adk.pdb"), pdb)
+
+    # With the segment ID in columns 73-76 the line is no PQR record: named as PDB at its line.
+    write_pdb()
+    proc = run(["--atoms", pdb] + GRID, tmp, 3)
+    if not re.search(r"adk\.pqr:\d+: looks like a PDB file", proc.stderr):
+        raise AssertionError(f"no 'adk.pqr:LINE: looks like a PDB file' in:\n{proc.stderr}")
+    assert_in("segment '4AKE' in 73-76", proc.stderr)
+    # Without it the lines parse as PQR: the occupancies and B-factors give the file away.
+    universe.segments.segids = [""]
+    write_pdb()
     if hydrogen.sum() * 2 <= len(hydrogen):
         raise AssertionError("the hydrogens are not the majority: not the case of issue 35")
     proc = run(["--atoms", pdb] + GRID, tmp, 3)
