@@ -12,7 +12,6 @@ import re
 import shutil
 import struct
 import sys
-import tempfile
 import warnings
 
 try:
@@ -24,7 +23,8 @@ except ImportError as missing:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
-from cli_tests import assert_in, run, write  # noqa: E402  (reads DCS and SOURCE from sys.argv)
+import cli_tests as base  # noqa: E402  (reads DCS and SOURCE from sys.argv)
+from cli_tests import assert_in, run, write  # noqa: E402
 
 warnings.filterwarnings("ignore")
 GRID = ["--grid", "9", "--device", "cpu", "--no-progress"]
@@ -171,14 +171,5 @@ def md_pdb_named_pqr_is_refused(tmp):
     assert_in(f"total charge +{len(hydrogen)}.0000 e", proc.stderr)
 
 
-def main(name):
-    if name == "list":
-        print("\n".join(CASES))
-        return
-    with tempfile.TemporaryDirectory(prefix="dcs-hostile-") as tmp:
-        CASES[name](tmp)
-    print(f"{name}: ok")
-
-
 if __name__ == "__main__":
-    main(sys.argv[3])
+    base.main(CASES)
