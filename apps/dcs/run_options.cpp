@@ -391,7 +391,7 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
       throw UsageError(fmt::format("{} applies to --topology with --trajectory", option));
   if (trajectory) {
     config.trajectory = o.trajectory;
-    if (!o.frames.empty()) config.trajectory->frames = parse_frames(o.frames);
+    if (app.count("--frames") > 0) config.trajectory->frames = parse_frames(o.frames);
     if (!o.pbc.empty()) config.trajectory->pbc = parse_pbc(o.pbc);
   }
   config.method = parse_method(o.method);

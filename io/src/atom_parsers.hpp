@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dcs/types.hpp"
@@ -71,6 +72,11 @@ System join_xyzq_chunks(std::vector<XyzqChunk>& chunks, const std::string& name)
 /// Why `system`, read from a .pqr file, is evidently a PDB file (occupancies as charges,
 /// B-factors as radii); "" when it may be a PQR file. See pdb_check.cpp.
 std::string pdb_like(const System& system);
+
+/// Why the ATOM/HETATM `line`, which does not parse as PQR, is evidently a PDB record (PDB's
+/// fixed columns: coordinates 31-54, occupancy 55-60, B-factor 61-66, an element symbol in
+/// 77-78); "" otherwise. See pdb_check.cpp.
+std::string pdb_atom_record(std::string_view line);
 
 /// "x y z q" text.
 System parse_xyzq_lines(LineSource& source, const std::string& name);

@@ -11,16 +11,17 @@
 namespace dcs::io::detail {
 namespace {
 
-/// A 1-based (or negative, relative) OBJ index into `count` items, 0-based; `what` names the
-/// list for messages.
-std::uint32_t resolve(MeshCursor& in, std::string_view text, std::size_t count, const char* what) {
+/// A 1-based (or negative, relative) OBJ index into `count` items, 0-based; `what` and `plural`
+/// name an item and the list for messages.
+std::uint32_t resolve(MeshCursor& in, std::string_view text, std::size_t count, const char* what,
+                      const char* plural) {
   long long index = 0;
   if (!parse_integer(text, index) || index == 0)
     in.fail_text(fmt::format("{} index {} is not a non-zero integer", what, quote(text)));
   const long long resolved = index > 0 ? index - 1 : static_cast<long long>(count) + index;
   if (resolved < 0 || resolved >= static_cast<long long>(count))
-    in.fail_text(fmt::format("{} index {} is out of range: {} {}s are defined before this line",
-                             what, index, count, what));
+    in.fail_text(fmt::format("{} index {} is out of range: {} {} are defined before this line",
+                             what, index, count, plural));
   return static_cast<std::uint32_t>(resolved);
 }
 
@@ -86,13 +87,13 @@ Mesh parse_obj(std::string_view bytes, const std::string& name) {
         const std::string_view corner = fields[k].text;
         const std::size_t slash = corner.find('/');
         const std::uint32_t v =
-            resolve(in, corner.substr(0, slash), mesh.vertices.size(), "vertex");
+            resolve(in, corner.substr(0, slash), mesh.vertices.size(), "vertex", "vertices");
         mesh.face_indices.push_back(v);
         if (slash == std::string_view::npos) continue;
         const std::size_t second = corner.find('/', slash + 1);
         if (second == std::string_view::npos || second + 1 == corner.size()) continue;
         const std::uint32_t n =
-            resolve(in, corner.substr(second + 1), file_normals.size(), "normal");
+            resolve(in, corner.substr(second + 1), file_normals.size(), "normal", "normals");
         const Vec3& g = file_normals[n];
         const double length = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
         if (length > 0.0)

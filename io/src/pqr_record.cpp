@@ -16,6 +16,7 @@
 #include <array>
 #include <charconv>
 
+#include "atom_parsers.hpp"
 #include "dcs/error.hpp"
 
 namespace dcs::io::detail {
@@ -52,6 +53,7 @@ Atom PqrLineParser::parse(std::string_view line, std::size_t record_begin, std::
           fail(std::string(kTailNames[slot]) + " " + quote(pieces_[p].text) +
                " is not a finite number");
         case NumberStatus::kNotNumber:
+          if (const std::string pdb = pdb_atom_record(line); !pdb.empty()) fail(pdb);
           if (count_fields() < kMinPqrFields) fail_too_few(record);
           fail(std::string(kTailNames[slot]) + " " + quote(fields_[f].text) +
                " is not a number (expected " + kPqrFields + ")");

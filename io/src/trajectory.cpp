@@ -12,6 +12,8 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include <chemfiles/Error.hpp>
 #include <chemfiles/Frame.hpp>
 #include <chemfiles/Trajectory.hpp>
@@ -157,7 +159,8 @@ void TrajectoryReader::read(std::int64_t index, TrajectoryFrame& out) {
         if (!std::isfinite(c) || std::fabs(c) > limits::kMaxCoordinate)
           throw InputError(file.path, 0,
                            where + "atom " + std::to_string(i + 1) + ": coordinate " +
-                               std::to_string(c) + " is not finite or beyond the limit of 1e6 Å");
+                               fmt::format("{}", c) +
+                               " is not finite or beyond the limit of 1e6 Å");
         out.positions[i][a] = c;
       }
     }

@@ -1,12 +1,16 @@
 #include "trajectory_guard.hpp"
 
 #include <array>
+#include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "dcs/error.hpp"
 
@@ -47,6 +51,9 @@ class Bytes {
   }
   std::int64_t i32(std::uint64_t at, const char* what) {
     return static_cast<std::int32_t>(static_cast<std::uint32_t>(u(at, 4, what)));
+  }
+  float f32(std::uint64_t at, const char* what) {
+    return std::bit_cast<float>(static_cast<std::uint32_t>(u(at, 4, what)));
   }
   std::int64_t i64(std::uint64_t at, const char* what) {
     return static_cast<std::int64_t>(u(at, 8, what));
@@ -136,7 +143,9 @@ void guard_dcd(Bytes& b, std::size_t atoms, const std::string& mismatch) {
 
 // XTC (chemfiles XTCFormat::determine_frame_offsets): per frame magic 1995, natoms, step, time,
 // box (9 floats), natoms again; up to 9 atoms uncompressed (12 bytes each), otherwise precision,
-// minint, maxint, smallidx, the byte count at +88 and the bytes padded to 4.
+// minint, maxint, smallidx, the byte count at +88 and the bytes padded to 4. The coordinates
+// are the integers divided by the precision: one not positive (or not finite) would give the
+// mirror image (chemfiles reads a negative one as given), infinities or NaN.
 void guard_xtc(Bytes& b, std::size_t atoms, const std::string& mismatch, XtcFrames& frames) {
   std::uint64_t at = 0;
   for (std::int64_t frame = 0; at < b.size(); ++frame) {
@@ -150,6 +159,10 @@ void guard_xtc(Bytes& b, std::size_t atoms, const std::string& mismatch, XtcFram
     if (atoms > 9) {
       const std::int64_t packed = b.i32(at + 88, "XTC frame header");
       if (packed < 0) b.fail("corrupt XTC frame header (negative byte count)");
+      const float precision = b.f32(at + 56, "XTC frame header");
+      if (!(precision > 0.0f) || !std::isfinite(precision))
+        b.fail("corrupt XTC frame header (precision " + fmt::format("{:g}", precision) +
+               ", must be a positive number)");
       bytes = 92 + ((static_cast<std::uint64_t>(packed) + 3) & ~std::uint64_t{3});
     }
     b.need(at, bytes, "XTC frame");

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "dcs/error.hpp"
 #include "dcs/limits.hpp"
 
@@ -15,12 +17,12 @@ void check_atoms(const System& system, const std::string& source) {
     const std::string which = "atom " + std::to_string(i + 1) + ": ";
     if (!std::isfinite(atom.charge) || std::fabs(atom.charge) > limits::kMaxCharge)
       throw InputError(source, 0,
-                       which + "charge " + std::to_string(atom.charge) +
+                       which + "charge " + fmt::format("{}", atom.charge) +
                            " is not finite or beyond the limit of 1e6 e");
     for (double c : atom.position)
       if (!std::isfinite(c) || std::fabs(c) > limits::kMaxCoordinate)
         throw InputError(source, 0,
-                         which + "coordinate " + std::to_string(c) +
+                         which + "coordinate " + fmt::format("{}", c) +
                              " is not finite or beyond the limit of 1e6 Å");
   }
 }

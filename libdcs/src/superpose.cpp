@@ -4,8 +4,10 @@
 // always gives a proper rotation, so no reflection fix-up (Kabsch's sign of det) is needed.
 #include "dcs/superpose.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <string>
 
 #include "dcs/error.hpp"
@@ -22,7 +24,9 @@ Vec3 RigidFit::apply(const Vec3& x) const {
 
 namespace {
 
-using Mat4 = std::array<std::array<double, 4>, 4>;
+template <std::size_t N>
+using Mat = std::array<std::array<double, N>, N>;
+using Mat4 = Mat<4>;
 
 Vec3 centroid(const std::vector<Vec3>& points) {
   Vec3 sum{};
@@ -32,18 +36,19 @@ Vec3 centroid(const std::vector<Vec3>& points) {
   return {sum[0] / n, sum[1] / n, sum[2] / n};
 }
 
-// Cyclic Jacobi eigen-decomposition of a symmetric 4x4 matrix: `a` is diagonalised in place and
+// Cyclic Jacobi eigen-decomposition of a symmetric NxN matrix: `a` is diagonalised in place and
 // the columns of `v` are the eigenvectors. Converges quadratically; a few sweeps reach rounding.
-void jacobi_eigen(Mat4& a, Mat4& v) {
-  for (std::size_t i = 0; i < 4; ++i)
-    for (std::size_t j = 0; j < 4; ++j) v[i][j] = i == j ? 1.0 : 0.0;
+template <std::size_t N>
+void jacobi_eigen(Mat<N>& a, Mat<N>& v) {
+  for (std::size_t i = 0; i < N; ++i)
+    for (std::size_t j = 0; j < N; ++j) v[i][j] = i == j ? 1.0 : 0.0;
   for (int sweep = 0; sweep < 64; ++sweep) {
     double off = 0.0;
-    for (std::size_t p = 0; p < 4; ++p)
-      for (std::size_t q = p + 1; q < 4; ++q) off += a[p][q] * a[p][q];
+    for (std::size_t p = 0; p < N; ++p)
+      for (std::size_t q = p + 1; q < N; ++q) off += a[p][q] * a[p][q];
     if (off == 0.0) return;
-    for (std::size_t p = 0; p < 4; ++p) {
-      for (std::size_t q = p + 1; q < 4; ++q) {
+    for (std::size_t p = 0; p < N; ++p) {
+      for (std::size_t q = p + 1; q < N; ++q) {
         if (a[p][q] == 0.0) continue;
         // The rotation angle that zeroes a[p][q] (Numerical Recipes' stable form).
         const double theta = (a[q][q] - a[p][p]) / (2.0 * a[p][q]);
@@ -51,17 +56,17 @@ void jacobi_eigen(Mat4& a, Mat4& v) {
             (theta >= 0.0 ? 1.0 : -1.0) / (std::fabs(theta) + std::sqrt(theta * theta + 1.0));
         const double c = 1.0 / std::sqrt(t * t + 1.0);
         const double s = t * c;
-        for (std::size_t k = 0; k < 4; ++k) {  // A <- A J
+        for (std::size_t k = 0; k < N; ++k) {  // A <- A J
           const double akp = a[k][p], akq = a[k][q];
           a[k][p] = c * akp - s * akq;
           a[k][q] = s * akp + c * akq;
         }
-        for (std::size_t k = 0; k < 4; ++k) {  // A <- J^T A
+        for (std::size_t k = 0; k < N; ++k) {  // A <- J^T A
           const double apk = a[p][k], aqk = a[q][k];
           a[p][k] = c * apk - s * aqk;
           a[q][k] = s * apk + c * aqk;
         }
-        for (std::size_t k = 0; k < 4; ++k) {  // V <- V J
+        for (std::size_t k = 0; k < N; ++k) {  // V <- V J
           const double vkp = v[k][p], vkq = v[k][q];
           v[k][p] = c * vkp - s * vkq;
           v[k][q] = s * vkp + c * vkq;
@@ -72,6 +77,29 @@ void jacobi_eigen(Mat4& a, Mat4& v) {
 }
 
 }  // namespace
+
+std::array<double, 3> principal_spreads(const std::vector<Vec3>& points) {
+  if (points.empty()) return {0.0, 0.0, 0.0};
+  const Vec3 c = centroid(points);
+  Mat<3> cov{};
+  for (const Vec3& p : points)
+    for (std::size_t i = 0; i < 3; ++i)
+      for (std::size_t j = 0; j < 3; ++j) cov[i][j] += (p[i] - c[i]) * (p[j] - c[j]);
+  Mat<3> v{};
+  jacobi_eigen(cov, v);
+  std::array<double, 3> spreads{};
+  const double n = static_cast<double>(points.size());
+  // Rounding can leave a zero eigenvalue slightly negative.
+  for (std::size_t k = 0; k < 3; ++k) spreads[k] = std::sqrt(std::max(cov[k][k], 0.0) / n);
+  std::sort(spreads.begin(), spreads.end(), std::greater<>());
+  return spreads;
+}
+
+bool on_one_line(const std::vector<Vec3>& points) {
+  const std::array<double, 3> s = principal_spreads(points);
+  const double off_line = std::hypot(s[1], s[2]);
+  return off_line < kMinOffLineSpread || off_line < kMinOffLineRatio * s[0];
+}
 
 RigidFit least_squares_fit(const std::vector<Vec3>& mobile, const std::vector<Vec3>& reference) {
   if (mobile.empty() || mobile.size() != reference.size())

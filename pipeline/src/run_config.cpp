@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -247,7 +248,7 @@ FrameRange parse_frames(const std::string& text) {
     return UsageError(
         fmt::format("--frames {}: {} (give start:stop:step, e.g. 0:1000:10, or one "
                     "frame N)",
-                    text, why));
+                    text.empty() ? "\"\"" : text, why));
   };
   const auto number = [&](const std::string& part) -> std::optional<std::int64_t> {
     if (part.empty()) return std::nullopt;
@@ -262,12 +263,16 @@ FrameRange parse_frames(const std::string& text) {
   for (std::size_t colon; (colon = text.find(':', from)) != std::string::npos; from = colon + 1)
     parts.push_back(text.substr(from, colon - from));
   parts.push_back(text.substr(from));
-  if (text.empty() || parts.size() > 3) throw bad("expected at most three fields");
+  if (text.empty()) throw bad("empty");
+  if (parts.size() > 3) throw bad("expected at most three fields");
   FrameRange range;
   range.start = number(parts[0]);
   if (parts.size() == 1) {  // one frame
     if (!range.start) throw bad("empty");
-    range.stop = *range.start == -1 ? std::nullopt : std::optional(*range.start + 1);
+    // N + 1 would overflow at INT64_MAX; "N:" names the same single frame (or none) there.
+    const bool to_end =
+        *range.start == -1 || *range.start == std::numeric_limits<std::int64_t>::max();
+    range.stop = to_end ? std::nullopt : std::optional(*range.start + 1);
     return range;
   }
   range.stop = number(parts[1]);
@@ -291,10 +296,14 @@ std::vector<std::int64_t> frame_indices(const FrameRange& range, std::int64_t fr
     if (!v) return fallback;
     return std::clamp(*v < 0 ? *v + frames : *v, std::int64_t{0}, frames);
   };
+  if (range.step < 1)
+    throw UsageError(fmt::format("--frames {}: the step must be at least 1", to_string(range)));
   const std::int64_t start = resolve(range.start, 0);
   const std::int64_t stop = resolve(range.stop, frames);
   std::vector<std::int64_t> list;
-  for (std::int64_t f = start; f < stop; f += range.step) list.push_back(f);
+  // Steps up to INT64_MAX: f + step is formed only when it stays below stop (no overflow).
+  for (std::int64_t f = start; f<stop; f = stop - f> range.step ? f + range.step : stop)
+    list.push_back(f);
   if (list.empty())
     throw UsageError(fmt::format("--frames {} selects no frame of the trajectory's {}",
                                  to_string(range), frames));

@@ -54,6 +54,18 @@ def parse_errors_explained(tmp):
 
 
 @case
+def option_bounds_show_the_value_given(tmp):
+    # 1e-9 printed with %f was "got 0.000000"; the value is shown as given.
+    src = write(tmp, "m.pqr", GOOD)
+    proc = run(["--atoms", src, "--method", "msm", "--msm-error", "1e-9"] + GRID, tmp, 2)
+    assert_in("--msm-error must be in [1e-5, 1e-1], got 1e-09", proc.stderr)
+    proc = run(["--atoms", src, "--method", "msm", "--msm-error", "0.1000001"] + GRID, tmp, 2)
+    assert_in("got 0.1000001", proc.stderr)
+    if outputs(tmp):
+        raise AssertionError(f"files written: {outputs(tmp)}")
+
+
+@case
 def map_given_as_atoms_is_told_so(tmp):
     src = write(tmp, "m.pqr", GOOD)
     run(["--atoms", src, "--mrc"] + GRID, tmp, 0)

@@ -204,4 +204,39 @@ TEST(LeastSquaresFit, RefusesEmptyUnequalAndNonFiniteSets) {
   EXPECT_THROW(dcs::least_squares_fit({{NAN, 0, 0}}, {{0, 0, 0}}), dcs::UsageError);
 }
 
+TEST(PrincipalSpreads, AreTheRmsExtentsAlongThePrincipalAxes) {
+  // Points at +-a along one axis, +-b along another, rotated and shifted: RMS a/sqrt(2), ...
+  const Mat3 r = axis_angle({1, -2, 0.5}, 0.7);
+  std::vector<Vec3> points;
+  for (const Vec3& p : {Vec3{3, 0, 0}, Vec3{-3, 0, 0}, Vec3{0, 1, 0}, Vec3{0, -1, 0}})
+    points.push_back(apply(r, p, {10, -20, 30}));
+  const std::array<double, 3> s = dcs::principal_spreads(points);
+  EXPECT_NEAR(s[0], std::sqrt(18.0 / 4), 1e-12);
+  EXPECT_NEAR(s[1], std::sqrt(2.0 / 4), 1e-12);
+  EXPECT_NEAR(s[2], 0.0, 1e-7);
+  EXPECT_EQ(dcs::principal_spreads({}), (std::array<double, 3>{0, 0, 0}));
+}
+
+TEST(OnOneLine, CollinearAndCoincidentPointsAreRecognisedBentOnesAreNot) {
+  const Mat3 r = axis_angle({0.3, 1, -1}, 2.0);
+  const auto three = [&](double offset, double scale) {
+    std::vector<Vec3> points;
+    for (const Vec3& p : {Vec3{-1.5, 0, 0}, Vec3{0, offset, 0}, Vec3{1.5, 0, 0}})
+      points.push_back(apply(r, {p[0] * scale, p[1] * scale, 0}, {40, 50, -60}));
+    return points;
+  };
+  EXPECT_TRUE(dcs::on_one_line(three(0.0, 1.0)));  // the case: exactly collinear
+  EXPECT_TRUE(dcs::on_one_line(three(1e-4, 1.0)));
+  EXPECT_TRUE(dcs::on_one_line(three(0.01, 1.0)));   // 0.0047 Å off the line: < 0.01 Å
+  EXPECT_FALSE(dcs::on_one_line(three(0.03, 1.0)));  // 0.014 Å off, bent 2.3 degrees
+  EXPECT_FALSE(dcs::on_one_line(three(0.5, 1.0)));   // a water-like bend
+  EXPECT_TRUE(dcs::on_one_line(three(0.002, 100)));  // 0.09 Å off, < 1/1000 of 122 Å spread
+  EXPECT_FALSE(dcs::on_one_line(three(0.03, 100)));  // 1.4 Å off it
+  EXPECT_TRUE(dcs::on_one_line({{1, 2, 3}, {1, 2, 3}, {1, 2, 3}}));  // coincident
+  EXPECT_TRUE(dcs::on_one_line({{1, 2, 3}, {4, 5, 6}}));             // two points
+  EXPECT_FALSE(dcs::on_one_line(random_cloud(10, 3)));
+  // Planar sets fix the rotation: not refused.
+  EXPECT_FALSE(dcs::on_one_line({{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}}));
+}
+
 }  // namespace

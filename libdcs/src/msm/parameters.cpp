@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "dcs/error.hpp"
 #include "dcs/method.hpp"
 #include "dcs/msm.hpp"
@@ -41,7 +43,7 @@ constexpr Row kTable[] = {
 
 MsmParameters msm_parameters(double target) {
   if (!(target >= 1e-5 && target <= 1e-1))
-    throw UsageError("--msm-error must be in [1e-5, 1e-1], got " + std::to_string(target));
+    throw UsageError("--msm-error must be in [1e-5, 1e-1], got " + fmt::format("{}", target));
   // A testing aid, not an option: DCS_MSM_TESTING_PARAMETERS="h a order k" replaces the
   // table's choice (still checked by validate()), so that tests can make a run miss its target
   // on purpose and see it exit 4 (tests/integration/cli_msm_tests.py).
@@ -68,9 +70,9 @@ MsmParameters msm_parameters(double target) {
 void validate(const MsmParameters& p) {
   if (!(p.spacing >= 0.25 && p.spacing <= 20.0))
     throw UsageError("MSM lattice spacing must be in [0.25, 20] A, got " +
-                     std::to_string(p.spacing));
+                     fmt::format("{}", p.spacing));
   if (!(p.cutoff >= 2.0 * p.spacing && p.cutoff <= 100.0))
-    throw UsageError("MSM cutoff must be in [2 h, 100] A, got " + std::to_string(p.cutoff));
+    throw UsageError("MSM cutoff must be in [2 h, 100] A, got " + fmt::format("{}", p.cutoff));
   if (p.order != 4 && p.order != 6)
     throw UsageError("MSM interpolation order must be 4 or 6, got " + std::to_string(p.order));
   if (p.split < 1 || p.split > 6)
@@ -85,7 +87,7 @@ void check_msm_input(const System& system, const Physics& physics,
                      describe_model(physics) + " model needs --method exact");
   if (physics.min_distance >= 0.5 * parameters.cutoff)
     throw UsageError("--method msm needs --min-distance below half the MSM cutoff (" +
-                     std::to_string(parameters.cutoff) + " A)");
+                     fmt::format("{}", parameters.cutoff) + " A)");
 }
 
 std::string describe(const MsmParameters& p) {

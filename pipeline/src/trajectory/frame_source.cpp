@@ -1,6 +1,9 @@
 // The atoms of each frame (frame_source.hpp).
 #include "frame_source.hpp"
 
+#include <array>
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
@@ -73,6 +76,16 @@ FrameSource::FrameSource(const TrajectoryRequest& request) : request_(request) {
   FrameFacts facts;
   place(frame_, facts);
   for (const std::size_t i : aligned_) reference_.push_back(frame_.positions[i]);
+  if (!aligned_.empty() && on_one_line(reference_)) {
+    const std::array<double, 3> spread = principal_spreads(reference_);
+    throw UsageError(fmt::format(
+        "--align \"{}\": its {} atoms lie on one line in frame {} (the reference), {:.3g} Å RMS "
+        "from their best line along which they spread {:.3g} Å RMS, so the rotation about that "
+        "line is undetermined; fit atoms must be at least {} Å and {:g} of their spread off one "
+        "line",
+        request.align, aligned_.size(), frames_.front(), std::hypot(spread[1], spread[2]),
+        spread[0], kMinOffLineSpread, kMinOffLineRatio));
+  }
   System fitted;  // the first frame as every frame is mapped (fitted onto itself)
   fill(frame_, fitted, facts);
   first_.atoms.reserve(selected_.size());

@@ -241,7 +241,7 @@ std::vector<Bad> bad_cases() {
       {"obj_index_zero", F::kObj, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 0 1 2\n", 4,
        "vertex index '0' is not a non-zero integer"},
       {"obj_index_out_of_range", F::kObj, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n", 4,
-       "vertex index 4 is out of range: 3 vertexs"},
+       "vertex index 4 is out of range: 3 vertices"},
       {"obj_negative_too_far", F::kObj, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf -1 -2 -4\n", 4,
        "vertex index -4 is out of range"},
       {"obj_normal_out_of_range", F::kObj,

@@ -174,6 +174,24 @@ TEST(PdbCheck, ANmrPdbFileWithZeroBFactorsIsRefused) {
   expect_input_error([&] { (void)io::read_atoms(path); }, path, 0, {"are all 0", "pdb2pqr"});
 }
 
+TEST(PdbCheck, HydrogensWithZeroBFactorsDoNotHideTheBFactorsOfTheOthers) {
+  // An MD setup's PDB file: hydrogens added with B = 0, more than half of the atoms, so the
+  // median of all "radii" is 0; the heavy atoms keep their crystal B-factors.
+  ScratchDir dir;
+  std::string text;
+  for (int i = 1; i <= 40; ++i) text += pdb_line(i, 1.0, i % 5 == 0 ? 10.0 + i : 0.0);
+  const std::string path = dir.file("md.pqr");
+  write_bytes(path, text);
+  expect_input_error([&] { (void)io::read_atoms(path); }, path, 0,
+                     {"looks like a PDB file", "are 0 for 32 atoms", "median of 35.00"});
+  // Point charges (radius 0) among ions with ionic radii: a plausible PQR file, read.
+  std::string ions;
+  for (int i = 1; i <= 40; ++i) ions += pdb_line(i, 1.0, i % 5 == 0 ? 1.87 : 0.0);
+  const std::string cloud = dir.file("ions_and_points.pqr");
+  write_bytes(cloud, ions);
+  EXPECT_EQ(io::read_atoms(cloud).size(), 40u);
+}
+
 TEST(PdbCheck, RealPdbFilesOfApbsDataAreRefused) {
   ScratchDir dir;
   for (const char* name :

@@ -336,6 +336,15 @@ const MalformedCase kMalformed[] = {
     {"pdb_line_with_element",
      "ATOM      1  N   ALA A   1      11.104   6.134  -6.504  1.00  0.00           N\n",
      1,
+     {"looks like a PDB file", "occupancy 1.00 and B-factor 0.00", "element 'N' in 77-78",
+      "pdb2pqr"}},
+    {"pdb_line_with_segment",  // as MDAnalysis writes a PSF system
+     "ATOM      2  HT1 MET X   1      12.365   7.840 -10.835  1.00  0.00      4AKE    \n",
+     1,
+     {"looks like a PDB file", "segment '4AKE' in 73-76"}},
+    {"pqr_line_with_a_word_after_it",  // not PDB's columns: the field is named
+     "ATOM      1  N   ALA A   1      11.104   6.134  -6.504  1.0000 1.8240 N\n",
+     1,
      {"radius 'N' is not a number"}},
     {"text_fused_to_number",
      "ATOM 1 N ALA 1 1.0-abc 2.0 3.0 0.5 1.5\n",
