@@ -64,8 +64,12 @@ void resolve_grid_and_physics(const GridPhysicsOptions& options, RunConfig& conf
   physics.dielectric_model = parse_dielectric_model(options.dielectric_model.value_or("constant"));
   if (options.ionic_strength) physics.ionic_strength = *options.ionic_strength;
   if (options.min_distance) physics.min_distance = *options.min_distance;
-  // Debye-Hueckel screening is a property of a solvent: without --dielectric, water's.
-  if (physics.ionic_strength > 0.0 && !options.dielectric) physics.dielectric = kWaterDielectric;
+  // Debye-Hueckel screening is a property of a solvent: without --dielectric, water's. Any
+  // --ionic-strength given, 0 included, means "in water", so a salt sweep from I = 0 is continuous
+  // (I -> 0 is the unscreened limit in the same eps, not a jump to vacuum).
+  if (options.ionic_strength && !options.dielectric &&
+      physics.dielectric_model == DielectricModel::kConstant)
+    physics.dielectric = kWaterDielectric;
   if (!options.preset.empty()) apply_preset(options, config);
   validate(config.grid);
   validate(config.physics);

@@ -3,7 +3,8 @@
 against the analytic forms in float64, the file's record of the model, --resume refusing a map
 of another model, and the refusals of combinations that have no meaning.
 
-Usage: physics_cli.py DCS CASE   (cases: single_charge, metadata, resume, refusals)
+Usage: physics_cli.py DCS CASE   (cases: single_charge, metadata, resume, refusals,
+                                 salt_sweep_is_continuous)
 Prints "physics_cli: OK" on success."""
 import math
 import os
@@ -115,9 +116,39 @@ def refusals(dcs, tmp):
     print("refusals: exit 2 with the reason, nothing written")
 
 
+def salt_sweep_is_continuous(dcs, tmp):
+    # Issue 35 item 6: --ionic-strength given at all (0 included) means "in water" (eps 78.54
+    # unless --dielectric), so I = 0 and I = 1e-300 are the same map; it was a factor of 78.54.
+    mol = os.path.join(SOURCE, "data", "2lzt.pqr")
+    maps, physics = {}, {}
+    for ionic in ["0", "1e-300"]:
+        out = os.path.join(tmp, "i%s.h5" % ionic)
+        run(dcs, "--atoms", mol, "--grid", "17", "--ionic-strength", ionic, "-o", out, "--force")
+        with h5py.File(out, "r") as f:
+            a = f["/potential"].attrs
+            assert float(a["dielectric"]) == 78.54, (ionic, dict(a))
+            physics[ionic] = a["physics"].decode() if isinstance(a["physics"], bytes) else str(a["physics"])
+            maps[ionic] = f["/potential"][...].astype(np.float64)
+    assert "eps = 78.54" in physics["0"] and "eps = 78.54" in physics["1e-300"], physics
+    scale = np.abs(maps["0"]).max()
+    diff = np.abs(maps["0"] - maps["1e-300"]).max() / scale
+    if diff > 1e-6:
+        sys.exit("physics_cli: I = 0 and I = 1e-300 differ by %.3g of max|V|" % diff)
+    # --dielectric still wins, and no --ionic-strength keeps vacuum's eps = 1.
+    out = os.path.join(tmp, "d.h5")
+    run(dcs, "--atoms", mol, "--grid", "17", "--ionic-strength", "0", "--dielectric", "2", "-o", out, "--force")
+    with h5py.File(out, "r") as f:
+        assert float(f["/potential"].attrs["dielectric"]) == 2.0, dict(f["/potential"].attrs)
+    run(dcs, "--atoms", mol, "--grid", "17", "-o", out, "--force")
+    with h5py.File(out, "r") as f:
+        assert float(f["/potential"].attrs["dielectric"]) == 1.0, dict(f["/potential"].attrs)
+    print("salt sweep: I = 0 and 1e-300 agree to %.2g of max|V|, both eps 78.54" % diff)
+
+
 if __name__ == "__main__":
     dcs, case = sys.argv[1], sys.argv[2]
     SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     with tempfile.TemporaryDirectory() as tmp:
-        {"single_charge": single_charge, "metadata": metadata, "resume": resume, "refusals": refusals}[case](dcs, tmp)
+        {"single_charge": single_charge, "metadata": metadata, "resume": resume, "refusals": refusals,
+         "salt_sweep_is_continuous": salt_sweep_is_continuous}[case](dcs, tmp)
     print("physics_cli: OK")

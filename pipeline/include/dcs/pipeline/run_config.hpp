@@ -164,8 +164,9 @@ struct RunConfig {
 
 /// Sets config.grid and config.physics from `options`, then validates both (UsageError naming
 /// the option): 129 points per axis unless counts or a spacing are given; with an ionic strength
-/// and no dielectric, water's (78.54); a preset's physics and grid defaults under the options
-/// given explicitly (units do not combine with a preset: its constant is in its own unit).
+/// given (0 included) and no dielectric, water's (78.54); a preset's physics and grid defaults
+/// under the options given explicitly (units do not combine with a preset: its constant is in its
+/// own unit).
 void resolve_grid_and_physics(const GridPhysicsOptions& options, RunConfig& config);
 
 /// Throws UsageError for settings that contradict each other or their bounds (several inputs
