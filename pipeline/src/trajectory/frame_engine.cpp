@@ -106,6 +106,7 @@ class BlockRun {
       report_.decode_seconds += seconds_since(start);
       report_.times_ps[k] = time;
       report_.fit_rmsd[k] = rmsd;
+      report_.atoms_box.include(item.atoms);
       if (k < compute_from_) {  // every plane of the block holds this frame already
         done_[k] = -1;
         changed_.notify_all();
@@ -309,6 +310,7 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
     for (std::size_t k = 0; k < frames; ++k) {
       const auto read_start = SteadyClock::now();
       source.read(k, atoms, &report.times_ps[k], &report.fit_rmsd[k]);
+      report.atoms_box.include(atoms);
       report.decode_seconds += seconds_since(read_start);
     }
   }
