@@ -3,16 +3,20 @@
     python3 dcs_preview.py mol.h5 -o mol.png [--slice z=12.5 ...] [--view surface|centre]
                            [--percentile 99] [--probe 1.4] [--shell 1.0] [--force]
 
-Surface view (the default): the colour limits ±L are the given percentile of |V| on the
+The colour limits ±L are the map's own colour range (the file's /potential attribute
+colour_range: the range the run summary printed, the 99th percentile of |V| or a --preset's
+colour scale), so the picture, the summary, the file and the PyMOL line agree. Given --percentile,
+--probe or --shell, the surface view takes instead the percentile of |V| on the
 solvent-accessible shell, the grid points whose distance to the nearest atom i lies between
-r_i + probe and r_i + probe + shell (radii and positions from the file's /atoms), so the colours
-span the potential just outside the molecule, which is what a viewer paints on its surface;
-points inside the atoms (closer than r_i) are masked in grey, with the atoms' outline. The
+r_i + probe and r_i + probe + shell (radii and positions from the file's /atoms), and the centre
+view the percentile over the whole map (as for a file without colour_range).
+
+Surface view (the default): points inside the atoms (closer than r_i) are masked in grey, with
+the atoms' outline. The
 slices are the --slice planes (x=, y= or z= in Å, the nearest grid plane; repeatable), by default
 the three through the centre of the box. It prints the PyMOL commands that paint the same ramp
 on the molecular surface. The centre view (--view centre) is the former picture: the three
-central slices, limits the percentile of |V| over the whole map (the file's colour_range when it
-is for that percentile), atoms within 1.5 Å of the plane in black.
+central slices unmasked, atoms within 1.5 Å of the plane in black.
 
 Red negative, blue positive (the APBS / PyMOL / ChimeraX convention); the title states the
 units, ε and the range. Large maps are sampled on a regular sub-grid (at most ~16 M points) for
@@ -31,6 +35,12 @@ except ImportError as error:  # main() says what to install
 NEAR_PLANE = 1.5      # Å: centre view, atoms this close to a slice are drawn in black
 DEFAULT_RADIUS = 1.5  # Å: for atoms without a radius (XYZQ input)
 MAX_POINTS = 16_000_000
+PERCENTILE, PROBE, SHELL = 99.0, 1.4, 1.0  # the shell's defaults (when one of them is given)
+
+
+def option(value, default):
+    """An option's value, or its default when it was not given (None)."""
+    return default if value is None else value
 AXES = "xyz"
 
 
@@ -91,25 +101,26 @@ class MapFile:
         return step
 
 
-def file_limit(dataset, percentile):
-    """The limit dcs stored with the map (/potential attribute colour_range, ±L with L the
-    colour_range_percentiles[1]-th percentile of |V|) when it is for this percentile, else None."""
+def file_range(dataset):
+    """The map's colour range as dcs stored it, (L, what L is), or None for a file without one
+    (an older dcs): /potential attributes colour_range (±L) and colour_range_source."""
     attrs = dataset.attrs
-    if "colour_range" not in attrs or "colour_range_percentiles" not in attrs:
-        return None
-    percentiles = np.atleast_1d(np.asarray(attrs["colour_range_percentiles"], dtype=float))
-    if percentiles.size == 0 or abs(percentiles[-1] - percentile) > 1e-9:
+    if "colour_range" not in attrs:
         return None
     limit = float(np.max(np.abs(np.asarray(attrs["colour_range"], dtype=float))))
-    return limit if limit > 0 else None
+    if not limit > 0:
+        return None
+    if "colour_range_source" in attrs:
+        return limit, text_attr(attrs["colour_range_source"])
+    if "colour_range_percentiles" in attrs:
+        percentile = float(np.atleast_1d(attrs["colour_range_percentiles"])[-1])
+        return limit, f"{percentile:g}th percentile of |V|"
+    return None
 
 
 def robust_limit(m, percentile):
-    """The percentile of |V| over the map: the file's colour_range when it holds this
-    percentile (step 0), else computed on a regular subsample for large maps (step 1, 2, ...)."""
-    stored = file_limit(m.dataset, percentile)
-    if stored is not None:
-        return stored, 0
+    """The percentile of |V| over the map, computed on a regular subsample for large maps:
+    (L, step)."""
     step = m.sample_step()
     values = m.dataset[::step, ::step, ::step]
     return float(np.percentile(np.abs(values), percentile)), step
@@ -261,14 +272,11 @@ def save_png(plt, fig, out):
         plt.close(fig)
 
 
-def render_surface(m, out, args, slices):
-    """The surface view; returns (L, shell points, clipped fraction, step)."""
+def render_surface(m, out, args, slices, limit, what):
+    """The surface view at ±limit (`what`: the title's words for it)."""
     import matplotlib
 
-    limit, count, clipped, step = shell_limit(m, args.percentile, args.probe, args.shell)
-    if not limit > 0:
-        limit = 1.0
-    panels = surface_panels(m, slices or centre_slices(m), args.probe)
+    panels = surface_panels(m, slices or centre_slices(m), option(args.probe, PROBE))
     plt, fig, axes = figure_for(panels, m)
     cmap = matplotlib.colormaps["RdBu"].with_extremes(bad="0.82")
     image = None
@@ -280,23 +288,25 @@ def render_surface(m, out, args, slices):
     bar = fig.colorbar(image, ax=axes, extend="both", shrink=0.9)
     bar.set_label(f"potential ({m.units})")
     _, assumed = atom_radii(m)
-    sampled = "" if step <= 1 else f", every {step}th point"
     radii = f"; radii {DEFAULT_RADIUS:g} Å (the file gives none)" if assumed else ""
-    fig.suptitle(f"{os.path.basename(m.path)}, {m.model}: colours ±{limit:.3g} "
-                 f"{m.units} = {args.percentile:g}th percentile of |V| on the solvent-accessible "
-                 f"shell\n({args.probe:g}–{args.probe + args.shell:g} Å beyond the atom radii, "
-                 f"{count} points{sampled}; {100 * clipped:.1f} % clipped); grey: inside the "
-                 f"atoms{radii}")
+    fig.suptitle(f"{os.path.basename(m.path)}, {m.model}: colours ±{limit:.3g} {m.units} = "
+                 f"{what}\ngrey: inside the atoms{radii}")
     save_png(plt, fig, out)
-    return limit, count, clipped, step
 
 
-def render_centre(m, out, args, slices):
-    """The three central slices (or the given ones), limits over the whole map; returns
-    (L, step), step 0 when L is the file's colour_range."""
-    limit, step = robust_limit(m, args.percentile)
-    if not limit > 0:
-        limit = 1.0
+def shell_range(m, args):
+    """±L from the solvent-accessible shell and the sentence saying what it is."""
+    percentile, probe = option(args.percentile, PERCENTILE), option(args.probe, PROBE)
+    shell = option(args.shell, SHELL)
+    limit, count, clipped, step = shell_limit(m, percentile, probe, shell)
+    sampled = "" if step <= 1 else f", every {step}th point"
+    return limit, (f"{percentile:g}th percentile of |V| on the solvent-accessible shell "
+                   f"({probe:g}–{probe + shell:g} Å beyond the atom radii, {count} points"
+                   f"{sampled}, {100 * clipped:.1f} % clipped)")
+
+
+def render_centre(m, out, args, slices, limit, what):
+    """The three central slices (or the given ones) at ±limit, unmasked."""
     chosen = slices or centre_slices(m)
     panels = []
     for axis, index, coordinate in chosen:
@@ -315,12 +325,10 @@ def render_centre(m, out, args, slices):
             ax.scatter(atoms[near, h], atoms[near, v], s=4, c="black", linewidths=0)
     bar = fig.colorbar(image, ax=axes, extend="both", shrink=0.9)
     bar.set_label(f"potential ({m.units})")
-    sampled = "" if step <= 1 else f", every {step}th point"
     fig.suptitle(f"{os.path.basename(m.path)}: {m.nx} × {m.ny} × {m.nz} points, "
-                 f"{m.model}; colours ±{limit:.3g} {m.units} = {args.percentile:g}th "
-                 f"percentile of |V|{sampled}; atoms: black within {NEAR_PLANE} Å of the slice")
+                 f"{m.model}; colours ±{limit:.3g} {m.units} = {what}\natoms: black within "
+                 f"{NEAR_PLANE} Å of the slice")
     save_png(plt, fig, out)
-    return limit, step
 
 
 def pymol_commands(m, limit):
@@ -344,9 +352,9 @@ def pymol_commands(m, limit):
 
 
 def check_paths(args, out):
-    if not 0 < args.percentile <= 100:
+    if args.percentile is not None and not 0 < args.percentile <= 100:
         raise UsageError(f"--percentile must lie in (0, 100], got {args.percentile}")
-    if not (args.probe >= 0 and args.shell > 0):
+    if not (option(args.probe, PROBE) >= 0 and option(args.shell, SHELL) > 0):
         raise UsageError(f"--probe must be >= 0 and --shell > 0 Å, got {args.probe}, {args.shell}")
     if not os.path.isfile(args.input):
         raise FileNotFoundError(f"{args.input}: no such file")
@@ -373,25 +381,38 @@ def open_map_file(path):
         raise InputError(f"{path}: cannot be read as HDF5 ({error})") from None
 
 
+def colour_limit(m, args):
+    """±L and what it is: the file's colour range unless --percentile, --probe or --shell asks
+    for another (or the file has none)."""
+    stored = file_range(m.dataset)
+    asked = any(x is not None for x in (args.percentile, args.probe, args.shell))
+    if stored is not None and not asked:
+        return stored[0], f"the file's colour_range, {stored[1]}"
+    if args.view == "centre":
+        percentile = option(args.percentile, PERCENTILE)
+        limit, step = robust_limit(m, percentile)
+        sampled = "" if step <= 1 else f", every {step}th point"
+        return limit, f"{percentile:g}th percentile of |V| over the map{sampled}"
+    return shell_range(m, args)
+
+
 def preview(args, out):
     """Draws the picture and says what it shows; the exit status."""
     with open_map_file(args.input) as f:
         m = MapFile(f, args.input)
         slices = [parse_slice(text, m) for text in args.slice or []]
-        if args.view == "centre":
-            limit, step = render_centre(m, out, args, slices)
-            source = "; the file's colour_range" if step == 0 else ""
-            print(f"{args.input} -> {out}: colour limits ±{limit:.3g} ({args.percentile:g}th "
-                  f"percentile of |V|{source})")
-            return 0
-        if len(m.positions) == 0:
+        if args.view == "surface" and len(m.positions) == 0:
             raise InputError(f"{args.input} holds no atoms (/atoms/position), which the surface "
                              "view needs; use --view centre")
-        limit, count, clipped, _ = render_surface(m, out, args, slices)
+        limit, what = colour_limit(m, args)
+        if not limit > 0:
+            limit = 1.0
+        if args.view == "centre":
+            render_centre(m, out, args, slices, limit, what)
+        else:
+            render_surface(m, out, args, slices, limit, what)
         commands, note = pymol_commands(m, limit)
-    print(f"{args.input} -> {out}: colour limits ±{limit:.3g} {m.units} ({args.percentile:g}th "
-          f"percentile of |V| on the solvent-accessible shell, {count} points, "
-          f"{100 * clipped:.1f} % clipped; {m.model})")
+    print(f"{args.input} -> {out}: colour limits ±{limit:.3g} {m.units} ({what}; {m.model})")
     print(f"PyMOL{note}: {commands}")
     return 0
 
@@ -405,10 +426,12 @@ def main(argv=None):
                         "(default); centre: the central slices, limits over the whole map")
     p.add_argument("--slice", action="append", metavar="AXIS=Å",
                    help="a slice to draw, e.g. z=12.5 (repeatable; default: through the centre)")
-    p.add_argument("--percentile", type=float, default=99.0,
-                   help="colour limits ±this percentile of |V| (default 99)")
-    p.add_argument("--probe", type=float, default=1.4, help="solvent probe radius, Å (default 1.4)")
-    p.add_argument("--shell", type=float, default=1.0,
+    p.add_argument("--percentile", type=float,
+                   help="colour limits ±this percentile of |V| on the shell (or the map) "
+                        "instead of the file's colour range (default 99 when --probe or --shell)")
+    p.add_argument("--probe", type=float,
+                   help="solvent probe radius, Å (default 1.4); masks the atoms' interior")
+    p.add_argument("--shell", type=float,
                    help="shell width beyond radius + probe, Å (default 1)")
     p.add_argument("--force", action="store_true", help="overwrite the PNG")
     args = p.parse_args(argv)

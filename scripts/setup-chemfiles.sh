@@ -7,7 +7,9 @@
 # in scripts/chemfiles-patches/ change (their checksum is the stamp).
 # The patches fix what chemfiles 0.10.4 gets wrong for dcs's users; each says why in its lines.
 # Usage: scripts/setup-chemfiles.sh   (DCS_CHEMFILES_SDIST=PATH: that source tarball instead of
-# PyPI's, for machines without network: the GPU machine builds from a carried copy)
+# PyPI's, for machines without network: the GPU machine builds from a carried copy;
+# DCS_CHEMFILES_PYTHON: the interpreter whose pip downloads it, default python3). The CMake
+# configure runs this script when the default prefix has no chemfiles (io/CMakeLists.txt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=0.10.4
@@ -22,7 +24,8 @@ trap 'rm -rf "$work"' EXIT
 if [[ -n "${DCS_CHEMFILES_SDIST:-}" ]]; then
   cp "$DCS_CHEMFILES_SDIST" "$work/chemfiles-$version.tar.gz"
 else
-  python3 -m pip download -q --disable-pip-version-check --no-deps --no-binary chemfiles \
+  "${DCS_CHEMFILES_PYTHON:-python3}" -m pip download -q --disable-pip-version-check --no-deps \
+    --no-binary chemfiles \
     "chemfiles==$version" -d "$work" >&2
 fi
 tar -xzf "$work/chemfiles-$version.tar.gz" -C "$work"

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Installs what dcs needs from Debian (when missing), configures and builds.
-# Usage: scripts/setup.sh [preset]   (default: "ci" when nvcc exists, else "dev-cpu")
-# Prints the preset used on its last line.
+# The whole set-up (CI, scripts/run-tests.sh): what the test suite needs from Debian (when
+# missing), chemfiles, the venvs, then scripts/setup-build.sh's build of every target of the
+# preset, and the MPI build. scripts/run-demo.sh runs only scripts/setup-build.sh.
+# Usage: scripts/setup.sh [preset]   (default as scripts/setup-build.sh: $DCS_PRESET, else "ci"
+# when nvcc exists, else "dev-cpu"). Prints the preset used on its last line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/debian.sh
 
-packages=(cmake ninja-build g++ pkg-config libhdf5-dev hdf5-tools libcli11-dev libspdlog-dev
-          libfmt-dev libgtest-dev zlib1g-dev libdeflate-dev libssl-dev apbs-data python3 python3-h5py
-          python3-numpy python3-griddataformats)
-# Smooth PME's FFTs (libdcs/src/periodic/pme.cpp): FFTW3, found through pkg-config.
-packages+=(libfftw3-dev)
+# The build's packages (scripts/lib/debian.sh), and the tests': h5dump, the APBS data, Debian's
+# Python with h5py, numpy and GridDataFormats.
+packages=("${dcs_build_packages[@]}" hdf5-tools apbs-data python3-h5py python3-numpy python3-griddataformats)
 # Installing dcs (tests/install): the man page from --help (help2man), the .deb's library
 # dependencies (dpkg-shlibdeps), the installed `dcs preview` (Debian's python3 with matplotlib),
 # and strace, which shows the installed binary never touches the source tree.
@@ -34,15 +34,7 @@ bash scripts/setup-chemfiles.sh >&2
 # The viewer tests' venv and PyMOL (tests/viewers; with DCS_NO_VIEWERS=1 those tests skip).
 [[ "${DCS_NO_VIEWERS:-0}" == 1 ]] || bash scripts/setup-viewers.sh >&2
 
-if [[ -z "${CUDACXX:-}" ]] && ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
-  export PATH="/usr/local/cuda/bin:$PATH"
-fi
-preset="${1:-}"
-if [[ -z "$preset" ]]; then
-  if command -v nvcc >/dev/null; then preset=ci; else preset=dev-cpu; fi
-fi
-cmake --preset "$preset" >&2
-cmake --build --preset "$preset" -j "$(nproc)" >&2
+preset=$(DCS_BUILD_ALL=1 bash scripts/setup-build.sh "$@" | tail -n 1)
 # The MPI build: only the binary its tests (label mpi) run.
 if [[ "${DCS_NO_MPI:-0}" != 1 ]]; then
   cmake --preset mpi-cpu >&2

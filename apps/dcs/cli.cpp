@@ -237,7 +237,7 @@ void add_subcommands(CLI::App& app, Subcommands& sub) {
       ->required();
   sub.preview =
       app.add_subcommand("preview",
-                         "Render slices of a map to PNG, coloured by |V| just outside the molecule "
+                         "Render slices of a map to PNG, coloured over the map's colour range "
                          "(python3 + matplotlib)");
   PreviewCommand& preview = sub.preview_options;
   sub.preview->add_option("map", preview.input, "dcs HDF5 map")
@@ -246,13 +246,12 @@ void add_subcommands(CLI::App& app, Subcommands& sub) {
   sub.preview->add_option("-o,--output", preview.output, "PNG path (default <map stem>.png)");
   sub.preview
       ->add_option("--percentile", preview.percentile,
-                   "Colour limits: ±this percentile of |V| (on the shell, or the map)")
-      ->capture_default_str()
+                   "Colour limits: ±this percentile of |V| on the solvent-accessible shell (or "
+                   "the map) instead of the file's colour range (default 99 with --probe/--shell)")
       ->check(CLI::Range(1.0, 100.0));
   sub.preview
       ->add_option("--view", preview.view,
-                   "surface: limits from the solvent-accessible "
-                   "shell, atoms masked; centre: central slices, limits over the map")
+                   "surface: the atoms' interior masked; centre: central slices, unmasked")
       ->capture_default_str()
       ->check(CLI::IsMember({"surface", "centre"}));
   sub.preview
@@ -263,11 +262,9 @@ void add_subcommands(CLI::App& app, Subcommands& sub) {
   sub.preview
       ->add_option("--probe", preview.probe,
                    "Solvent probe radius (Å): the shell starts at "
-                   "atom radius + probe")
-      ->capture_default_str()
+                   "atom radius + probe (default 1.4)")
       ->check(CLI::Range(0.0, 100.0));
-  sub.preview->add_option("--shell", preview.shell, "Shell width (Å)")
-      ->capture_default_str()
+  sub.preview->add_option("--shell", preview.shell, "Shell width (Å, default 1)")
       ->check(CLI::Range(0.01, 100.0));
   sub.preview->add_flag("--force,-f", preview.force, "Overwrite the PNG");
 }

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -56,7 +57,7 @@ std::string preview_python(bool build_tree) {
     const std::string venv = DCS_SOURCE_ROOT "/.venv-viewers/bin/python";
     if (::access(venv.c_str(), X_OK) == 0) return venv;
   }
-  return "python3";
+  return DCS_PREVIEW_PYTHON;  // the build's choice (apps/dcs/CMakeLists.txt), not PATH's
 }
 
 int run_preview(const PreviewCommand& command) {
@@ -69,11 +70,13 @@ int run_preview(const PreviewCommand& command) {
     return 1;
   }
   const std::string python = preview_python(script.build_tree);
-  std::vector<std::string> args{python, script.path, command.input, "--percentile",
-                                fmt::format("{}", command.percentile)};
+  std::vector<std::string> args{python, script.path, command.input, "--view", command.view};
   if (!command.output.empty()) args.insert(args.end(), {"-o", command.output});
-  args.insert(args.end(), {"--view", command.view, "--probe", fmt::format("{}", command.probe),
-                           "--shell", fmt::format("{}", command.shell)});
+  // Only those given: unset, the script takes the file's colour range.
+  for (const auto& [name, value] :
+       {std::pair{"--percentile", command.percentile}, std::pair{"--probe", command.probe},
+        std::pair{"--shell", command.shell}})
+    if (value) args.insert(args.end(), {name, fmt::format("{}", *value)});
   for (const std::string& slice : command.slices) args.push_back("--slice=" + slice);
   if (command.force) args.emplace_back("--force");
   std::vector<char*> argv;

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "dcs/io/colour_range.hpp"
 #include "dcs/log.hpp"
 #include "dcs/physics.hpp"
 
@@ -99,7 +100,11 @@ void print_summary(const RunResult& result) {
   const GridStats& s = meta.stats;
   const std::string unit(unit_name(meta.physics.unit));
   fmt::print("{} -> {}\n", input, fmt::join(result.outputs, ", "));
-  fmt::print("  atoms     {}\n", result.atoms);
+  // Residues and HETATM records as read: a metal or ligand pdb2pqr dropped shows as 0 HETATM.
+  if (result.residues > 0)
+    fmt::print("  atoms     {} ({} residues, {} HETATM)\n", result.atoms, result.residues,
+               result.hetatm);
+  else fmt::print("  atoms     {}\n", result.atoms);
   if (const std::string models = describe(meta.models); !models.empty())
     fmt::print("  models    {}\n", models);
   if (result.points > 0) {
@@ -121,10 +126,8 @@ void print_summary(const RunResult& result) {
       fmt::print("  colours   mesh vertices red-white-blue from -{0:.3g} to +{0:.3g} {1}\n",
                  result.colour_range, unit);
   } else if (const ColourRange& colours = meta.colour_range; colours.known())
-    fmt::print(
-        "  colours   view with a colour range of ±{:.3g} {} ({:g}th percentile of |V|; "
-        "the file's colour_range)\n",
-        colours.high, unit, colours.high_percentile);
+    fmt::print("  colours   view with a colour range of ±{:.3g} {} ({}; the file's colour_range)\n",
+               colours.high, unit, io::describe_colour_range(colours));
   if (meta.validation.performed) {
     const Validation& v = meta.validation;
     const std::string where =

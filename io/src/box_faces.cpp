@@ -7,13 +7,9 @@
 namespace dcs::io {
 namespace {
 
-/// The index range [lo, hi] of grid points within [a, b] Å along one axis (lo > hi: none).
-std::array<std::int64_t, 2> index_range(double a, double b, double origin, double h,
-                                        std::int64_t n) {
-  const auto lo = static_cast<std::int64_t>(std::max(0.0, std::ceil((a - origin) / h)));
-  const double top = std::floor((b - origin) / h);
-  const auto hi = top < 0.0 ? std::int64_t{-1} : std::min(n - 1, static_cast<std::int64_t>(top));
-  return {lo, hi};
+/// The coordinate of the last grid point along axis `a`.
+double grid_end(const GridSpec& grid, std::size_t a) {
+  return grid.origin[a] + static_cast<double>(grid.counts[a] - 1) * grid.spacing[a];
 }
 
 double max_abs(const float* values, std::size_t n, std::size_t step, double start) {
@@ -30,22 +26,17 @@ const char* face_name(int face) {
   return face >= 0 && face < 6 ? names[face] : "?";
 }
 
-std::size_t BoxFacesSink::memory_bytes() const { return std::size_t{1} << 20; }  // the histogram
+std::size_t BoxFacesSink::memory_bytes() const {  // a bit per plane
+  return static_cast<std::size_t>(grid_.nz()) / 8 + 1;
+}
 
 void BoxFacesSink::begin(const MapMetadata& meta) {
   grid_ = meta.grid;
   const std::size_t points = grid_.points();
   stride_ = static_cast<std::int64_t>(
       std::max<std::size_t>(1, sample_values_ > 0 ? points / sample_values_ : 1));
-  for (std::size_t a = 0; a < 3; ++a) {
-    const auto range = index_range(box_lo_[a] - kBoxFacesMargin, box_hi_[a] + kBoxFacesMargin,
-                                   grid_.origin[a], grid_.spacing[a], grid_.counts[a]);
-    near_lo_[a] = range[0];
-    near_hi_[a] = range[1];
-  }
   seen_.assign(static_cast<std::size_t>(grid_.nz()), false);
   face_max_.fill(0.0);
-  near_ = AbsValueHistogram();
 }
 
 void BoxFacesSink::count_plane(std::int64_t z, const float* values) {
@@ -58,10 +49,6 @@ void BoxFacesSink::count_plane(std::int64_t z, const float* values) {
   face_max_[3] = max_abs(values + (ny - 1) * nx, nx, 1, face_max_[3]);
   if (z == 0) face_max_[4] = max_abs(values, nx * ny, 1, face_max_[4]);
   if (z == grid_.nz() - 1) face_max_[5] = max_abs(values, nx * ny, 1, face_max_[5]);
-  if (z < near_lo_[2] || z > near_hi_[2] || near_lo_[0] > near_hi_[0]) return;
-  for (std::int64_t j = near_lo_[1]; j <= near_hi_[1]; ++j)
-    near_.add(values + static_cast<std::size_t>(j) * nx + static_cast<std::size_t>(near_lo_[0]),
-              static_cast<std::size_t>(near_hi_[0] - near_lo_[0] + 1));
 }
 
 void BoxFacesSink::write_slab(const Slab& slab, const float* values, const StatsAccum*) {
@@ -79,29 +66,30 @@ void BoxFacesSink::complete(MapReader& map) {
   }
 }
 
-BoxFacesCheck BoxFacesSink::check(double percentile, double limit) const {
+BoxFacesCheck BoxFacesSink::check(double limit) const {
   BoxFacesCheck result;
   result.face =
       static_cast<int>(std::max_element(face_max_.begin(), face_max_.end()) - face_max_.begin());
   result.face_max_abs = face_max_[static_cast<std::size_t>(result.face)];
-  result.reference = near_.percentile(percentile);
-  if (!(result.reference > 0.0)) return result;
-  result.fraction = result.face_max_abs / result.reference;
-  result.too_close = result.fraction > limit;
+  result.limit = limit;
   result.net_charge = net_charge_;
   result.decay_power = std::fabs(net_charge_) >= 0.5 ? 1 : 2;
-  // Far field: |V(d)| = |V(d_f)| (d_f / d)^p, so d = d_f (|V(d_f)| / target)^(1/p).
-  const double target = limit * result.reference;
+  for (std::size_t a = 0; a < 3; ++a)
+    result.atoms_outside = std::max(
+        {result.atoms_outside, grid_.origin[a] - box_lo_[a], box_hi_[a] - grid_end(grid_, a)});
+  result.too_close = result.atoms_outside > 0.0;
+  if (!(limit > 0.0)) return result;
+  result.fraction = result.face_max_abs / limit;
+  result.too_close = result.too_close || result.fraction >= 1.0;
+  // Far field: |V(d)| = |V(d_f)| (d_f / d)^p, so d = d_f (|V(d_f)| / limit)^(1/p).
   for (int face = 0; face < 6; ++face) {
     const double value = face_max_[static_cast<std::size_t>(face)];
-    if (!(value > target)) continue;
+    if (!(value >= limit)) continue;
     const auto a = static_cast<std::size_t>(face / 2);
     const double centre = 0.5 * (box_lo_[a] + box_hi_[a]);
-    const double edge =
-        grid_.origin[a] + static_cast<double>(grid_.counts[a] - 1) * grid_.spacing[a];
-    const double distance =
-        std::max(face % 2 == 0 ? centre - grid_.origin[a] : edge - centre, grid_.spacing[a]);
-    const double needed = distance * std::pow(value / target, 1.0 / result.decay_power);
+    const double distance = std::max(
+        face % 2 == 0 ? centre - grid_.origin[a] : grid_end(grid_, a) - centre, grid_.spacing[a]);
+    const double needed = distance * std::pow(value / limit, 1.0 / result.decay_power);
     result.extra_padding = std::max(result.extra_padding, needed - distance);
   }
   return result;

@@ -65,6 +65,11 @@ double AbsValueHistogram::percentile(double percentile) const {
   return float_of_bits(0x7f7fffffu);  // not reached: seen == count_ >= rank at the end
 }
 
+std::string describe_colour_range(const ColourRange& range) {
+  return range.source.empty() ? fmt::format("{:g}th percentile of |V|", range.high_percentile)
+                              : range.source;
+}
+
 ColourRange robust_colour_range(const AbsValueHistogram& histogram, double low_percentile,
                                 double high_percentile) {
   if (!(low_percentile <= high_percentile))

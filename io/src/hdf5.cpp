@@ -18,6 +18,7 @@
 
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
+#include "dcs/io/colour_range.hpp"
 #include "dcs/io/map_store.hpp"
 #include "map_checks.hpp"
 
@@ -78,6 +79,7 @@ void write_colour_range(hid_t dataset, const ColourRange& range, const Writer& w
   w.doubles(dataset, "colour_range", limits.data(), 2);
   w.doubles(dataset, "colour_range_percentiles", percentiles.data(), 2);
   w.number(dataset, "colour_range_near_zero", range.low);
+  w.text(dataset, "colour_range_source", describe_colour_range(range));
 }
 
 namespace {

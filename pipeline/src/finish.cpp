@@ -13,6 +13,7 @@
 #include "dcs/io/colour_range.hpp"
 #include "dcs/log.hpp"
 #include "dcs/msm.hpp"
+#include "dcs/presets.hpp"
 #include "dcs/timer.hpp"
 #include "validation.hpp"
 
@@ -147,48 +148,61 @@ std::vector<std::pair<std::string, double>> stage_timings(const MapJob& job, con
 }
 
 /// The colour range for viewers, completed from the store (the sampled planes a resumed run or
-/// MPI ranks did not stream through the sink).
-void complete_colour_range(std::vector<std::unique_ptr<MapSink>>& sinks, MapReader& reader,
-                           MapMetadata& meta) {
+/// MPI ranks did not stream through the sink). With --preset, the tool's own colour scale is
+/// the map's one range instead (the summary, the file and `dcs preview` then agree with it).
+void complete_colour_range(const RunConfig& config, std::vector<std::unique_ptr<MapSink>>& sinks,
+                           MapReader& reader, MapMetadata& meta) {
   for (auto& sink : sinks)
     if (auto* colours = dynamic_cast<io::ColourRangeSink*>(sink.get())) {
       colours->complete(reader);
       meta.colour_range = colours->range();
-      log().info("colour range for viewers: ±{:.4g} {} ({:g}th percentile of |V|, {} values)",
-                 meta.colour_range.high, unit_name(meta.physics.unit),
-                 meta.colour_range.high_percentile, meta.colour_range.values);
+      if (!config.physics.preset.empty()) {
+        const Preset& preset = find_preset(config.physics.preset);
+        meta.colour_range.high = preset.colour_range;
+        meta.colour_range.source =
+            fmt::format("--preset {}: {}'s colour scale", preset.name, preset.tool);
+      }
+      log().info("colour range for viewers: ±{:.4g} {} ({}, {} values)", meta.colour_range.high,
+                 unit_name(meta.physics.unit), io::describe_colour_range(meta.colour_range),
+                 meta.colour_range.values);
     }
 }
 
-/// Warns when |V| on a box face exceeds kBoxFacesFraction of |V| near the molecule (the
-/// colour range's percentile over the points within kBoxFacesMargin of the atoms' box), with
-/// the padding that the far-field decay says would bring every face under it.
+/// Warns where the box changes what a viewer shows (criterion: dcs/io/box_faces.hpp): mapped
+/// atoms outside it, or a face reaching the colour range ±L, with the padding that the far-field
+/// decay says would bring every face under L.
 void check_box_faces(const RunConfig& config, std::vector<std::unique_ptr<MapSink>>& sinks,
                      MapReader& reader, const MapMetadata& meta) {
   for (auto& sink : sinks)
     if (auto* faces = dynamic_cast<io::BoxFacesSink*>(sink.get())) {
       faces->complete(reader);
-      const io::BoxFacesCheck c =
-          faces->check(meta.colour_range.high_percentile, io::kBoxFacesFraction);
+      const io::BoxFacesCheck c = faces->check(meta.colour_range.high);
       const std::string_view unit = unit_name(meta.physics.unit);
       log().debug(
-          "box faces: max |V| {:.3g} {} on the {} face, {:.0f} % of {:.3g} {} near the molecule",
-          c.face_max_abs, unit, io::face_name(c.face), 100.0 * c.fraction, c.reference, unit);
+          "box faces: max |V| {:.3g} {} on the {} face, {:.0f} % of the colour range "
+          "±{:.3g} {}",
+          c.face_max_abs, unit, io::face_name(c.face), 100.0 * c.fraction, c.limit, unit);
       if (!c.too_close) continue;
+      if (c.atoms_outside > 0.0) {
+        log().warn(
+            "mapped atoms lie up to {:.3g} Å outside the box, so their surface is not in the map; "
+            "in a trajectory: a frame whose molecule drifted or jumped across the periodic "
+            "boundary (unwrap it, or --align), else a larger box",
+            c.atoms_outside);
+        continue;
+      }
       // Whole Å, rounded up; a box of fixed counts and spacing ignores --padding.
       const double extra = std::ceil(c.extra_padding);
       const bool fixed = config.grid.counts && config.grid.spacing;
       const std::string fix = fixed ? fmt::format("a box {:g} Å larger on every side", extra)
                                     : fmt::format("--padding {:g}", config.grid.padding + extra);
       log().warn(
-          "the box is small for this map: |V| reaches {:.3g} {} on its {} face, {:.0f} % "
-          "of the {:g}th percentile of |V| near the molecule ({:.3g} {}; warning above "
-          "{:.0f} %), so isosurfaces and colours at that level are cut off by the box; {} "
-          "would bring every face under {:.0f} % (estimated from a 1/r{} decay with the "
-          "distance from the molecule's centre, net charge {:+.3g} e)",
-          c.face_max_abs, unit, io::face_name(c.face), 100.0 * c.fraction,
-          meta.colour_range.high_percentile, c.reference, unit, 100.0 * io::kBoxFacesFraction, fix,
-          100.0 * io::kBoxFacesFraction, c.decay_power == 1 ? "" : "^2", c.net_charge);
+          "the box is small for this map: |V| reaches {:.3g} {} on its {} face, beyond the "
+          "colour range ±{:.3g} {} that viewers paint, so the saturated colour and isosurfaces "
+          "at ±{:.3g} are cut off by the box; {} would bring every face under it (estimated "
+          "from a 1/r{} decay with the distance from the molecule's centre, net charge {:+.3g} e)",
+          c.face_max_abs, unit, io::face_name(c.face), c.limit, unit, c.limit, fix,
+          c.decay_power == 1 ? "" : "^2", c.net_charge);
     }
 }
 
@@ -264,7 +278,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   const auto finish_start = SteadyClock::now();
   stop_if_interrupted();
   StoreReader reader(store);
-  complete_colour_range(sinks, reader, meta);
+  complete_colour_range(config, sinks, reader, meta);
   check_box_faces(config, sinks, reader, meta);
   store.finish(meta, job.extras);
   store_finished = true;

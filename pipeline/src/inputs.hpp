@@ -2,7 +2,9 @@
 // one map's atoms and placing its grid.
 #pragma once
 
+#include <algorithm>
 #include <future>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,12 +49,31 @@ std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache);
 /// with `cache`. The reader polls dcs::interrupt_requested(), so a signal still stops it.
 void prefetch_first_atoms(const RunConfig& config, const std::vector<Job>& jobs, ModelCache& cache);
 
+/// The bounding box of atom centres, grown one set of atoms at a time (a trajectory's frames).
+struct AtomBox {
+  Vec3 lo{kEmpty, kEmpty, kEmpty}, hi{-kEmpty, -kEmpty, -kEmpty};
+  bool empty() const noexcept { return lo[0] > hi[0]; }
+  void include(const System& system) {
+    for (const Atom& atom : system.atoms)
+      for (std::size_t a = 0; a < 3; ++a) {
+        lo[a] = std::min(lo[a], atom.position[a]);
+        hi[a] = std::max(hi[a], atom.position[a]);
+      }
+  }
+
+ private:
+  static constexpr double kEmpty = std::numeric_limits<double>::infinity();
+};
+
 /// One map's atoms and grid.
 struct MapInput {
   std::string input;
   long long model = -1;             ///< --models each: the model mapped
   std::vector<long long> averaged;  ///< --models average: the models averaged
   System system;
+  /// The mapped atoms' box over every frame (a trajectory's, for the box check); empty: that of
+  /// `system`.
+  AtomBox atoms_box;
   GridSpec grid;
   double read_seconds = 0.0;
 };

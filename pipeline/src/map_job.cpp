@@ -151,7 +151,7 @@ RunResult skipped_result(const MapJob& job, SteadyClock::time_point start) {
   RunResult result;
   result.input = job.in.input;
   result.model = job.in.model;
-  result.atoms = job.in.system.size();
+  result.count_atoms(job.in.system);
   result.skipped = true;
   result.outputs = {job.paths.h5};
   if (!job.paths.dx.empty()) result.outputs.push_back(job.paths.dx);
@@ -221,16 +221,6 @@ io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata&
   return io::MapStore::create(std::move(lock), meta, job.in.system, job.key, options);
 }
 
-/// The lower (or upper) corner of the atom centres' bounding box.
-Vec3 atom_box(const System& system, bool upper) {
-  Vec3 corner = system.atoms.front().position;
-  for (const Atom& atom : system.atoms)
-    for (std::size_t a = 0; a < 3; ++a)
-      corner[a] =
-          upper ? std::max(corner[a], atom.position[a]) : std::min(corner[a], atom.position[a]);
-  return corner;
-}
-
 /// The outputs besides the HDF5 file, streamed or read back by the pipeline.
 std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const MapJob& job) {
   std::vector<std::unique_ptr<MapSink>> sinks;
@@ -248,10 +238,12 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   sinks.push_back(std::make_unique<io::ColourRangeSink>());
   // Watches the box faces (finish_map() warns when they are too close to the molecule); its
   // 1 MiB histogram is not charged either. A map written from memory may come without atoms.
-  if (!job.in.system.atoms.empty())
-    sinks.push_back(std::make_unique<io::BoxFacesSink>(atom_box(job.in.system, false),
-                                                       atom_box(job.in.system, true),
-                                                       job.in.system.total_charge()));
+  if (!job.in.system.atoms.empty()) {
+    AtomBox box = job.in.atoms_box;
+    box.include(job.in.system);
+    sinks.push_back(
+        std::make_unique<io::BoxFacesSink>(box.lo, box.hi, job.in.system.total_charge()));
+  }
   // Keeps the values of --validate's or msm's check sample as they stream (a few thousand
   // points: not charged either), so that finish_map() does not read the map back for them.
   if (auto sample = streamed_sample(config, job.in.grid, job.in.system.size()))
@@ -267,7 +259,7 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
                              ProgressSink* progress, SteadyClock::time_point start) {
   RunResult result;
   result.input = in.input;
-  result.atoms = in.system.size();
+  result.count_atoms(in.system);
   const SlabHint hint = combined_hint(workers);
   const MapPlan plan =
       make_plan(in.grid, workers.list.size(), hint.plane_multiple, hint.min_points,
@@ -418,7 +410,7 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers,
   RunResult result;
   result.input = job.in.input;
   result.model = job.in.model;
-  result.atoms = job.in.system.size();
+  result.count_atoms(job.in.system);
   result.evaluations =
       static_cast<double>(job.in.grid.points()) * static_cast<double>(job.in.system.size());
   // The workers take the atoms while the leader opens the store (writing the atoms into it

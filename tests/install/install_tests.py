@@ -1,6 +1,6 @@
 """dcs installed like software: `cmake --install` into a temporary prefix and `cpack -G DEB`, then
 the installed `dcs` and `dcs preview` run from a copy of the prefix, away from the source and
-build trees, with Debian's python3 from PATH.
+build trees, with the Python of the build (Debian's /usr/bin/python3), whatever PATH says.
 
     install_tests.py --cmake CMAKE --cpack CPACK --build BUILD_DIR --source SOURCE_DIR
                      --help2man 1|0 CASE
@@ -9,7 +9,8 @@ prefix: the binary, the Python helpers and the man page land in bin/, share/dcs/
         share/man/man1/ (where `man dcs` finds it); a copy of the prefix computes and previews a
         map; under strace no file of the source or build tree is touched; without its helpers
         the copy fails naming where it looked (no fallback to the source tree); a Python without
-        h5py gets told what to install.
+        h5py gets told what to install; a failing python3 first on PATH is never run, while
+        $DCS_PYTHON is.
 deb:    the .deb lists the same files, names its library dependencies, and its unpacked
         contents run.
 
@@ -22,7 +23,8 @@ import subprocess
 import sys
 import tempfile
 
-# The installed program finds python3 on PATH: Debian's (python3-h5py, python3-matplotlib).
+# The installed program runs the interpreter of its build (DCS_PREVIEW_PYTHON, default Debian's
+# /usr/bin/python3 with python3-h5py, python3-matplotlib), not the first python3 on PATH.
 ENV = {"PATH": "/usr/bin:/bin", "HOME": "/nonexistent", "LANG": "C.UTF-8"}
 HELPERS = ("share/dcs/python/dcs_preview.py", "share/dcs/python/dcs_map.py")
 MAN_PAGE = "share/man/man1/dcs.1"
@@ -110,6 +112,23 @@ def case_prefix(args, work):
     else:
         print("install_tests: strace not installed (scripts/setup.sh installs it): the file "
               "accesses are not checked")
+
+    # A conda or pyenv python3 first on PATH (here one that fails loudly): the installed preview
+    # never runs it; $DCS_PYTHON, when set, is what runs.
+    fake_bin = os.path.join(work, "fake-bin")
+    os.mkdir(fake_bin)
+    with open(os.path.join(fake_bin, "python3"), "w", encoding="utf-8") as f:
+        f.write("#!/bin/sh\necho 'FAKE PYTHON3 RAN' >&2\nexit 42\n")
+    os.chmod(os.path.join(fake_bin, "python3"), 0o755)
+    fake_path = dict(ENV, PATH=f"{fake_bin}:{ENV['PATH']}")
+    shown = run([os.path.join(moved, "bin", "dcs"), "preview", "2lzt.h5", "-o", "fake.png",
+                 "--force"], data, fake_path, rc=None)
+    check(shown.returncode == 0 and "FAKE PYTHON3 RAN" not in shown.stderr,
+          f"the preview ran PATH's python3 (exit {shown.returncode}):\n{shown.stderr}")
+    chosen = run([os.path.join(moved, "bin", "dcs"), "preview", "2lzt.h5", "-o", "fake.png",
+                  "--force"], data, dict(fake_path, DCS_PYTHON=os.path.join(fake_bin, "python3")),
+                 rc=42)
+    check("FAKE PYTHON3 RAN" in chosen.stderr, f"$DCS_PYTHON was not run:\n{chosen.stderr}")
 
     # A Python without h5py: the message says what to install and how to choose another Python.
     bare = os.path.join(work, "bare-python")

@@ -232,6 +232,24 @@ def all_apbs_molecules_validate(tmp):
     assert produced == len(groups), (produced, len(groups))
 
 
+@case
+def summary_counts_residues_and_hetatm(tmp):
+    """The summary states the residues and HETATM records read: lysozyme has 129 residues and no
+    HETATM; a zinc kept as HETATM counts one (a PQR where pdb2pqr dropped it would say 0)."""
+    proc = run(["--atoms", os.path.join(SOURCE, "data", "2lzt.pqr"), "--grid", "9",
+                "--output-dir", tmp, "--no-progress"], tmp, 0)
+    assert_in("  atoms     1960 (129 residues, 0 HETATM)\n", proc.stdout)
+    zinc = write(tmp, "zn.pqr", GOOD + "ATOM      3  N   GLY A   2      3.000   2.000   3.000 "
+                 "-0.4000 1.8240\nHETATM    4 ZN    ZN A 101      5.000   5.000   5.000  2.0000 "
+                 "1.1000\n")
+    proc = run(["--atoms", zinc, "--grid", "9", "--no-progress"], tmp, 0)
+    assert_in("  atoms     4 (3 residues, 1 HETATM)\n", proc.stdout)
+    xyzq = run(["--atoms", os.path.join(DATA, "pqr", "sample.xyzq"), "--grid", "9",
+                "--no-progress", "-o", os.path.join(tmp, "x.h5")], tmp, 0)
+    if "residues" in xyzq.stdout:  # XYZQ names no residues: nothing to count
+        raise AssertionError(xyzq.stdout)
+
+
 def pdb2pqr_program():
     """pdb2pqr from the viewer venv (scripts/setup-viewers.sh), $DCS_PDB2PQR, or the PATH."""
     import shutil

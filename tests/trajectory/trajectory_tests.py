@@ -12,6 +12,7 @@ Cases:
   workers_identical   --cpu-workers 1 and 3 (and in plane blocks), and a second file: identical
   kill_resume         kill -9 mid-run, --resume: identical to an uninterrupted run
   frame_maps          --frame-maps: each frame's map as a one-frame run's, and after kill -9
+  jumped_frame_warns  a frame that jumped out of the grid: the box warning says so
   refusals            mismatched atom counts, bad --frames, empty selections: clear errors,
                       nothing written
 Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
@@ -351,6 +352,29 @@ def case_refusals(args, work):
     left = sorted(os.listdir(work))
     check(left == ["cut.dcd"], f"a refused trajectory left {left}")
     print("refusals: every bad input explained, nothing written")
+
+
+def case_jumped_frame_warns(args, work):
+    """A frame whose molecule jumped 70 Å (one box vector, as raw MD output may hold) lies
+    outside the grid placed around the first frame: the box warning says so. Its face values
+    stay under the colour range (the jumped frame is one of ten), so only the atoms tell; the
+    same frames without the jump give no warning."""
+    u = mda.Universe(data.PSF, data.DCD)
+    paths = {}
+    for name, shift in (("steady", 0.0), ("jumped", 70.0)):
+        paths[name] = os.path.join(work, f"{name}.dcd")
+        with mda.Writer(paths[name], u.atoms.n_atoms) as w:
+            for k, _ in enumerate(u.trajectory[:10]):
+                if k == 9:
+                    u.atoms.translate([shift, 0.0, 0.0])
+                w.write(u.atoms)
+    for name, path in paths.items():
+        run = dcs(args, "--topology", data.PSF, "--trajectory", path, "--grid", "24", "-o",
+                  os.path.join(work, f"{name}.h5"))
+        outside = "outside the box" in run.stderr
+        check(outside == (name == "jumped") and ("box is small" not in run.stderr),
+              f"{name}: {run.stderr}")
+    print("jumped_frame_warns: the jumped frame's atoms outside the box warned, none without")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

@@ -1,8 +1,10 @@
-"""`dcs preview`'s surface view on real maps of data/2lzt.pqr: colour limits from |V| on the
-solvent-accessible shell (checked against a brute-force shell), not saturated, different at
-ε = 1 and ε = 80, chosen slices, clean errors, and the PyMOL commands it prints (run in PyMOL).
+"""`dcs preview` on real maps of data/2lzt.pqr: by default the map's one colour range (the run
+summary's, the file's colour_range and the PyMOL line's agree, a --preset's scale included);
+asked for (--percentile), colour limits from |V| on the solvent-accessible shell (checked
+against a brute-force shell), not saturated, different at ε = 1 and ε = 80; chosen slices,
+clean errors, and the PyMOL commands it prints (run in PyMOL).
 
-    preview_tests.py --dcs DCS --source DIR CASE     (CASE: surface, errors, pymol)
+    preview_tests.py --dcs DCS --source DIR CASE     (CASE: one_range, surface, errors, pymol)
 
 Prints "preview_tests: OK <case>"; raises (exit 1) on failure; exit 77 when a package is missing.
 """
@@ -79,9 +81,52 @@ def brute_force_shell(path):
 
 def reported_limit(run):
     found = re.search(r"colour limits ±(\S+) kT/e \(99th percentile of \|V\| on the "
-                      r"solvent-accessible shell, (\d+) points, (\S+) % clipped; ε = (\S+)\)", run.stdout)
+                      r"solvent-accessible shell \([^,]* beyond the atom radii, (\d+) points, "
+                      r"(\S+) % clipped\); ε = (\S+)\)", run.stdout)
     check(found, f"no surface-view line in:\n{run.stdout}{run.stderr}")
     return float(found.group(1)), int(found.group(2)), float(found.group(3))
+
+
+def printed_limit(run):
+    """The preview's ±L and what it said L is."""
+    found = re.search(r"colour limits ±(\S+) \S+ \((.*); ", run.stdout)
+    check(found, f"no colour limits in:\n{run.stdout}{run.stderr}")
+    return found.group(1), found.group(2)
+
+
+def case_one_range(args, work):
+    """One range per map: the summary's, the file's colour_range, the preview's (both views) and
+    its PyMOL ramp are the same number; with --preset chimerax it is the preset's ±10."""
+    for name, options, source in (
+            ("eps1", (), "99th percentile of |V|"),
+            ("salt", ("--ionic-strength", "0.15"), "99th percentile of |V|"),
+            ("chimerax", ("--preset", "chimerax", "--dx"),
+             "--preset chimerax: ChimeraX coulombic's colour scale")):
+        h5 = os.path.join(work, f"{name}.h5")
+        run = dcs(args, "--atoms", os.path.join(args.source, "data", "2lzt.pqr"), "--spacing", "1",
+                  "-o", h5, "--force", "--no-progress", *options)
+        summary = re.search(r"colours   view with a colour range of ±(\S+) \S+ \((.*); the "
+                            r"file's colour_range\)", run.stdout)
+        check(summary, f"{name}: no colours line in:\n{run.stdout}")
+        with h5py.File(h5, "r") as f:
+            attrs = f["potential"].attrs
+            stored = float(attrs["colour_range"][1])
+            stored_source = attrs["colour_range_source"]
+        stored_source = stored_source.decode() if isinstance(stored_source, bytes) else stored_source
+        check(summary.group(1) == f"{stored:.3g}" and summary.group(2) == source == stored_source,
+              f"{name}: summary ±{summary.group(1)} ({summary.group(2)}), file ±{stored} "
+              f"({stored_source})")
+        if name == "chimerax":
+            check(stored == 10.0, f"chimerax: the file's range ±{stored}, not the preset's ±10")
+        for view in ("surface", "centre"):
+            shown = dcs(args, "preview", h5, "-o", os.path.join(work, f"{name}-{view}.png"),
+                        "--view", view)
+            limit, what = printed_limit(shown)
+            check(limit == f"{stored:.3g}" and what == f"the file's colour_range, {source}",
+                  f"{name} {view}: preview ±{limit} ({what}), file ±{stored}")
+            ramp = re.search(r"ramp_new pot_ramp, pot, \[-(\S+), 0, (\S+)\]", shown.stdout)
+            check(ramp and float(ramp.group(1)) == float(ramp.group(2)) == float(f"{stored:.6g}"),
+                  f"{name} {view}: PyMOL ramp {shown.stdout}")
 
 
 def case_surface(args, work):
@@ -91,7 +136,7 @@ def case_surface(args, work):
     for eps in (1, 80):
         h5 = lysozyme(args, work, eps)
         png = os.path.join(work, f"eps{eps}.png")
-        run = dcs(args, "preview", h5, "-o", png)
+        run = dcs(args, "preview", h5, "-o", png, "--percentile", "99")
         limit, count, clipped = reported_limit(run)
         shell = brute_force_shell(h5)
         exact = float(np.percentile(shell, 99))
@@ -109,12 +154,12 @@ def case_surface(args, work):
     check(60 < limits[1] / limits[80] < 100, f"ε = 1 and 80 ranges: {limits}")
     # One chosen slice: one panel, the nearest plane, the same limits.
     one = os.path.join(work, "z.png")
-    run = dcs(args, "preview", h5, "-o", one, "--slice", "z=12.5")
+    run = dcs(args, "preview", h5, "-o", one, "--slice", "z=12.5", "--percentile", "99")
     check(reported_limit(run)[0] == limits[80], "a slice changed the limits")
     shape = mpimg.imread(one).shape
     check(shape[1] < 0.8 * width, f"one slice, shape {shape}, three: {width} wide")
     two = dcs(args, "preview", h5, "-o", os.path.join(work, "two.png"), "--slice", "x=0",
-              "--slice", "y=-3.5")
+              "--slice", "y=-3.5", "--percentile", "99")
     check(reported_limit(two)[0] == limits[80], "two slices")
 
 
@@ -144,7 +189,7 @@ def case_pymol(args, work):
     cmd = instance.cmd
     h5 = lysozyme(args, work, 80, extra=("--dx",))
     run = dcs(args, "preview", h5, "-o", os.path.join(work, "m.png"))
-    limit = reported_limit(run)[0]
+    limit = float(printed_limit(run)[0])
     line = re.search(r"^PyMOL: (.*)$", run.stdout, re.M)
     check(line, f"no PyMOL line: {run.stdout}")
     commands = line.group(1).split("; ")

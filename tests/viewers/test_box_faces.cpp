@@ -1,5 +1,6 @@
-// BoxFacesSink: the faces' max |V| and the near-molecule reference, the same whether the
-// planes stream past or are read back (a resumed or MPI run), and the padding it suggests for
+// BoxFacesSink: the faces' max |V|, the same whether the planes stream past or are read back (a
+// resumed or MPI run); the criterion on both sides (a face at the colour range warns, one just
+// under it does not; atoms outside the box warn whatever the faces); the padding it suggests for
 // a point charge (1/r: the estimate is exact) and a dipole (1/r^2).
 #include <gtest/gtest.h>
 
@@ -62,7 +63,7 @@ class Planes final : public MapReader {
   const Field& f_;
 };
 
-TEST(BoxFaces, FacesAndReferenceTheSameStreamedOrReadBack) {
+TEST(BoxFaces, FacesTheSameStreamedOrReadBack) {
   const Field f = coulomb(21, 1.0, {0.3, -0.2, 0.1}, {}, false);
   const std::size_t plane = f.grid.plane_points();
   BoxFacesSink streamed({0.3, -0.2, 0.1}, {0.3, -0.2, 0.1}, 1.0);
@@ -92,17 +93,45 @@ TEST(BoxFaces, FacesAndReferenceTheSameStreamedOrReadBack) {
   resumed.complete(reader);  // idempotent
   EXPECT_EQ(reader.read, 15);
   EXPECT_EQ(resumed.face_max_abs(), streamed.face_max_abs());
-  EXPECT_EQ(resumed.check().reference, streamed.check().reference);
+  EXPECT_EQ(resumed.check(5.0).fraction, streamed.check(5.0).fraction);
 }
 
-// A point charge: the faces at 10 Å reach 10 (100/r), the 99th percentile near it is 100 (the
-// clamp at r = h), so the faces are at 10 %. The suggested padding puts them just under 6 %.
+// A point charge at the centre, 100/r: the faces' max is 10 (r = 10 Å). A colour range of 10
+// (reached) warns; 10.5 (not reached) does not.
+TEST(BoxFaces, WarnsWhereAFaceReachesTheColourRangeOnly) {
+  const Field f = coulomb(21, 1.0, {0, 0, 0}, {}, false);
+  BoxFacesSink sink({-1, -1, -1}, {1, 1, 1}, 1.0);
+  sink.begin(metadata(f.grid));
+  sink.write_slab(Slab{0, 21}, f.values.data(), nullptr);
+  EXPECT_NEAR(sink.check(10.0).face_max_abs, 10.0, 1e-5);
+  EXPECT_TRUE(sink.check(9.99).too_close);
+  const BoxFacesCheck below = sink.check(10.5);
+  EXPECT_FALSE(below.too_close) << below.fraction;
+  EXPECT_EQ(below.atoms_outside, 0.0);
+  EXPECT_EQ(below.extra_padding, 0.0);
+}
+
+// Atoms beyond a face (a trajectory frame whose molecule left the box): too close at any colour
+// range, with how far they stick out.
+TEST(BoxFaces, AtomsOutsideTheBoxWarnWhateverTheFaces) {
+  const Field f = coulomb(21, 1.0, {0, 0, 0}, {}, false);
+  BoxFacesSink sink({-1, -1, -1}, {13.5, 1, 1}, 1.0);  // the grid ends at x = 10
+  sink.begin(metadata(f.grid));
+  sink.write_slab(Slab{0, 21}, f.values.data(), nullptr);
+  const BoxFacesCheck c = sink.check(1000.0);
+  EXPECT_TRUE(c.too_close);
+  EXPECT_NEAR(c.atoms_outside, 3.5, 1e-12);
+  EXPECT_LT(c.fraction, 1.0);
+}
+
+// A point charge: the faces at 10 Å reach 10 (100/r); against a range of 6 the suggested
+// padding puts every face just under 6.
 TEST(BoxFaces, PointChargeEstimateBringsTheFacesToTheLimit) {
   const Field small = coulomb(21, 1.0, {0, 0, 0}, {}, false);
   BoxFacesSink sink({0, 0, 0}, {0, 0, 0}, 1.0);
   sink.begin(metadata(small.grid));
   sink.write_slab(Slab{0, 21}, small.values.data(), nullptr);
-  const BoxFacesCheck first = sink.check(99.0, 0.06);
+  const BoxFacesCheck first = sink.check(6.0);
   EXPECT_EQ(first.decay_power, 1);
   EXPECT_NEAR(first.face_max_abs, 10.0, 1e-5);
   ASSERT_TRUE(first.too_close) << first.fraction;
@@ -113,10 +142,9 @@ TEST(BoxFaces, PointChargeEstimateBringsTheFacesToTheLimit) {
   BoxFacesSink again({0, 0, 0}, {0, 0, 0}, 1.0);
   again.begin(metadata(large.grid));
   again.write_slab(Slab{0, n}, large.values.data(), nullptr);
-  const BoxFacesCheck second = again.check(99.0, 0.06);
-  EXPECT_EQ(second.reference, first.reference);  // the reference does not depend on the box
+  const BoxFacesCheck second = again.check(6.0);
   EXPECT_FALSE(second.too_close) << second.fraction;
-  EXPECT_GT(second.fraction, 0.05);  // and the estimate is not wildly large
+  EXPECT_GT(second.fraction, 5.0 / 6.0);  // and the estimate is not wildly large
 }
 
 TEST(BoxFaces, NeutralMoleculeDecaysAsADipole) {
@@ -124,12 +152,12 @@ TEST(BoxFaces, NeutralMoleculeDecaysAsADipole) {
   BoxFacesSink sink({-1, 0, 0}, {1, 0, 0}, 0.0);
   sink.begin(metadata(f.grid));
   sink.write_slab(Slab{0, 21}, f.values.data(), nullptr);
-  const BoxFacesCheck c = sink.check(99.0, 0.01);
+  const BoxFacesCheck c = sink.check(0.5);
   EXPECT_EQ(c.decay_power, 2);
   EXPECT_EQ(c.face / 2, 0);  // on the dipole's axis
   EXPECT_TRUE(c.too_close);
-  // 1/d^2 from 10 Å to the limit: d = 10 sqrt(fraction / 0.01).
-  EXPECT_NEAR(c.extra_padding, 10.0 * std::sqrt(c.fraction / 0.01) - 10.0, 1e-6);
+  // 1/d^2 from 10 Å to the limit: d = 10 sqrt(fraction).
+  EXPECT_NEAR(c.extra_padding, 10.0 * std::sqrt(c.fraction) - 10.0, 1e-6);
 }
 
 }  // namespace

@@ -61,6 +61,9 @@ struct ColourRange {
   double low_percentile = 1.0;    ///< e.g. 1
   double high_percentile = 99.0;  ///< e.g. 99
   std::uint64_t values = 0;       ///< |V| values it was estimated from (0: not known)
+  /// Empty: high is the high_percentile-th percentile of |V|. Else what high is instead, e.g. a
+  /// --preset's own colour scale, which then is the map's one range (summary, file, preview).
+  std::string source;
   bool known() const noexcept { return values > 0; }
 };
 

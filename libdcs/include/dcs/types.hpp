@@ -46,6 +46,26 @@ struct System {
   std::vector<std::array<std::size_t, 2>> bonds;
 
   std::size_t size() const noexcept { return atoms.size(); }
+  /// Residues: runs of consecutive atoms of the same segment, chain, number and name; 0 when
+  /// the format names none (XYZQ). With hetatm_count(), what the summary states, so that a metal
+  /// or ligand that pdb2pqr dropped shows as "0 HETATM".
+  std::size_t residue_count() const {
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < atoms.size(); ++i) {
+      const Atom& a = atoms[i];
+      if (a.res_name.empty()) continue;
+      const Atom* b = i > 0 ? &atoms[i - 1] : nullptr;
+      if (b == nullptr || a.res_seq != b->res_seq || a.res_name != b->res_name ||
+          a.chain != b->chain || a.segment != b->segment)
+        ++count;
+    }
+    return count;
+  }
+  std::size_t hetatm_count() const noexcept {
+    std::size_t count = 0;
+    for (const Atom& atom : atoms) count += atom.hetatm ? 1 : 0;
+    return count;
+  }
   double total_charge() const noexcept {
     double sum = 0.0;
     for (const Atom& atom : atoms) sum += atom.charge;

@@ -334,7 +334,7 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   sharing.gather(sorted_values, piece);
   result.compute_seconds = seconds_since(compute_start);
   if (progress != nullptr) progress->end();
-  result.atoms = system.size();
+  result.count_atoms(system);
   result.points = n;
   result.evaluations = evaluations;
   result.workers = workers.list.size();

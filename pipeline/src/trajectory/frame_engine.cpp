@@ -107,6 +107,7 @@ class BlockRun {
       report_.times_ps[k] = facts.time_ps;
       report_.fit_rmsd[k] = facts.fit_rmsd;
       report_.facts[k] = facts;
+      report_.atoms_box.include(item.atoms);
       if (k < compute_from_) {  // every plane of the block holds this frame already
         done_[k] = -1;
         changed_.notify_all();
@@ -313,6 +314,7 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
       source.read(k, atoms, report.facts[k]);
       report.times_ps[k] = report.facts[k].time_ps;
       report.fit_rmsd[k] = report.facts[k].fit_rmsd;
+      report.atoms_box.include(atoms);
       report.decode_seconds += seconds_since(read_start);
     }
   }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../inputs.hpp"
 #include "dcs/backend.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/io/frame_accumulators.hpp"
@@ -57,6 +58,7 @@ struct FrameEngineReport {
   std::vector<double> times_ps;     ///< per listed frame (NaN where the file has none)
   std::vector<double> fit_rmsd;     ///< per listed frame (Å; 0 without --align)
   std::vector<FrameFacts> facts;    ///< per listed frame: cell, long bonds, atoms off the grid
+  AtomBox atoms_box;                ///< of the mapped atoms over every frame read
   double busy_fraction() const;
 };
 

@@ -437,6 +437,7 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
         extras.emplace(trajectory_extras(config, *source, report, checks, *file));
         job.extras = &*extras;
       }
+      job.in.atoms_box = report.atoms_box;  // the box check covers every frame's atoms
       LocalExecutor executor;
       result = run_read_map(config, job, file ? mean_workers : workers, executor, nullptr);
       if (maps) {

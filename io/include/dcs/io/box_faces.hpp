@@ -1,15 +1,14 @@
-// Is the box large enough? |V| on the six faces of the box, compared with |V| near the molecule.
+// Is the box large enough? |V| on the six faces of the box against the map's colour range, and
+// the mapped atoms against the box.
 //
-// The potential of a charged molecule decays as 1/r (a neutral one about as 1/r^2), so with the
-// default 10 Å padding the box faces can still be at a sizeable fraction of the surface potential
-// (lysozyme at ε = 80: 1.8-2.2 kT/e on the faces, 5.7 kT/e near the atoms), and isosurfaces or
-// colours at those levels end at the box edge. BoxFacesSink watches the slabs and records the
-// largest |V| on each face and a histogram of |V| within kBoxFacesMargin of the atoms' bounding
-// box; check() compares the two and estimates how far the faces must move.
-//
-// The reference is the near-molecule percentile, not the map's colour range: the map-wide
-// percentile falls as the box grows (lysozyme, ε = 80: 4.9, 4.2, 3.7 kT/e at padding 10, 20,
-// 30 Å), so a face criterion against it would never be met for a charged molecule.
+// The criterion: a viewer paints the map at ±L, the colour range (the file's colour_range, which
+// the summary, `dcs preview` and every recipe use), so the box changes what it shows only where
+// a face reaches L: the saturated colour, or an isosurface at ±L, then runs into the box edge
+// instead of closing around the molecule; or where mapped atoms lie outside the box (a
+// trajectory's molecule that drifted or jumped across the periodic boundary, a hand-placed
+// grid): their surface is not in the map at all. Below L a face is painted in a pale colour and
+// changes nothing: lysozyme (net +8 e) with the default 10 Å padding has its faces at 43 % of L
+// at any ε (a fixed dielectric scales both alike), so a default run does not warn.
 #pragma once
 
 #include <array>
@@ -26,18 +25,15 @@
 
 namespace dcs::io {
 
-/// Å around the atoms' bounding box (of centres) that counts as "near the molecule".
-inline constexpr double kBoxFacesMargin = 3.0;
-/// A face is too close when its max |V| exceeds this fraction of the near-molecule range.
-inline constexpr double kBoxFacesFraction = 0.25;
-
 /// What BoxFacesSink::check() found.
 struct BoxFacesCheck {
   double face_max_abs = 0.0;  ///< the largest |V| over the six faces (map units)
   int face = 0;               ///< where: 0 x-, 1 x+, 2 y-, 3 y+, 4 z-, 5 z+
-  double reference = 0.0;     ///< the percentile of |V| near the molecule (map units)
-  double fraction = 0.0;      ///< face_max_abs / reference
-  bool too_close = false;     ///< fraction above the limit given to check()
+  double limit = 0.0;         ///< the colour range L given to check() (map units)
+  double fraction = 0.0;      ///< face_max_abs / limit
+  /// Å by which the atoms' box sticks out of the grid beyond its farthest face (0: inside).
+  double atoms_outside = 0.0;
+  bool too_close = false;  ///< a face reaches the limit, or atoms lie outside the box
   /// Å to move every face outwards so that each falls under the limit, from the far-field
   /// decay |V| ~ 1/d^decay_power, d the distance from the molecule's centre to the face.
   double extra_padding = 0.0;
@@ -48,13 +44,14 @@ struct BoxFacesCheck {
 /// "x-", "x+", ... for face 0-5.
 const char* face_name(int face);
 
-/// A sink that only watches (like ColourRangeSink): the faces' max |V| and a histogram of |V|
-/// near the molecule, over the planes z % stride == 0 and the last plane, stride as for the
-/// colour range (every plane of maps up to sample_values points). The result depends only on
-/// the grid, not on slab size, resumption or ranks: complete() reads the planes no slab brought.
+/// A sink that only watches (like ColourRangeSink): the faces' max |V| over the planes
+/// z % stride == 0 and the last plane, stride as for the colour range (every plane of maps up to
+/// sample_values points). The result depends only on the grid, not on slab size, resumption or
+/// ranks: complete() reads the planes no slab brought.
 class BoxFacesSink final : public WatchingSink {
  public:
-  /// `box_lo`, `box_hi`: the bounding box of the atom centres; `net_charge` in e.
+  /// `box_lo`, `box_hi`: the bounding box of the mapped atoms' centres (of every frame of a
+  /// trajectory); `net_charge` in e.
   BoxFacesSink(const Vec3& box_lo, const Vec3& box_hi, double net_charge,
                std::size_t sample_values = kColourRangeSampleValues)
       : box_lo_(box_lo), box_hi_(box_hi), net_charge_(net_charge), sample_values_(sample_values) {}
@@ -66,9 +63,9 @@ class BoxFacesSink final : public WatchingSink {
   void complete(MapReader& map) override;
   /// Max |V| on each face (0 x-, 1 x+, 2 y-, 3 y+, 4 z-, 5 z+) over the planes seen so far.
   const std::array<double, 6>& face_max_abs() const noexcept { return face_max_; }
-  /// Compares the faces with the `percentile` of |V| near the molecule; too_close when a face
-  /// exceeds `limit` times it.
-  BoxFacesCheck check(double percentile = 99.0, double limit = kBoxFacesFraction) const;
+  /// too_close when a face's max |V| reaches `limit` (the map's colour range L, map units) or
+  /// the atoms' box sticks out of the grid.
+  BoxFacesCheck check(double limit) const;
 
  private:
   bool sampled(std::int64_t z) const { return z % stride_ == 0 || z == grid_.nz() - 1; }
@@ -78,10 +75,8 @@ class BoxFacesSink final : public WatchingSink {
   std::size_t sample_values_;
   GridSpec grid_;
   std::int64_t stride_ = 1;
-  std::array<std::int64_t, 3> near_lo_{}, near_hi_{};  ///< index box near the molecule (inclusive)
-  std::vector<bool> seen_;                             ///< per plane
+  std::vector<bool> seen_;  ///< per plane
   std::array<double, 6> face_max_{};
-  AbsValueHistogram near_;
 };
 
 }  // namespace dcs::io

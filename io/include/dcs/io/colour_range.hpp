@@ -43,6 +43,10 @@ class AbsValueHistogram {
 /// The range a viewer's colour ramp should span (dcs/map.hpp; MapMetadata::colour_range).
 using ColourRange = dcs::ColourRange;
 
+/// What `range.high` is, for the summary, the file (colour_range_source) and the preview:
+/// "99th percentile of |V|", or range.source.
+std::string describe_colour_range(const ColourRange& range);
+
 /// Reads the range from a histogram of the whole map (or of a sample of it).
 ColourRange robust_colour_range(const AbsValueHistogram& histogram, double low_percentile = 1.0,
                                 double high_percentile = 99.0);

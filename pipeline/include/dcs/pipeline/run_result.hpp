@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "dcs/map.hpp"
+#include "dcs/types.hpp"
 
 namespace dcs {
 
@@ -14,6 +15,8 @@ struct RunResult {
   long long model = -1;              ///< --models each: the model of `input` mapped; else -1
   std::vector<std::string> outputs;  ///< files written
   std::size_t atoms = 0;
+  std::size_t residues = 0;      ///< of the atoms read (System::residue_count(); 0: none named)
+  std::size_t hetatm = 0;        ///< HETATM records among them
   MapMetadata metadata;          ///< grid, physics, stats, validation, provenance
   double compute_seconds = 0.0;  ///< compute + statistics
   double write_seconds = 0.0;    ///< all output files
@@ -34,6 +37,13 @@ struct RunResult {
   std::string error;                ///< non-empty when this input failed
   int exit_code = 0;
   int rank = -1;  ///< MPI batch: the rank that ran it (-1 without MPI)
+
+  /// atoms, residues and hetatm from the atoms read.
+  void count_atoms(const System& system) {
+    atoms = system.size();
+    residues = system.residue_count();
+    hetatm = system.hetatm_count();
+  }
 };
 
 }  // namespace dcs
