@@ -139,12 +139,11 @@ def case_whole_from_wrapped(args, work):
 
 def case_jumped_frame(args, work):
     universe = mda.Universe(data.TPR, data.XTC)
-    box = None
 
-    def jump(frame, positions, dimensions):
-        nonlocal box
-        box = mda.lib.mdamath.triclinic_vectors(dimensions)
-        return positions + box[0] if frame == 6 else positions
+    def jump(frame, positions, dimensions):  # frame 6 moved by the cell's first vector
+        if frame != 6:
+            return positions
+        return positions + mda.lib.mdamath.triclinic_vectors(dimensions)[0]
     jumped = os.path.join(work, "jumped.trr")
     write_frames(universe, jumped, [0, 3, 6, 9], jump)
     common = ["--topology", data.TPR, "--trajectory", jumped, "--select", "protein", "--grid",

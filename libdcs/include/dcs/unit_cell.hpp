@@ -5,6 +5,7 @@
 // An infinite cell (the default) is a system without periodicity.
 #pragma once
 
+#include <array>
 #include <optional>
 #include <string>
 
@@ -68,6 +69,9 @@ class UnitCell {
   Vec3 angles_{90.0, 90.0, 90.0};
   Mat3 vectors_{};
   Mat3 reciprocal_{};
+  /// The 26 lattice vectors i·a + j·b + k·c, i, j, k in {-1, 0, 1}, not all 0: the neighbours
+  /// minimum_image() tries, made once with the cell rather than on every call.
+  std::array<Vec3, 26> neighbours_{};
   double volume_ = 0.0;
   std::optional<std::string> unusable_;
 };

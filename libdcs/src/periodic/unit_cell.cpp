@@ -66,6 +66,12 @@ UnitCell UnitCell::from_lengths_angles(const Vec3& lengths, const Vec3& angles_d
     cell.reciprocal_[1][i] = ca_[i] / cell.volume_;
     cell.reciprocal_[2][i] = ab[i] / cell.volume_;
   }
+  std::size_t n = 0;
+  for (int i = -1; i <= 1; ++i)
+    for (int j = -1; j <= 1; ++j)
+      for (int k = -1; k <= 1; ++k)
+        if (i != 0 || j != 0 || k != 0)
+          cell.neighbours_[n++] = cell.to_cartesian(Vec3{double(i), double(j), double(k)});
   const bool square = angles_deg[0] == 90.0 && angles_deg[1] == 90.0 && angles_deg[2] == 90.0;
   cell.shape_ = square ? Shape::kOrthorhombic : Shape::kTriclinic;
   return cell;
@@ -121,18 +127,14 @@ Vec3 UnitCell::minimum_image(const Vec3& d) const noexcept {
   const Vec3 base = to_cartesian(s);
   Vec3 best = base;
   double best_r2 = dot(base, base);
-  for (int i = -1; i <= 1; ++i)
-    for (int j = -1; j <= 1; ++j)
-      for (int k = -1; k <= 1; ++k) {
-        if (i == 0 && j == 0 && k == 0) continue;
-        const Vec3 shift = to_cartesian(Vec3{double(i), double(j), double(k)});
-        const Vec3 trial{base[0] + shift[0], base[1] + shift[1], base[2] + shift[2]};
-        const double r2 = dot(trial, trial);
-        if (r2 < best_r2) {
-          best_r2 = r2;
-          best = trial;
-        }
-      }
+  for (const Vec3& shift : neighbours_) {
+    const Vec3 trial{base[0] + shift[0], base[1] + shift[1], base[2] + shift[2]};
+    const double r2 = dot(trial, trial);
+    if (r2 < best_r2) {
+      best_r2 = r2;
+      best = trial;
+    }
+  }
   return best;
 }
 

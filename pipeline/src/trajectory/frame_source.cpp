@@ -108,7 +108,15 @@ const UnitCell& FrameSource::cell_of(const io::TrajectoryFrame& frame) const {
   return frame.cell.is_periodic() || frame.cell.why_unusable() ? frame.cell : topology_.cell;
 }
 
-void FrameSource::set_grid(const GridSpec& grid) { grid_ = grid; }
+void FrameSource::set_grid(const GridSpec& grid) {
+  // The box of grid points, with half a spacing of slack for rounding.
+  std::array<Vec3, 2> box{};
+  for (int a = 0; a < 3; ++a) {
+    box[0][a] = grid.origin[a] - 0.5 * grid.spacing[a];
+    box[1][a] = grid.origin[a] + (static_cast<double>(grid.counts[a]) - 0.5) * grid.spacing[a];
+  }
+  grid_box_ = box;
+}
 
 /// Makes the frame's molecules whole and centres it, in place (before selecting and fitting).
 void FrameSource::place(io::TrajectoryFrame& frame, FrameFacts& facts) const {
@@ -165,18 +173,14 @@ void FrameSource::fill(io::TrajectoryFrame& frame, System& out, FrameFacts& fact
       out.atoms[j].position = fit.apply(frame.positions[selected_[j]]);
   }
   facts.outside_grid = 0;
-  if (!grid_) return;
-  // Outside the box of grid points, with half a spacing of slack for rounding.
+  if (!grid_box_) return;
+  const auto& [low, high] = *grid_box_;
   for (const Atom& atom : out.atoms)
-    for (int a = 0; a < 3; ++a) {
-      const double low = grid_->origin[a] - 0.5 * grid_->spacing[a];
-      const double high =
-          grid_->origin[a] + (static_cast<double>(grid_->counts[a]) - 0.5) * grid_->spacing[a];
-      if (atom.position[a] < low || atom.position[a] > high) {
+    for (int a = 0; a < 3; ++a)
+      if (atom.position[a] < low[a] || atom.position[a] > high[a]) {
         ++facts.outside_grid;
         break;
       }
-    }
 }
 
 void FrameSource::read(std::size_t k, System& out, FrameFacts& facts) {

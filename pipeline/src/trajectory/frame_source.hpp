@@ -73,12 +73,12 @@ class FrameSource {
 
   TrajectoryRequest request_;
   System topology_;
-  std::vector<std::size_t> selected_;   ///< topology indices of the mapped atoms
-  std::vector<std::size_t> aligned_;    ///< topology indices of the --align atoms
-  std::vector<std::size_t> centred_;    ///< topology indices of the --center atoms
-  std::vector<Vec3> reference_;         ///< the first frame's --align positions
-  std::optional<MoleculeGraph> graph_;  ///< --pbc whole with bonds
-  std::optional<GridSpec> grid_;
+  std::vector<std::size_t> selected_;            ///< topology indices of the mapped atoms
+  std::vector<std::size_t> aligned_;             ///< topology indices of the --align atoms
+  std::vector<std::size_t> centred_;             ///< topology indices of the --center atoms
+  std::vector<Vec3> reference_;                  ///< the first frame's --align positions
+  std::optional<MoleculeGraph> graph_;           ///< --pbc whole with bonds
+  std::optional<std::array<Vec3, 2>> grid_box_;  ///< set_grid(): lowest and highest corner
   std::optional<io::TrajectoryReader> reader_;
   std::vector<std::int64_t> frames_;
   io::TrajectoryFrame frame_;

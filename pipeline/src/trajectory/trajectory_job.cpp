@@ -36,11 +36,11 @@ constexpr std::size_t kLongSelection = 1024;
 
 /// A selection as the settings and attributes record it: its text, "all"/"none" when empty, or
 /// for a long one its size and checksum.
-std::string selection_setting(const std::string& text, const char* empty) {
+std::string selection_setting(const std::string& text, const char* empty, const char* option) {
   if (text.empty()) return empty;
   if (text.size() <= kLongSelection) return text;
   return fmt::format("{} bytes, SHA-256 {} (the text: /trajectory/{}_text)", text.size(),
-                     io::sha256_hex(text), empty == std::string("all") ? "select" : "align");
+                     io::sha256_hex(text), option);
 }
 
 /// What the map's values depend on beyond an atom file's settings.
@@ -50,14 +50,10 @@ std::vector<std::pair<std::string, std::string>> trajectory_settings(const Traje
           {"frames", fmt::format("{} of {} ({})", source.frames().size(),
                                  source.frames().empty() ? 0 : source.frames().back() + 1,
                                  to_string(t.frames))},
-          {"select", selection_setting(t.select, "all")},
-          {"align", selection_setting(t.align, "none")},
+          {"select", selection_setting(t.select, "all", "select")},
+          {"align", selection_setting(t.align, "none", "align")},
           {"pbc", source.makes_whole() ? "whole" : "none"},
-          {"center",
-           t.center.size() > kLongSelection
-               ? fmt::format("{} bytes, SHA-256 {}", t.center.size(), io::sha256_hex(t.center))
-           : t.center.empty() ? "none"
-                              : t.center},
+          {"center", selection_setting(t.center, "none", "center")},
           {"statistic", "mean over frames"}};
 }
 
@@ -227,13 +223,14 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
   extras.texts.push_back({"sha256", source.file_sha256()});
   if (t.select.size() > kLongSelection) extras.texts.push_back({"select_text", {t.select}});
   if (t.align.size() > kLongSelection) extras.texts.push_back({"align_text", {t.align}});
+  if (t.center.size() > kLongSelection) extras.texts.push_back({"center_text", {t.center}});
   extras.attributes = {
       {"description",
        "/potential is the mean over the frames listed in frames (0-based indices into the "
        "trajectory files, read in order); stdev, min and max are per point over the same frames"},
       {"topology", std::filesystem::absolute(t.topology).string()},
-      {"select", selection_setting(t.select, "all")},
-      {"align", selection_setting(t.align, "none")},
+      {"select", selection_setting(t.select, "all", "select")},
+      {"align", selection_setting(t.align, "none", "align")},
       {"frames_option", to_string(t.frames)},
       {"fit_rmsd_description",
        "Å: RMSD of each frame's --align atoms after the least-squares fit onto the first listed "
@@ -243,9 +240,7 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
        "(degrees); zeros where the frame and the topology have none"},
       {"pbc", source.makes_whole() ? "whole: molecules made whole along the topology's bonds"
                                    : "none: positions as stored"},
-      {"center", t.center.size() > kLongSelection ? "see the settings (long)"
-                 : t.center.empty()               ? "none"
-                                                  : t.center},
+      {"center", selection_setting(t.center, "none", "center")},
       {"long_bonds_description",
        "bonds of each frame still at least half the cell's shortest width long after making "
        "molecules whole"},
