@@ -102,7 +102,10 @@ Workers make_workers(const RunConfig& config) {
       std::unique_ptr<PotentialBackend> backend = make_backend(choice.kind, options);
       // MSM wraps the exact backend, which keeps the reductions and the points.
       if (config.method == Method::kMsm)
-        backend = make_msm_backend(std::move(backend), msm_parameters(config.msm_error), options);
+        // The workers prepare at once: each one's lattices get an equal share of --memory-limit.
+        backend =
+            make_msm_backend(std::move(backend), msm_parameters(config.msm_error), options,
+                             config.memory_limit ? *config.memory_limit / config.cpu_workers : 0);
       workers.owned.push_back(std::move(backend));
     }
   }

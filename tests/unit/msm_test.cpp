@@ -136,7 +136,7 @@ TEST(MsmLatticeSum, FftAgreesWithTheDirectStencilSum) {
       direct.resize(q.lo, q.n);
       fft.resize(q.lo, q.n);
       msm::direct_lattice_sum(q, K, 0.5, direct, pool);
-      msm::fft_lattice_sum(q, K, 0.5, fft, msm::fft_plan(q, K.r), pool);
+      msm::fft_lattice_sum(q, K, 0.5, fft, msm::fft_plan(q.n, K.r), pool);
       double worst = 0.0, scale = 0.0;
       for (std::size_t i = 0; i < q.v.size(); ++i) {
         worst = std::max(worst, std::fabs(fft.v[i] - direct.v[i]));

@@ -84,48 +84,56 @@ class MsmCudaBackend final : public PotentialBackend {
     d_lattice_ = DeviceBuffer<double>();
 
     ScopedDevice scoped(device_.ordinal);
+    // The box (the map and the charged atoms: atoms of charge 0 add nothing and are left out,
+    // msm_box) and the device memory it takes, checked before anything is allocated.
+    const MsmBox box = msm_box(system, grid);
+    const MsmMemory memory = msm_memory(parameters_, box, grid, pool_.size());
+    {
+      std::size_t free_bytes = 0, total_bytes = 0;
+      DCS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+      if (memory.device_peak > static_cast<double>(free_bytes))
+        throw UsageError(msm_too_large(
+            parameters_, box, memory.device_peak, "the device's lattices and atoms",
+            detail::describe_device(device_) + " has " + format_bytes(free_bytes) + " free"));
+    }
+    // The atoms taken: all, or the charged ones by index; none charged: one zero charge at the
+    // map's origin (the bins must not be empty).
+    std::vector<std::size_t> keep;
+    if (box.charged > 0 && box.charged < n) {
+      keep.reserve(box.charged);
+      for (std::size_t i = 0; i < n; ++i)
+        if (system.atoms[i].charge != 0.0) keep.push_back(i);
+    }
+    const std::size_t taken = std::max<std::size_t>(box.charged, 1);
+    auto atom_taken = [&](std::size_t i) -> MsmAtom {
+      if (box.charged == 0) return {grid.origin[0], grid.origin[1], grid.origin[2], 0.0};
+      const Atom& atom = system.atoms[keep.empty() ? i : keep[i]];
+      return {atom.position[0], atom.position[1], atom.position[2], atom.charge};
+    };
     const detail::StreamView stream = stream_->view();
     // The atoms, once, through two pinned staging buffers (conversion of one chunk on the pool
-    // overlaps the copy of the other) with their bounding box (min/max: any order, same bits).
-    DeviceBuffer<MsmAtom> d_input(n);
-    Vec3 atoms_lower = system.atoms[0].position, atoms_upper = atoms_lower;
+    // overlaps the copy of the other).
+    DeviceBuffer<MsmAtom> d_input(taken);
     {
       for (auto& staging : h_staging_)
         if (staging.size() < kStagingAtoms) staging = detail::PinnedBuffer<MsmAtom>(kStagingAtoms);
-      std::mutex merge;
-      for (std::size_t begin = 0, chunk = 0; begin < n; begin += kStagingAtoms, ++chunk) {
-        const std::size_t buffer = chunk % 2, count = std::min(kStagingAtoms, n - begin);
+      for (std::size_t begin = 0, chunk = 0; begin < taken; begin += kStagingAtoms, ++chunk) {
+        const std::size_t buffer = chunk % 2, count = std::min(kStagingAtoms, taken - begin);
         if (chunk >= 2) staged_[buffer]->synchronize();  // its previous copy has left it
         MsmAtom* out = h_staging_[buffer].data();
         pool_.parallel_for(
             count,
             [&](std::size_t b, std::size_t e) {
-              Vec3 lo = system.atoms[begin + b].position, hi = lo;
-              for (std::size_t i = b; i < e; ++i) {
-                const Atom& atom = system.atoms[begin + i];
-                out[i] = {atom.position[0], atom.position[1], atom.position[2], atom.charge};
-                for (int d = 0; d < 3; ++d) {
-                  lo[d] = std::min(lo[d], atom.position[d]);
-                  hi[d] = std::max(hi[d], atom.position[d]);
-                }
-              }
-              const std::lock_guard<std::mutex> lock(merge);
-              for (int d = 0; d < 3; ++d) {
-                atoms_lower[d] = std::min(atoms_lower[d], lo[d]);
-                atoms_upper[d] = std::max(atoms_upper[d], hi[d]);
-              }
+              for (std::size_t i = b; i < e; ++i) out[i] = atom_taken(begin + i);
             },
             4096);
         d_input.upload(out, count, stream, begin);
         staged_[buffer]->record(stream);
       }
     }
-    // The plan (as the CPU's Prepared::build): the lattice covers the atoms and the map.
-    Vec3 lower = grid.origin, upper = grid.point(grid.nx() - 1, grid.ny() - 1, grid.nz() - 1);
-    for (int d = 0; d < 3; ++d) {
-      lower[d] = std::min(lower[d], atoms_lower[d]);
-      upper[d] = std::max(upper[d], atoms_upper[d]);
-    }
+    // The plan (as the CPU's Prepared::build): the lattice covers the charged atoms and the map.
+    const Vec3 &lower = box.lower, &upper = box.upper;
+    const Vec3 &atoms_lower = box.atoms_lower, &atoms_upper = box.atoms_upper;
     const MsmLatticePlan plan = msm_lattice_plan(parameters_, lower, upper);
     const MsmBins bins = msm_bins(parameters_.cutoff, atoms_lower, atoms_upper);
     const MsmExtent& finest = plan.levels[0];
@@ -147,10 +155,7 @@ class MsmCudaBackend final : public PotentialBackend {
     // beside the binned copy. 1e8 atoms (a 1000 A box) and a 2048^3 map: the finest lattice is
     // ~690^3 = 3.3e8 points, so 11.2 GB + 1.3 GB at the sort and 3.2 + 7.6 GB at the level sums,
     // ~12.5 GB, then 3.3 GB (binned atoms, finest potential) kept for the slabs.
-    const std::size_t L = finest.points();
-    const auto bin_count = static_cast<std::size_t>(bins.n[0] * bins.n[1] * bins.n[2]);
-    prepare_timings_.device_peak_bytes =
-        std::max(112 * n + 4 * L + 4 * bin_count, 32 * n + 4 * bin_count + 23 * L);
+    prepare_timings_.device_peak_bytes = static_cast<std::size_t>(memory.device_peak);
     prepare_timings_.levels = static_cast<int>(plan.levels.size());
     prepare_timings_.lattice_points = plan.lattice_points();
     prepare_timings_.host = seconds_since(start);
@@ -158,14 +163,14 @@ class MsmCudaBackend final : public PotentialBackend {
     // Short-range bins (stable: input order within a bin), then the lattice hierarchy.
     detail::MsmStepTimer timer;
     {
-      detail::BoxBins box;
+      detail::BoxBins box_bins;
       for (int d = 0; d < 3; ++d) {
-        box.lower[d] = bins.lower[d];
-        box.n[d] = bins.n[static_cast<std::size_t>(d)];
+        box_bins.lower[d] = bins.lower[d];
+        box_bins.n[d] = bins.n[static_cast<std::size_t>(d)];
       }
-      box.side = bins.side;
+      box_bins.side = bins.side;
       timer.begin(detail::MsmStep::Binning, stream);
-      detail::bin_atoms(d_input.data(), n, box, d_atoms_, d_bin_start_, stream);
+      detail::bin_atoms(d_input.data(), taken, box_bins, d_atoms_, d_bin_start_, stream);
       timer.end(stream);
     }
     const char* direct = std::getenv("DCS_MSM_TESTING_DIRECT_SUMS");
@@ -222,7 +227,7 @@ class MsmCudaBackend final : public PotentialBackend {
         "CUDA msm on device {}: {} atoms in {}x{}x{} bins of {} A, lattice {}x{}x{} on {} "
         "levels; prepare {:.3f} s (host {:.3f}, binning {:.3f}, anterpolation {:.3f}, "
         "restriction {:.3f}, level sums {:.3f}, prolongation {:.3f})",
-        device_.ordinal, n, l.bins[0], l.bins[1], l.bins[2], l.bin_side, l.lattice_n[0],
+        device_.ordinal, taken, l.bins[0], l.bins[1], l.bins[2], l.bin_side, l.lattice_n[0],
         l.lattice_n[1], l.lattice_n[2], prepare_timings_.levels, prepare_timings_.total,
         prepare_timings_.host, prepare_timings_.binning, prepare_timings_.anterpolation,
         prepare_timings_.restriction, prepare_timings_.level_sums, prepare_timings_.prolongation);

@@ -57,9 +57,13 @@ std::string describe(const MsmParameters& parameters);
 /// the long-range lattice, on `options.threads` threads. The value of a point is the same bits
 /// for any slab split and thread count. statistics() and difference() are the wrapped backend's;
 /// prepare_points()/compute_points() throw UsageError (MSM at points is not implemented).
+/// prepare() estimates its memory first (msm_memory(), dcs/msm_plan.hpp) and refuses
+/// (UsageError) beyond `memory_limit` bytes (this worker's share of --memory-limit; 0: none
+/// given), the memory available now or the address-space limit.
 std::unique_ptr<PotentialBackend> make_msm_backend(std::unique_ptr<PotentialBackend> exact,
                                                    const MsmParameters& parameters,
-                                                   const BackendOptions& options);
+                                                   const BackendOptions& options,
+                                                   std::size_t memory_limit = 0);
 
 /// One CPU MSM prepare() in plain arrays: the lattice, bins and weights the CPU backend computes
 /// from (the CUDA backend builds its own on the device from the same plan, dcs/msm_plan.hpp;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "dcs/grid.hpp"
@@ -21,6 +22,10 @@ struct MsmExtent {
   std::size_t points() const noexcept {
     return static_cast<std::size_t>(n[0]) * static_cast<std::size_t>(n[1]) *
            static_cast<std::size_t>(n[2]);
+  }
+  /// points() in double: never wraps, whatever the box (the memory estimate's).
+  double volume() const noexcept {
+    return static_cast<double>(n[0]) * static_cast<double>(n[1]) * static_cast<double>(n[2]);
   }
 };
 
@@ -57,6 +62,11 @@ struct MsmLatticePlan {
   }
 };
 
+/// The levels' extents alone (msm_lattice_plan's, without the kernels): O(levels) whatever the
+/// box, so the memory estimate can size an absurd box before anything is allocated.
+std::vector<MsmExtent> msm_level_extents(const MsmParameters& parameters, const Vec3& lower,
+                                         const Vec3& upper);
+
 /// The plan for a finest lattice whose index 0 sits at `lower` and which covers [lower, upper]
 /// (atoms and map) with the basis' support; levels are restricted until the top one has at
 /// most 16^3 points.
@@ -71,6 +81,41 @@ struct MsmBins {
   std::array<long, 3> n{};
 };
 MsmBins msm_bins(double cutoff, const Vec3& atoms_lower, const Vec3& atoms_upper);
+
+/// What the lattice must cover: the map and the charged atoms. An atom of charge 0 adds nothing
+/// to any potential, so it neither enlarges the lattice nor enters the bins (a zero-charge
+/// placeholder far from a molecule costs nothing); `charged` counts the others. With none
+/// charged, atoms_lower = atoms_upper = the map's origin (where the backends put one zero
+/// charge, so that the bins are not empty).
+struct MsmBox {
+  Vec3 lower{}, upper{};              ///< the lattice's box: the map's and the charged atoms'
+  Vec3 atoms_lower{}, atoms_upper{};  ///< the charged atoms' box (the bins')
+  std::size_t charged = 0;
+};
+MsmBox msm_box(const System& system, const GridSpec& grid);
+
+/// Bytes one msm prepare() takes, from the levels' extents alone, in double (a box of 10^7 A
+/// gives a number, not a wrapped product). host_peak: the CPU solve at its largest (every
+/// level's charges, two potentials, the transfer temporaries, an FFT's buffers, the atoms'
+/// copies and the bins) on `threads` threads; host_kept: what the CPU backend keeps for the
+/// slabs (the finest potential, the binned atoms, the axes' weights); device_peak: the CUDA
+/// solve's (device_lattice.hpp).
+struct MsmMemory {
+  double finest_points = 0.0, lattice_points = 0.0, bins = 0.0;
+  double host_peak = 0.0, host_kept = 0.0, device_peak = 0.0;
+};
+MsmMemory msm_memory(const MsmParameters& parameters, const MsmBox& box, const GridSpec& grid,
+                     unsigned threads);
+
+/// The refusal of a box too large for msm: what it needs (`need` bytes, `what`), the box that
+/// sets it and what to do, after `have` ("--memory-limit allows 100 MiB").
+std::string msm_too_large(const MsmParameters& parameters, const MsmBox& box, double need,
+                          const std::string& what, const std::string& have);
+
+/// Throws UsageError (msm_too_large) when the CPU solve's host_peak exceeds `limit` bytes (the
+/// share of --memory-limit for this backend; 0: none given) or the memory available now.
+void check_msm_host_memory(const MsmParameters& parameters, const MsmBox& box,
+                           const MsmMemory& memory, std::size_t limit);
 
 /// One map axis' interpolation: grid coordinate i uses finest lattice indices base[i] ..
 /// base[i] + order - 1 (absolute) with weights w[i * order ..].

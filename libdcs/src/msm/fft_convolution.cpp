@@ -58,6 +58,7 @@ void fft_3d(std::vector<Complex>& data, const std::array<long, 3>& m, bool inver
     pool.parallel_for(lines, [&](std::size_t begin, std::size_t end) {
       std::vector<Complex> line(static_cast<std::size_t>(n));
       for (std::size_t l = begin; l < end; ++l) {
+        if (l % 64 == 0) stop_if_interrupted();
         const std::size_t inner = l % stride, outer = l / stride;
         Complex* first = data.data() + inner + outer * stride * static_cast<std::size_t>(n);
         for (long i = 0; i < n; ++i)
@@ -72,11 +73,11 @@ void fft_3d(std::vector<Complex>& data, const std::array<long, 3>& m, bool inver
 
 }  // namespace
 
-FftPlan fft_plan(const Lattice& q, const std::array<long, 3>& r) {
+FftPlan fft_plan(const std::array<long, 3>& n, const std::array<long, 3>& r) {
   FftPlan plan;
   double points = 1.0;
   for (std::size_t d = 0; d < 3; ++d) {
-    plan.m[d] = next_power_of_two(q.n[d] + r[d]);
+    plan.m[d] = next_power_of_two(n[d] + r[d]);
     points *= static_cast<double>(plan.m[d]);
   }
   plan.bytes = static_cast<std::size_t>(points) * 2 * sizeof(Complex);

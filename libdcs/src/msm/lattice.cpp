@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "dcs/error.hpp"
+#include "dcs/interrupt.hpp"
 #include "dcs/msm_plan.hpp"
 #include "fft_convolution.hpp"
 
@@ -51,6 +52,7 @@ void anterpolate(const std::vector<PointCharge>& atoms, const Vec3& origin, doub
   pool.parallel_for(static_cast<std::size_t>(nz), [&](std::size_t begin, std::size_t end) {
     double wx[8], wy[8];
     for (std::size_t plane = begin; plane < end; ++plane) {
+      stop_if_interrupted();
       const long z = q.lo[2] + static_cast<long>(plane);
       for (long bz = std::max(q.lo[2], z - p + 1); bz <= z; ++bz) {
         const auto bucket = static_cast<std::size_t>(bz - q.lo[2]);
@@ -91,6 +93,7 @@ void transfer_axis(const MsmLatticePlan& plan, Transfer kind, int axis, const La
   const std::size_t lines = out.points() / static_cast<std::size_t>(n_out);
   pool.parallel_for(lines, [&](std::size_t begin, std::size_t end) {
     for (std::size_t line = begin; line < end; ++line) {
+      if (line % 64 == 0) stop_if_interrupted();
       // line -> (inner index below the axis, outer index above it); the other axes agree.
       const std::size_t inner = line % stride_out, outer = line / stride_out;
       const double* src = in.v.data() + inner + outer * stride_in * static_cast<std::size_t>(n_in);
@@ -193,6 +196,7 @@ void lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e, T
   pool.parallel_for(rows, [&](std::size_t begin, std::size_t end) {
     std::vector<double> acc(static_cast<std::size_t>(nx));
     for (std::size_t r = begin; r < end; ++r) {
+      stop_if_interrupted();
       const long j = static_cast<long>(r) % ny, k = static_cast<long>(r) / ny;
       std::fill(acc.begin(), acc.end(), 0.0);
       for (long dz = std::max(-rz, -k); dz <= std::min(rz, nz - 1 - k); ++dz)
@@ -225,11 +229,10 @@ void lattice_sum(const Lattice& q, const Stencil& K, double scale, Lattice& e, T
 /// count, so the choice and the bits are the same however many threads run it).
 void lattice_sum_auto(const Lattice& q, const Stencil& K, double scale, Lattice& e,
                       ThreadPool& pool) {
-  constexpr std::size_t kFftBytesLimit = std::size_t{1} << 30;
   double charged = 0.0, taps = 0.0;
   for (const double v : q.v) charged += v != 0.0 ? 1.0 : 0.0;
   for (const double v : K.v) taps += v != 0.0 ? 1.0 : 0.0;
-  const FftPlan plan = fft_plan(q, K.r);
+  const FftPlan plan = fft_plan(q.n, K.r);
   if (plan.bytes <= kFftBytesLimit && plan.work < charged * taps)
     fft_lattice_sum(q, K, scale, e, plan, pool);
   else lattice_sum(q, K, scale, e, pool);
@@ -250,6 +253,10 @@ Stencil stencil(const MsmRadialKernel& radial) {
 }
 
 }  // namespace
+
+void stop_if_interrupted() {
+  if (interrupt_requested()) throw InterruptedError("interrupted");
+}
 
 void Lattice::resize(std::array<long, 3> lower, std::array<long, 3> counts) {
   lo = lower;
@@ -277,6 +284,7 @@ void LongRange::solve(const std::vector<PointCharge>& atoms, const Vec3& lower, 
   anterpolate(atoms, origin_, h_, basis_, charge[0], pool);
   // Restrict down to the plan's top level.
   for (std::size_t level = 1; level < plan.levels.size(); ++level) {
+    stop_if_interrupted();
     Lattice coarse;
     coarse.resize(plan.levels[level].lo, plan.levels[level].n);
     restrict_to(plan, charge.back(), coarse, pool);
@@ -297,6 +305,7 @@ void LongRange::solve(const std::vector<PointCharge>& atoms, const Vec3& lower, 
   // Down the levels: this level's cutoff sum plus the coarser potential prolonged.
   const Stencil cutoff = stencil(plan.cutoff);
   for (int level = top - 1; level >= 0; --level) {
+    stop_if_interrupted();
     const Lattice& q = charge[static_cast<std::size_t>(level)];
     Lattice fine;
     fine.resize(q.lo, q.n);

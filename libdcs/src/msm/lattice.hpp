@@ -39,6 +39,10 @@ struct Lattice {
   }
 };
 
+/// Throws InterruptedError once dcs::interrupt_requested(): the lattice loops poll it per
+/// plane, line or row, so SIGTERM takes effect within a fraction of a second of lattice work.
+void stop_if_interrupted();
+
 /// A kernel tabulated on lattice displacements |d_x| <= r[0], ..., x fastest.
 struct Stencil {
   std::array<long, 3> r{};

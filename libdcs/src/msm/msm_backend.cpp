@@ -24,8 +24,11 @@ namespace {
 class MsmBackend final : public PotentialBackend {
  public:
   MsmBackend(std::unique_ptr<PotentialBackend> exact, const MsmParameters& parameters,
-             const BackendOptions& options)
-      : exact_(std::move(exact)), parameters_(parameters), pool_(resolve_threads(options.threads)) {
+             const BackendOptions& options, std::size_t memory_limit)
+      : exact_(std::move(exact)),
+        parameters_(parameters),
+        memory_limit_(memory_limit),
+        pool_(resolve_threads(options.threads)) {
     validate(parameters_);
   }
 
@@ -40,7 +43,7 @@ class MsmBackend final : public PotentialBackend {
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     const auto start = std::chrono::steady_clock::now();
     timings_ = {};
-    prepared_.build(system, grid, physics, parameters_, pool_);
+    prepared_.build(system, grid, physics, parameters_, pool_, memory_limit_);
     // Blocks of points along x about a long: a point's candidates are few more than its own.
     block_ = std::max<std::int64_t>(
         1, std::min<std::int64_t>(64,
@@ -134,6 +137,7 @@ class MsmBackend final : public PotentialBackend {
  private:
   std::unique_ptr<PotentialBackend> exact_;
   MsmParameters parameters_;
+  std::size_t memory_limit_;  ///< bytes prepare() may take (0: none given)
   ThreadPool pool_;
   msm::Prepared prepared_;
   std::int64_t block_ = 1;
@@ -144,9 +148,10 @@ class MsmBackend final : public PotentialBackend {
 
 std::unique_ptr<PotentialBackend> make_msm_backend(std::unique_ptr<PotentialBackend> exact,
                                                    const MsmParameters& parameters,
-                                                   const BackendOptions& options) {
+                                                   const BackendOptions& options,
+                                                   std::size_t memory_limit) {
   if (!exact) throw InternalError("make_msm_backend: no exact backend to wrap");
-  return std::make_unique<MsmBackend>(std::move(exact), parameters, options);
+  return std::make_unique<MsmBackend>(std::move(exact), parameters, options, memory_limit);
 }
 
 }  // namespace dcs

@@ -34,6 +34,36 @@ MsmRadialKernel tabulate(std::array<long, 3> radius, const Kernel& kernel) {
 
 }  // namespace
 
+std::vector<MsmExtent> msm_level_extents(const MsmParameters& parameters, const Vec3& lower,
+                                         const Vec3& upper) {
+  const long s = msm::Basis(parameters.order).half();
+  const long reach = 2 * s - 1;
+  // Finest range: every stencil of a point in [lower, upper].
+  MsmExtent finest;
+  for (int d = 0; d < 3; ++d) {
+    finest.lo[d] = 1 - s;
+    const long hi = static_cast<long>(std::floor((upper[d] - lower[d]) / parameters.spacing)) + s;
+    finest.n[d] = hi - finest.lo[d] + 1;
+  }
+  std::vector<MsmExtent> levels{finest};
+  // Compared in double: the product of a large box's counts would wrap in size_t.
+  auto points = [](const MsmExtent& e) {
+    return static_cast<double>(e.n[0]) * static_cast<double>(e.n[1]) * static_cast<double>(e.n[2]);
+  };
+  while (points(levels.back()) > static_cast<double>(kTopPoints) &&
+         static_cast<int>(levels.size()) < kMaxLevels) {
+    const MsmExtent& fine = levels.back();
+    MsmExtent coarse;
+    for (int d = 0; d < 3; ++d) {
+      coarse.lo[d] = floor_half(fine.lo[d] - reach);
+      const long hi = ceil_half(fine.lo[d] + fine.n[d] - 1 + reach);
+      coarse.n[d] = hi - coarse.lo[d] + 1;
+    }
+    levels.push_back(coarse);
+  }
+  return levels;
+}
+
 MsmLatticePlan msm_lattice_plan(const MsmParameters& parameters, const Vec3& lower,
                                 const Vec3& upper) {
   const msm::Basis basis(parameters.order);
@@ -46,26 +76,7 @@ MsmLatticePlan msm_lattice_plan(const MsmParameters& parameters, const Vec3& low
   const long s = basis.half();
   plan.reach = static_cast<int>(2 * s - 1);
   for (int k = -plan.reach; k <= plan.reach; ++k) plan.two_scale.push_back(basis.two_scale(k));
-
-  // Finest range: every stencil of a point in [lower, upper].
-  MsmExtent finest;
-  for (int d = 0; d < 3; ++d) {
-    finest.lo[d] = 1 - s;
-    const long hi = static_cast<long>(std::floor((upper[d] - lower[d]) / plan.h)) + s;
-    finest.n[d] = hi - finest.lo[d] + 1;
-  }
-  plan.levels.push_back(finest);
-  while (plan.levels.back().points() > kTopPoints &&
-         static_cast<int>(plan.levels.size()) < kMaxLevels) {
-    const MsmExtent& fine = plan.levels.back();
-    MsmExtent coarse;
-    for (int d = 0; d < 3; ++d) {
-      coarse.lo[d] = floor_half(fine.lo[d] - plan.reach);
-      const long hi = ceil_half(fine.lo[d] + fine.n[d] - 1 + plan.reach);
-      coarse.n[d] = hi - coarse.lo[d] + 1;
-    }
-    plan.levels.push_back(coarse);
-  }
+  plan.levels = msm_level_extents(parameters, lower, upper);
 
   // Level 0's cutoff kernel g_a - g_2a at distance h|d| (level l: the same over 2^l).
   const double a = plan.a;

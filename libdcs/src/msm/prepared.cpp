@@ -6,6 +6,7 @@
 #include <string>
 
 #include "dcs/error.hpp"
+#include "dcs/msm_plan.hpp"
 
 namespace dcs::msm {
 
@@ -23,29 +24,22 @@ AxisWeights axis_weights(const Basis& basis, double origin, double spacing, std:
 }
 
 void Prepared::build(const System& system, const GridSpec& grid_, const Physics& physics,
-                     const MsmParameters& parameters, ThreadPool& pool) {
+                     const MsmParameters& parameters, ThreadPool& pool, std::size_t memory_limit) {
   check_msm_input(system, physics, parameters);
   grid = grid_;
   factor = coulomb_factor(physics);
+  // The lattice covers the map and the charged atoms (msm_box): atoms of charge 0 add nothing,
+  // so they are left out; its size is checked before anything is allocated.
+  const MsmBox box = msm_box(system, grid);
+  check_msm_host_memory(parameters, box, msm_memory(parameters, box, grid, pool.size()),
+                        memory_limit);
   std::vector<PointCharge> atoms;
-  atoms.reserve(system.atoms.size());
+  atoms.reserve(std::max<std::size_t>(box.charged, 1));
   for (const Atom& atom : system.atoms)
-    atoms.push_back({atom.position[0], atom.position[1], atom.position[2], atom.charge});
-  // The lattice covers the atoms and the map.
-  Vec3 lower = grid.origin, upper = grid.point(grid.nx() - 1, grid.ny() - 1, grid.nz() - 1);
-  for (const PointCharge& atom : atoms) {
-    const double p[3] = {atom.x, atom.y, atom.z};
-    for (int d = 0; d < 3; ++d) {
-      lower[d] = std::min(lower[d], p[d]);
-      upper[d] = std::max(upper[d], p[d]);
-    }
-  }
-  // The finest lattice, the coarser ones (1/7 more) and a finest-sized temporary: in doubles.
-  double lattice_points = 1.0;
-  for (int d = 0; d < 3; ++d)
-    lattice_points *= std::floor((upper[d] - lower[d]) / parameters.spacing) + parameters.order;
-  check_fits_in_memory(static_cast<std::size_t>(lattice_points * 8.0 * (1.0 + 1.0 / 7.0 + 2.0)),
-                       "the MSM lattices (" + describe(parameters) + ")");
+    if (atom.charge != 0.0)
+      atoms.push_back({atom.position[0], atom.position[1], atom.position[2], atom.charge});
+  if (atoms.empty()) atoms.push_back({grid.origin[0], grid.origin[1], grid.origin[2], 0.0});
+  const Vec3 &lower = box.lower, &upper = box.upper;
   const Basis basis(parameters.order);
   const Splitting splitting(parameters.split);
   long_range.emplace(basis, splitting, parameters.spacing, parameters.cutoff);
@@ -67,7 +61,7 @@ MsmHostData msm_prepare_host(const System& system, const GridSpec& grid, const P
                              const MsmParameters& parameters, ThreadPool& pool) {
   validate(parameters);
   msm::Prepared prepared;
-  prepared.build(system, grid, physics, parameters, pool);
+  prepared.build(system, grid, physics, parameters, pool, 0);
   MsmHostData data;
   data.factor = prepared.factor;
   data.cutoff = parameters.cutoff;

@@ -35,9 +35,10 @@ struct Prepared {
   std::optional<ShortRange> short_range;
   std::array<AxisWeights, 3> weights;
 
-  /// Throws UsageError for no atoms, a model other than Coulomb, or a min_distance >= a/2.
+  /// Throws UsageError for no atoms, a model other than Coulomb, a min_distance >= a/2, or
+  /// lattices beyond `memory_limit` bytes (0: none given) or the memory available now.
   void build(const System& system, const GridSpec& grid, const Physics& physics,
-             const MsmParameters& parameters, ThreadPool& pool);
+             const MsmParameters& parameters, ThreadPool& pool, std::size_t memory_limit);
 };
 
 }  // namespace dcs::msm
