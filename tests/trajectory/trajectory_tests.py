@@ -444,7 +444,19 @@ def case_outputs(args, work):
               "the gzipped PSF gives another map")
         digest = hashlib.sha256(open(psf_gz, "rb").read()).hexdigest()
         check(digest in b["trajectory/sha256"][...].astype(str), "the .psf.gz's checksum")
-    print("outputs: provenance, attributes, structure, preview recipe and gzipped PSF right")
+    # A gzipped PRMTOP too (dcs's own parser, streamed through zlib).
+    prmtop_gz = os.path.join(work, "bala.prmtop.gz")
+    with open(data.PRMncdf, "rb") as f, gzip.open(prmtop_gz, "wb") as g:
+        shutil.copyfileobj(f, g)
+    maps = []
+    for topology, name in ((data.PRMncdf, "plain.h5"), (prmtop_gz, "gz_prmtop.h5")):
+        dcs(args, "--topology", topology, "--trajectory", data.NCDF, "--frames", "0:6:2",
+            "--grid", "10", "--device", "cpu", "-o", os.path.join(work, name))
+        with h5py.File(os.path.join(work, name), "r") as h5:
+            maps.append(h5["potential"][...].tobytes())
+    check(maps[0] == maps[1], "the gzipped PRMTOP gives another map")
+    print("outputs: provenance, attributes, structure, preview recipe, gzipped PSF and PRMTOP "
+          "right")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
