@@ -2,7 +2,7 @@
 
     import dcs_map
     m = dcs_map.open_map("mol.h5")          # m.values[k, j, i] at m.origin + (i, j, k) * m.spacing
-    v = dcs_map.to_xarray("mol.h5")         # xarray.DataArray, dims (z, y, x), coords in Å
+    v = dcs_map.to_xarray("mol.h5")         # xarray.DataArray, dims (x, y, z), coords in Å
     v.sel(x=1.0, y=2.0, z=3.0, method="nearest")
     v.sel(y=0.0, z=0.0, method="nearest")   # a line profile along x
 
@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 import h5py
 import numpy as np
 
-__all__ = ["DcsMap", "open_map", "to_xarray"]
+__all__ = ["DcsMap", "open_map", "to_xarray", "axis_coordinates"]
+
+
+def axis_coordinates(origin, spacing, count):
+    """The coordinates in Å of `count` grid points along one axis: origin + i * spacing in
+    float64, the operations of the C++ GridSpec::point (a product, then a sum), so that every
+    reader and writer (dcs.potential_map, dcs.read_map, dcs.mda, this module) gives the command
+    line's coordinates bit for bit for the same origin and spacing."""
+    return float(origin) + np.arange(int(count), dtype=np.float64) * float(spacing)
 
 
 def _text(value):
@@ -56,7 +64,7 @@ class DcsMap:
     def axis(self, name):
         """Coordinates in Å of the grid points along "x", "y" or "z"."""
         a = "xyz".index(name)
-        return self.origin[a] + np.arange(self.dims[a]) * self.spacing[a]
+        return axis_coordinates(self.origin[a], self.spacing[a], self.dims[a])
 
     def index_of(self, x, y, z):
         """(i, j, k) of the grid point nearest to (x, y, z) Å, clipped to the grid."""
@@ -88,9 +96,10 @@ def open_map(path):
 
 
 def to_xarray(path_or_map):
-    """The map as an xarray.DataArray with dims (z, y, x), coordinates in Å, the attributes of
-    /potential (units, temperature, dielectric, ...) and provenance and statistics in attrs
-    (prefixed "provenance_" and "statistics_")."""
+    """The map as an xarray.DataArray with dims (x, y, z) (a transposed view of the file's
+    [z][y][x] array; the convention of every dcs reader and of dcs.potential_map), coordinates in
+    Å, the attributes of /potential (units, temperature, dielectric, colour range, ...) and
+    provenance and statistics in attrs (prefixed "provenance_" and "statistics_")."""
     import xarray as xr
 
     m = path_or_map if isinstance(path_or_map, DcsMap) else open_map(path_or_map)
@@ -105,6 +114,6 @@ def to_xarray(path_or_map):
         for key, value in source.items():
             attrs[prefix + key] = value
     coord = lambda a: xr.Variable(a, m.axis(a), {"units": "angstrom", "long_name": f"{a} (Å)"})
-    return xr.DataArray(m.values, dims=("z", "y", "x"),
-                        coords={"z": coord("z"), "y": coord("y"), "x": coord("x")},
+    return xr.DataArray(m.values.T, dims=("x", "y", "z"),
+                        coords={"x": coord("x"), "y": coord("y"), "z": coord("z")},
                         name="potential", attrs=attrs)

@@ -89,6 +89,10 @@ class MapFile:
         self.positions = f["atoms/position"][()] if "atoms/position" in f else np.zeros((0, 3))
         self.radii = f["atoms/radius"][()] if "atoms/radius" in f else np.zeros(len(self.positions))
         self.source = text_attr(f["atoms"].attrs.get("source_path", "")) if "atoms" in f else ""
+        # A trajectory's mean: its atoms' source is a trajectory file, which PyMOL cannot load
+        # alone; dcs writes the mapped atoms in the map's frame beside it (/trajectory structure).
+        if "trajectory" in f:
+            self.source = text_attr(f["trajectory"].attrs.get("structure", ""))
 
     def coordinates(self, axis, step=1):
         return self.origin[axis] + self.spacing[axis] * np.arange(0, self.counts[axis], step)

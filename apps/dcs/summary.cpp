@@ -109,6 +109,9 @@ void print_summary(const RunResult& result) {
     fmt::print("  models    {}\n", models);
   if (result.points > 0) {
     fmt::print("  points    {}\n", result.points_description);
+    if (result.nearest_atom_median >= 0.0)
+      fmt::print("  distance  to the nearest atom centre: median {:.3g} A, max {:.3g} A\n",
+                 result.nearest_atom_median, result.nearest_atom_max);
   } else {
     fmt::print(
         "  grid      {} x {} x {} = {} points, spacing {:.4g} x {:.4g} x {:.4g} A, origin "

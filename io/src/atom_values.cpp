@@ -1,7 +1,8 @@
-// Atoms with a value each, as PDB records with the value in the B-factor column
-// (dcs/io/atom_values.hpp).
+// Atoms for viewers: with a value each, as PDB records with the value in the B-factor column,
+// or as PQR records with their charges and radii (dcs/io/atom_values.hpp).
 #include "dcs/io/atom_values.hpp"
 
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <string_view>
@@ -94,7 +95,49 @@ void remark(std::string& out, std::string_view text) {
   }
 }
 
+/// A radius for a viewer's surface by the element the atom's name starts with (Bondi 1964).
+double guessed_radius(const std::string& name) {
+  for (const char c : name) {
+    switch (c) {
+      case 'H':
+      case 'h': return 1.2;
+      case 'C':
+      case 'c': return 1.7;
+      case 'N':
+      case 'n': return 1.55;
+      case 'O':
+      case 'o': return 1.52;
+      case 'S':
+      case 's':
+      case 'P':
+      case 'p': return 1.8;
+      default: break;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c))) break;  // "1HB": the digit is skipped
+  }
+  return 1.5;
+}
+
 }  // namespace
+
+std::string pqr_records(const System& system, const std::string& path, std::size_t& guessed) {
+  std::string body;
+  body.reserve(system.size() * 82);
+  guessed = 0;
+  for (const Atom& atom : system.atoms) {
+    std::string res_name = atom.res_name.substr(0, 4);
+    res_name.resize(4, ' ');
+    const char chain = atom.chain.empty() ? ' ' : atom.chain.front();
+    const double radius = atom.radius > 0.0 ? atom.radius : guessed_radius(atom.name);
+    if (!(atom.radius > 0.0)) ++guessed;
+    body += fmt::format(
+        "{:<6}{} {} {}{}{}    {}{}{} {:7.4f} {:6.4f}\n", atom.hetatm ? "HETATM" : "ATOM",
+        hybrid36(atom.serial, 5), atom_name(atom.name), res_name, chain, hybrid36(atom.res_seq, 4),
+        coordinate(atom.position[0], path, atom), coordinate(atom.position[1], path, atom),
+        coordinate(atom.position[2], path, atom), atom.charge, radius);
+  }
+  return body;
+}
 
 std::string b_factor_field(double value, int& decimals) {
   if (std::isnan(value)) {

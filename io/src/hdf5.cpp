@@ -59,6 +59,7 @@ void write_potential_attributes(hid_t id, const MapMetadata& meta, const Writer&
   // Which model(s) of the input (--models): "first" and "each" map one model, "average" the
   // mean over model_count models, listed in model_numbers.
   const ModelInfo& models = meta.models;
+  if (models.mode.empty()) return;  // a trajectory's mean: no models of a file
   w.text(id, "models", models.mode);
   const auto model_count = static_cast<std::int64_t>(models.count);
   w.int64s(id, "model_count", &model_count, 1);

@@ -1,11 +1,20 @@
 // read_topology(): the format from the file name, then PSF and TPR through chemfiles, PRMTOP
 // through prmtop.cpp, PQR through read_atoms(). Every result is checked against dcs/limits.hpp.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 
+#include <fmt/format.h>
 #include <chemfiles/Error.hpp>
 #include <chemfiles/Frame.hpp>
 #include <chemfiles/Trajectory.hpp>
@@ -25,28 +34,70 @@ namespace {
 
 enum class Kind { kPsf, kPrmtop, kTpr, kPqr };
 
+/// Whether the name ends in .gz: the text formats (PSF, PRMTOP, PQR) are read through gzip.
+bool gzipped(const std::string& path) { return detail::lower_file_name(path).ends_with(".gz"); }
+
 Kind kind_of(const std::string& path) {
-  const std::string name = detail::lower_file_name(path);
+  std::string name = detail::lower_file_name(path);
+  const bool gz = name.ends_with(".gz");
+  if (gz) name.resize(name.size() - 3);
   const auto ends = [&](std::string_view suffix) {
     return name.size() > suffix.size() && name.ends_with(suffix);
   };
   if (ends(".psf")) return Kind::kPsf;
   if (ends(".prmtop") || ends(".parm7")) return Kind::kPrmtop;
-  if (ends(".tpr")) return Kind::kTpr;
-  if (ends(".pqr") || ends(".pqr.gz")) return Kind::kPqr;
+  if (ends(".tpr") && !gz) return Kind::kTpr;  // binary: GROMACS never compresses it
+  if (ends(".pqr")) return Kind::kPqr;
   throw UsageError(path +
                    ": unknown topology format; the name must end in one of: " + topology_formats());
 }
 
+/// A gzipped PSF decompressed into a temporary file: chemfiles reads PSF through VMD's molfile
+/// plugin, which takes only plain files. Removed when this goes.
+class PlainCopy {
+ public:
+  explicit PlainCopy(const std::string& gz_path) {
+    std::string name =
+        (std::filesystem::temp_directory_path() / "dcs-topology-XXXXXX.psf").string();
+    const int fd = ::mkstemps(name.data(), 4);
+    if (fd < 0)
+      throw IoError(fmt::format("cannot make a temporary file to decompress {} in {}: {}",
+                                printable(gz_path), name, std::strerror(errno)));
+    ::close(fd);
+    path_ = name;
+    detail::InputFile file(gz_path);
+    detail::GzLineSource source(file, gz_path);
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    std::string line;
+    while (source.next(line) && out) out << line << '\n';
+    out.close();
+    if (!out)
+      throw IoError(fmt::format("cannot write {} (decompressing {}): the disk may be full", path_,
+                                printable(gz_path)));
+  }
+  ~PlainCopy() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  PlainCopy(const PlainCopy&) = delete;
+  PlainCopy& operator=(const PlainCopy&) = delete;
+  const std::string& path() const noexcept { return path_; }
+
+ private:
+  std::string path_;
+};
+
 /// PSF or TPR through chemfiles: names, residues (name, number, PSF segment), charges, and for
-/// TPR the positions it stores.
+/// TPR the positions it stores. A .psf.gz is read from a plain copy; errors name `path`.
 System read_with_chemfiles(const std::string& path, Kind kind) {
   detail::route_chemfiles_warnings();
   detail::check_readable(path);
   const bool tpr = kind == Kind::kTpr;
   System system;
   try {
-    chemfiles::Trajectory file(path, 'r', tpr ? "TPR" : "PSF");
+    std::optional<PlainCopy> plain;
+    if (gzipped(path)) plain.emplace(path);
+    chemfiles::Trajectory file(plain ? plain->path() : path, 'r', tpr ? "TPR" : "PSF");
     const chemfiles::Frame frame = file.read();
     const chemfiles::Topology& topology = frame.topology();
     const auto positions = frame.positions();
@@ -99,7 +150,8 @@ System read_with_chemfiles(const std::string& path, Kind kind) {
 }  // namespace
 
 std::string topology_formats() {
-  return "PSF (.psf), AMBER PRMTOP (.prmtop, .parm7), GROMACS TPR (.tpr), PQR (.pqr, .pqr.gz)";
+  return "PSF (.psf), AMBER PRMTOP (.prmtop, .parm7), GROMACS TPR (.tpr), PQR (.pqr); the text "
+         "formats also gzipped (.psf.gz, .prmtop.gz, .parm7.gz, .pqr.gz)";
 }
 
 System read_topology(const std::string& path) {
@@ -109,8 +161,13 @@ System read_topology(const std::string& path) {
   if (kind == Kind::kPrmtop) {
     detail::check_readable(path);
     detail::InputFile file(path);
-    detail::FileLineSource source(file, path);
-    system = detail::parse_prmtop_lines(source, path);
+    if (gzipped(path)) {
+      detail::GzLineSource source(file, path);
+      system = detail::parse_prmtop_lines(source, path);
+    } else {
+      detail::FileLineSource source(file, path);
+      system = detail::parse_prmtop_lines(source, path);
+    }
     system.source_sha256 = file.finish_sha256();
   } else {
     system = read_with_chemfiles(path, kind);

@@ -9,6 +9,7 @@
 
 #include "dcs/atom_checks.hpp"
 #include "dcs/error.hpp"
+#include "dcs/io/colour_range.hpp"
 #include "dcs/limits.hpp"
 #include "dcs/log.hpp"
 #include "dcs/pipeline/engine.hpp"
@@ -17,6 +18,7 @@
 #include "finish.hpp"
 #include "map_executor.hpp"
 #include "map_job.hpp"
+#include "points/point_set.hpp"
 #include "points/points_job.hpp"
 #include "slab_plan.hpp"
 
@@ -41,6 +43,29 @@ class MemorySink final : public MapSink {
  private:
   GridSpec grid_;
   float* map_;
+};
+
+/// Planes of a map in memory (for sinks that complete from the map: the colour range).
+class MemoryReader final : public MapReader {
+ public:
+  MemoryReader(const GridSpec& grid, const float* map) : grid_(grid), map_(map) {}
+  void read_planes(const Slab& slab, float* out) override {
+    const std::size_t plane = grid_.plane_points();
+    std::memcpy(out, map_ + static_cast<std::size_t>(slab.z_begin) * plane,
+                static_cast<std::size_t>(slab.z_count) * plane * sizeof(float));
+  }
+  void read_x_columns(std::int64_t x_begin, std::int64_t count, float* out) override {
+    for (std::int64_t k = 0; k < grid_.nz(); ++k)
+      for (std::int64_t j = 0; j < grid_.ny(); ++j)
+        std::memcpy(out + (k * grid_.ny() + j) * count,
+                    map_ + (k * grid_.ny() + j) * grid_.nx() + x_begin,
+                    static_cast<std::size_t>(count) * sizeof(float));
+  }
+  std::int64_t x_chunk() const override { return grid_.nx(); }
+
+ private:
+  GridSpec grid_;
+  const float* map_;
 };
 
 /// A map already in memory served as slabs to the one-map job, so that write_map() stores,
@@ -162,8 +187,35 @@ MemoryMap compute_map(const RunConfig& config, const System& system, const std::
   meta.coulomb_factor = coulomb_factor(config.physics);
   meta.stats = finalize(pipeline::combined_stats(report.plane_stats));
   meta.provenance = workers_provenance(workers);
+  meta.colour_range = colour_range_of(grid, map.values->data());
   map.compute_seconds = report.wall_seconds;
   return map;
+}
+
+ColourRange colour_range_of(const GridSpec& grid, const float* values) {
+  MapMetadata meta;
+  meta.grid = grid;
+  io::ColourRangeSink sink;
+  sink.begin(meta);
+  sink.write_slab(Slab{0, grid.nz()}, values, nullptr);
+  MemoryReader reader(grid, values);
+  sink.complete(reader);
+  return sink.range();
+}
+
+std::vector<float> compute_at_atoms(const RunConfig& config, const System& system,
+                                    const std::string& source, ProgressSink* progress,
+                                    WorkerCache* cache) {
+  check_atoms(system, source);
+  check_potential_bound(system, config.physics);
+  PointsRequest request;
+  request.source = PointsRequest::Source::kAtoms;
+  const pipeline::PointSet set = pipeline::make_point_set(request, system);
+  if (set.positions.empty()) return {};
+  pipeline::Workers fresh;
+  pipeline::Workers& workers = workers_for(config, cache, fresh);
+  return pipeline::compute_points_here(system, config.physics, set.positions, set.skip, workers,
+                                       progress);
 }
 
 std::vector<float> compute_points(const RunConfig& config, const System& system,
@@ -182,15 +234,13 @@ std::vector<float> compute_points(const RunConfig& config, const System& system,
   if (points.empty()) return {};
   pipeline::Workers fresh;
   pipeline::Workers& workers = workers_for(config, cache, fresh);
-  return pipeline::compute_points_here(system, config.physics, points, workers, progress);
+  return pipeline::compute_points_here(system, config.physics, points, {}, workers, progress);
 }
 
 void write_map(const RunConfig& given, const System& system, const GridSpec& grid,
                const float* values, const Provenance& made_by) {
   RunConfig config = given;
   config.inputs = {system.source_path.empty() ? std::string("memory") : system.source_path};
-  config.write_dx = false;
-  config.write_mrc = false;
   config.resume = false;
   config.validate = false;
   config.null_output = false;

@@ -183,6 +183,7 @@ MapMetadata initial_metadata(const RunConfig& config, const MapJob& job, const W
   prov.created = utc_now_iso8601();
   prov.settings = io::settings_text(job.key);
   meta.models = model_info(config, job.in);
+  if (config.trajectory) meta.models.mode.clear();  // a mean over frames: no models of a file
   return meta;
 }
 
@@ -248,6 +249,7 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   // points: not charged either), so that finish_map() does not read the map back for them.
   if (auto sample = streamed_sample(config, job.in.grid, job.in.system.size()))
     sinks.push_back(std::make_unique<SampleSink>(std::move(*sample)));
+  if (job.extra_sink) sinks.push_back(job.extra_sink());
   return sinks;
 }
 

@@ -3,6 +3,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +38,9 @@ struct MapJob {
   /// and what the file holds beside the map (written by finish).
   std::vector<std::pair<std::string, std::string>> extra_settings;
   const io::MapExtras* extras = nullptr;
+  /// Jobs other than an atom file's: one more output of the map (a trajectory's structure),
+  /// made with the other sinks and committed with them; empty: none.
+  std::function<std::unique_ptr<MapSink>()> extra_sink;
 };
 
 }  // namespace dcs::pipeline

@@ -23,7 +23,7 @@ def read_map(path: PathArg) -> xr.DataArray:
     python/dcs_map.py (also shipped stand-alone with the command line).
     """
     m = _map_file.open_map(os.fspath(path))
-    v = _map_file.to_xarray(m).transpose("x", "y", "z")
+    v = _map_file.to_xarray(m)
     v.attrs["origin"] = [float(c) for c in m.origin]
     v.attrs["spacing"] = [float(c) for c in m.spacing]
     return v
@@ -51,16 +51,18 @@ def _grid_of(v: xr.DataArray):
 
 def write_map(map: xr.DataArray, path: PathArg, *, positions=None, charges=None,
               force: bool = False, compression: int = 0) -> None:
-    """Writes `map` as the HDF5 file the command line writes (the same C++ writer and layout:
-    /potential with origin, spacing, units and physics attributes, statistics, colour range,
-    provenance; readable by read_map, h5py, ChimeraX, ParaView).
+    """Writes `map` as the file the command line writes, by the command line's own C++ writers
+    (the format from the name): HDF5 (/potential with origin, spacing, units and physics
+    attributes, statistics, colour range, provenance; readable by read_map, h5py, ChimeraX,
+    ParaView); OpenDX for a name ending in .dx or .dx.gz (the dialect of `dcs --dx`); MRC for
+    .mrc (the layout of `dcs --mrc`).
 
     map: a DataArray with dims x, y and z (any order; evenly spaced coordinates in Å), e.g.
         from potential_map or read_map. Its attrs give the physics (units, temperature,
         dielectric, dielectric_model, ionic_strength, min_distance, preset) and the
         provenance (provenance_backend, ...).
     positions, charges: the atoms to store in the file (optional).
-    force: replace an existing file. compression: gzip level 0-9.
+    force: replace an existing file. compression: gzip level 0-9 (HDF5 only).
     Raises OSError for an existing file without force (the command line's message).
     """
     if not isinstance(map, xr.DataArray):

@@ -5,6 +5,8 @@ trajectory, on dcs's engine (any format MDAnalysis reads; charges from the topol
     u = mda.Universe(PSF, DCD)
     pm = dcs.mda.PotentialMap(u.select_atoms("protein"), grid=65, align="name CA").run(0, 10)
     pm.results.mean, pm.results.stdev      # xarray.DataArrays, dims (x, y, z), Å
+    pm.results.min, pm.results.max         # per point over the frames
+    pm.results.fit_rmsd                    # Å per frame (zeros without align)
 
 It follows MDAnalysis's AnalysisBase conventions (DensityAnalysis is the precedent): __init__
 stores its arguments, _prepare fixes the grid, _single_frame adds one frame, _conclude makes the
@@ -22,7 +24,8 @@ from MDAnalysis.core.groups import AtomGroup
 from MDAnalysis.exceptions import NoDataError
 
 from . import _dcs
-from ._maps import _coords
+from ._files import _grid_of
+from ._maps import _coords, colour_range
 from ._settings import GridArg, Vec3Arg, make_settings
 
 
@@ -38,36 +41,52 @@ class PotentialMap(AnalysisBase):
 
     atomgroup: the atoms whose charges (from the topology) make the potential.
     grid, spacing, padding, origin, center: as for dcs.potential_map.
+    like: a map (an xarray.DataArray with dims x, y, z, e.g. dcs.read_map of the command line's
+        trajectory map) whose grid to use instead (its origin, spacing and counts): the results
+        then have its coordinates bit for bit, so `cli - pm.results.mean` keeps every point.
+        Placing the grid again around the first frame is not enough where two readers decode a
+        frame differently (chemfiles and MDAnalysis round XTC coordinates about 1e-6 Å apart,
+        which moves a placed grid's origin by as much).
     align: None, a selection string (in atomgroup's universe) or an AtomGroup: each frame is
         superposed (least-squares rotation and translation of those atoms) onto their positions
         in the first frame analysed before mapping, as --align does.
     Physics and device keywords (units, dielectric, ..., device) are dcs.potential_map's.
 
-    Results: results.mean and results.stdev (xarray.DataArrays, dims ("x", "y", "z"),
-    coordinates in Å, attrs with the settings, "frames" the number of frames), and
-    results.grid (origin, spacing, dims).
+    Results: results.mean, results.stdev, results.min and results.max (xarray.DataArrays, dims
+    ("x", "y", "z"), coordinates in Å, attrs with the settings, "frames" the number of frames;
+    mean, min and max with the colour range of the command line's rule), results.fit_rmsd (Å,
+    one per frame: the RMSD of the align atoms after the fit, zeros without align; the CLI's
+    /trajectory/fit_rmsd), results.frames (the trajectory's frame indices analysed) and
+    results.grid (origin, spacing, dims): what the command line stores in a trajectory map.
     """
 
     def __init__(self, atomgroup: AtomGroup, grid: GridArg = None, *,
                  spacing: Optional[float] = None, padding: Optional[float] = None,
                  origin: Vec3Arg = None, center: Vec3Arg = None,
-                 align: Union[None, str, AtomGroup] = None, verbose: bool = False,
-                 **physics):
+                 align: Union[None, str, AtomGroup] = None, like: Optional[xr.DataArray] = None,
+                 verbose: bool = False, **physics):
         super().__init__(atomgroup.universe.trajectory, verbose=verbose)
         self._atomgroup = atomgroup
         self._grid_args = dict(grid=grid, spacing=spacing, padding=padding, origin=origin,
                                center=center)
         self._align = align
+        self._like = like
+        if like is not None and any(v is not None for v in self._grid_args.values()):
+            raise ValueError("like= gives the whole grid: leave grid, spacing, padding, origin "
+                             "and center out")
         self._physics = physics
 
     def _positions(self) -> np.ndarray:
-        """This frame's atom positions (float64), superposed onto the reference when aligning."""
+        """This frame's atom positions (float64), superposed onto the reference when aligning
+        (the fit's RMSD in self._rmsd, 0 without)."""
         positions = self._atomgroup.positions.astype(np.float64)
+        self._rmsd = 0.0
         if self._fit is None:
             return positions
         mobile = self._fit.positions.astype(np.float64)
         mobile_centre = mobile.mean(axis=0)
-        rotation, _ = mda_align.rotation_matrix(mobile - mobile_centre, self._reference)
+        rotation, rmsd = mda_align.rotation_matrix(mobile - mobile_centre, self._reference)
+        self._rmsd = float(rmsd)
         return (positions - mobile_centre) @ np.asarray(rotation).T + self._reference_centre
 
     def _prepare(self):
@@ -90,8 +109,13 @@ class PotentialMap(AnalysisBase):
             reference = self._fit.positions.astype(np.float64)
             self._reference_centre = reference.mean(axis=0)
             self._reference = reference - self._reference_centre
-        placed = _dcs.grid_of(self._positions(), self._charges,
-                              make_settings(**self._grid_args, **self._physics))
+        if self._like is not None:
+            origin, spacing = _grid_of(self._like)
+            placed = {"origin": origin, "spacing": spacing,
+                      "dims": [int(self._like.sizes[a]) for a in "xyz"]}
+        else:
+            placed = _dcs.grid_of(self._positions(), self._charges,
+                                  make_settings(**self._grid_args, **self._physics))
         spacing = placed["spacing"]
         if not spacing[0] == spacing[1] == spacing[2]:
             raise ValueError(f"the grid's voxels are not cubic ({spacing})")
@@ -102,6 +126,9 @@ class PotentialMap(AnalysisBase):
         dims = placed["dims"]
         self._mean = np.zeros((dims[2], dims[1], dims[0]))
         self._m2 = np.zeros_like(self._mean)
+        self._min = np.full(self._mean.shape, np.inf, dtype=np.float32)
+        self._max = np.full(self._mean.shape, -np.inf, dtype=np.float32)
+        self._rmsds, self._frames = [], []
         self._count = 0
         self._meta = None
 
@@ -109,6 +136,10 @@ class PotentialMap(AnalysisBase):
         values, meta = _dcs.potential_map(self._positions(), self._charges, self._frame_settings)
         self._meta = meta
         self._count += 1
+        self._rmsds.append(self._rmsd)
+        self._frames.append(self._ts.frame)
+        np.minimum(self._min, values, out=self._min)
+        np.maximum(self._max, values, out=self._max)
         delta = values - self._mean
         self._mean += delta / self._count
         self._m2 += delta * (values - self._mean)
@@ -125,9 +156,17 @@ class PotentialMap(AnalysisBase):
         for key, value in self._meta["provenance"].items():
             attrs["provenance_" + key] = value
         stdev = np.sqrt(np.maximum(self._m2, 0.0) / self._count)
-        make = lambda a, name: xr.DataArray(a.astype(np.float32).T, dims=("x", "y", "z"),
-                                           coords=coords, name=name, attrs=dict(attrs))
+        def make(a, name, ranged=True):
+            values = a.astype(np.float32)
+            extra = colour_range(values) if ranged else {}
+            return xr.DataArray(values.T, dims=("x", "y", "z"), coords=coords, name=name,
+                                attrs={**attrs, **extra})
+
         self.results.mean = make(self._mean, "potential_mean")
-        self.results.stdev = make(stdev, "potential_stdev")
+        self.results.stdev = make(stdev, "potential_stdev", ranged=False)
+        self.results.min = make(self._min, "potential_min")
+        self.results.max = make(self._max, "potential_max")
+        self.results.fit_rmsd = np.array(self._rmsds)
+        self.results.frames = np.array(self._frames, dtype=np.int64)
         self.results.grid = dict(p)
         self.results.frames_analysed = self._count

@@ -2,7 +2,8 @@
 // on its own thread; the calling thread waits in short steps and, holding the GIL briefly,
 // lets Python handle pending signals (PyErr_CheckSignals). Ctrl-C sets dcs's interrupt flag
 // (dcs/interrupt.hpp), the engine stops between slabs and unwinds, the flag is cleared and the
-// KeyboardInterrupt is raised in the caller.
+// KeyboardInterrupt is raised in the caller. The library's warnings of the call are issued as
+// Python warnings once it is over (library_warnings.hpp).
 #pragma once
 
 #include <chrono>
@@ -13,6 +14,7 @@
 #include <nanobind/nanobind.h>
 
 #include "dcs/interrupt.hpp"
+#include "library_warnings.hpp"
 
 namespace dcs::python {
 
@@ -38,8 +40,10 @@ auto run_interruptible(Work&& work) -> decltype(work()) {
   }
   if (interrupted) {
     clear_interrupt();
-    throw nb::python_error();  // the handler's exception, still set on this thread
+    warning_collector().take();  // the run was abandoned: its warnings say nothing more
+    throw nb::python_error();    // the handler's exception, still set on this thread
   }
+  issue_library_warnings();
   return future.get();  // the work's result, or its exception
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nanobind/nanobind.h>
@@ -23,6 +24,7 @@
 #include "dcs/presets.hpp"
 #include "dcs/version.hpp"
 #include "interruptible.hpp"
+#include "library_warnings.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -121,6 +123,15 @@ nb::dict provenance_dict(const Provenance& prov) {
   return d;
 }
 
+/// [-R, R] and the percentiles [low, high] of a colour range, as the file's attributes
+/// colour_range and colour_range_percentiles hold them (dcs_map.to_xarray's attrs).
+void add_colour_range(nb::dict& d, const ColourRange& range) {
+  d["colour_range"] = std::array<double, 2>{-range.high, range.high};
+  d["colour_range_percentiles"] =
+      std::array<double, 2>{range.low_percentile, range.high_percentile};
+  d["colour_range_near_zero"] = range.low;
+}
+
 /// The module's workers, kept between calls (dcs::WorkerCache): a call that finds them in use
 /// by another Python thread makes its own.
 struct SharedWorkers {
@@ -178,7 +189,30 @@ nb::tuple potential_map(const Positions& positions, const Charges& charges, cons
   meta["statistics"] = stats;
   meta["provenance"] = provenance_dict(map.metadata.provenance);
   meta["compute_seconds"] = map.compute_seconds;
+  add_colour_range(meta, map.metadata.colour_range);
   return nb::make_tuple(values, meta);
+}
+
+/// The colour range of map values [nz][ny][nx] (dict: colour_range, ...), by the file's rule.
+nb::dict colour_range(const MapValues& values) {
+  GridSpec grid;
+  grid.counts = {static_cast<std::int64_t>(values.shape(2)),
+                 static_cast<std::int64_t>(values.shape(1)),
+                 static_cast<std::int64_t>(values.shape(0))};
+  grid.origin = {0.0, 0.0, 0.0};
+  grid.spacing = {1.0, 1.0, 1.0};
+  const float* data = values.data();
+  const ColourRange range = run_interruptible([&] { return colour_range_of(grid, data); });
+  nb::dict d;
+  add_colour_range(d, range);
+  return d;
+}
+
+/// A float vector handed to numpy without a copy.
+nb::ndarray<nb::numpy, float, nb::ndim<1>> to_numpy(std::vector<float>&& list) {
+  auto* values = new std::vector<float>(std::move(list));
+  nb::capsule owner(values, [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
+  return nb::ndarray<nb::numpy, float, nb::ndim<1>>(values->data(), {values->size()}, owner);
 }
 
 nb::ndarray<nb::numpy, float, nb::ndim<1>> potential_at(const Positions& points,
@@ -188,13 +222,23 @@ nb::ndarray<nb::numpy, float, nb::ndim<1>> potential_at(const Positions& points,
   const System system = make_system(positions, charges);
   std::vector<Vec3> at(points.shape(0));
   for (std::size_t i = 0; i < at.size(); ++i) at[i] = {points(i, 0), points(i, 1), points(i, 2)};
-  auto* values = new std::vector<float>(run_interruptible([&] {
+  return to_numpy(run_interruptible([&] {
     return with_workers([&](WorkerCache* cache) {
       return compute_points(config, system, "positions", at, "points", nullptr, cache);
     });
   }));
-  nb::capsule owner(values, [](void* p) noexcept { delete static_cast<std::vector<float>*>(p); });
-  return nb::ndarray<nb::numpy, float, nb::ndim<1>>(values->data(), {values->size()}, owner);
+}
+
+nb::ndarray<nb::numpy, float, nb::ndim<1>> potential_at_atoms(const Positions& positions,
+                                                              const Charges& charges,
+                                                              const Settings& s) {
+  const RunConfig config = run_config(s);
+  const System system = make_system(positions, charges);
+  return to_numpy(run_interruptible([&] {
+    return with_workers([&](WorkerCache* cache) {
+      return compute_at_atoms(config, system, "positions", nullptr, cache);
+    });
+  }));
 }
 
 /// The grid place_grid() gives (origin, spacing, dims), without computing.
@@ -213,6 +257,16 @@ void write_map_file(const MapValues& values, std::array<double, 3> origin,
                     const Charges& charges, const Settings& s, const nb::dict& provenance,
                     const std::string& path, bool force, int compression) {
   RunConfig config = run_config(s);
+  // The format from the name, each written by the run's own writer: .dx and .dx.gz (OpenDX, the
+  // command line's dialect), .mrc, else HDF5.
+  const auto ends = [&](std::string_view suffix) { return path.ends_with(suffix); };
+  if (ends(".dx") || ends(".dx.gz") || ends(".mrc")) {
+    config.write_hdf5 = false;
+    config.write_dx = !ends(".mrc");
+    config.write_mrc = ends(".mrc");
+    (config.write_mrc ? config.mrc_path : config.dx_path) = path;
+    config.dx_gzip = ends(".dx.gz");
+  }
   config.output = path;
   config.force = force;
   config.compression = compression;
@@ -239,13 +293,38 @@ void write_map_file(const MapValues& values, std::array<double, 3> origin,
 }
 
 }  // namespace
+
+namespace {
+const std::shared_ptr<WarningCollector>& collector_pointer() {
+  // Never destroyed: the logger may log from threads still running at exit.
+  static const auto* collector =
+      new std::shared_ptr<WarningCollector>(std::make_shared<WarningCollector>());
+  return *collector;
+}
+}  // namespace
+
+WarningCollector& warning_collector() { return *collector_pointer(); }
+
+PyObject* warning_category() {
+  static PyObject* category =
+      PyErr_NewExceptionWithDoc("dcs.DcsWarning",
+                                "A warning of dcs's engine (what the command line logs as "
+                                "\"[warning]\").",
+                                PyExc_UserWarning, nullptr);
+  return category;
+}
+
 }  // namespace dcs::python
 
 NB_MODULE(_dcs, m) {
   using namespace dcs::python;
   m.doc() = "dcs's engine for Python; use the package dcs (potential_map, potential_at, ...)";
   // Library log lines (grid, backend, ...) only at warning and above: a Python call is quiet.
+  // Warnings go through Python's warnings (library_warnings.hpp), not to stderr.
   dcs::log().set_level(spdlog::level::warn);
+  dcs::log().sinks().clear();
+  dcs::log().sinks().push_back(collector_pointer());
+  m.attr("DcsWarning") = nb::handle(warning_category());
 
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
@@ -272,6 +351,9 @@ NB_MODULE(_dcs, m) {
         "settings"_a);
   m.def("potential_at", &potential_at, "points"_a.noconvert(), "positions"_a.noconvert(),
         "charges"_a.noconvert(), "settings"_a);
+  m.def("potential_at_atoms", &potential_at_atoms, "positions"_a.noconvert(),
+        "charges"_a.noconvert(), "settings"_a);
+  m.def("colour_range", &colour_range, "values"_a.noconvert());
   m.def("grid_of", &grid_of, "positions"_a.noconvert(), "charges"_a.noconvert(), "settings"_a);
   m.def("write_map", &write_map_file, "values"_a.noconvert(), "origin"_a, "spacing"_a,
         "positions"_a.noconvert(), "charges"_a.noconvert(), "settings"_a, "provenance"_a, "path"_a,

@@ -197,6 +197,36 @@ def presets(dcs, source, tmp):
     print("presets: chimerax on a mesh: %.4g kcal/mol/e at 1.4 A out, colours ±10" % want)
 
 
+def far_mesh(dcs, source, tmp):
+    """Distances to the nearest atom: a mesh around the molecule (each vertex 3 Å out from an
+    atom) is summarised quietly; the same mesh moved 60 Å off (as PyMOL's `save x.obj` writes
+    camera coordinates) is warned about. Median and max against a numpy brute force."""
+    pqr = os.path.join(source, "data", "2lzt.pqr")
+    xyz, _ = read_pqr(pqr)
+    rng = np.random.default_rng(7)
+    directions = rng.normal(size=(len(xyz), 3))
+    directions /= np.linalg.norm(directions, axis=1)[:, None]
+    near = xyz + 3.0 * directions
+    for name, vertices, warned in (("near", near, False), ("far", near + [0.0, 0.0, -60.0], True)):
+        mesh = os.path.join(tmp, name + ".obj")
+        with open(mesh, "w") as f:
+            f.writelines("v %.4f %.4f %.4f\n" % tuple(v) for v in vertices)
+            f.writelines("f %d %d %d\n" % (i + 1, i + 2, i + 3) for i in range(0, len(vertices) - 2, 3))
+        out = os.path.join(tmp, name + "_values.h5")
+        r = run(dcs, "--atoms", pqr, "--points", mesh, "-o", out, "--force")
+        read = np.loadtxt([l[1:] for l in open(mesh) if l.startswith("v ")])
+        d = np.array([np.sqrt(((xyz - p) ** 2).sum(1)).min() for p in read])
+        median, largest = np.sort(d)[len(d) // 2], d.max()
+        line = [l for l in r.stdout.splitlines() if l.strip().startswith("distance")]
+        assert line and "median %.3g A, max %.3g A" % (median, largest) in line[0], (line, median)
+        _, _, attrs = read_h5(out)  # root attributes: "1.26056 A"
+        text = attrs["nearest_atom_median"]
+        got = float((text.decode() if isinstance(text, bytes) else text).split()[0])
+        assert abs(got - median) <= 1e-5 * median, (got, median)
+        assert ("lie far from the molecule" in r.stderr) == warned, r.stderr
+        print("far_mesh %s: median %.3g A, max %.3g A, warned: %s" % (name, median, largest, warned))
+
+
 def refusals(dcs, source, tmp):
     pqr = os.path.join(source, "data", "2lzt.pqr")
     listing = os.path.join(tmp, "p.txt")
@@ -230,7 +260,7 @@ def refusals(dcs, source, tmp):
 if __name__ == "__main__":
     dcs, source, case = sys.argv[1], sys.argv[2], sys.argv[3]
     cases = {"sphere": sphere, "at_atoms": at_atoms, "list": point_list, "workers": workers,
-             "presets": presets, "refusals": refusals}
+             "presets": presets, "refusals": refusals, "far_mesh": far_mesh}
     with tempfile.TemporaryDirectory() as tmp:
         cases[case](dcs, source, tmp)
     print("points_cli: OK")

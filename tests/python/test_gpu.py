@@ -44,3 +44,13 @@ def test_gpu_points_bit_identical_to_the_command_line(dcs_binary, tmp_path):
         np.testing.assert_array_equal(f["points/position"][()], points)
         cli = f["points/potential"][()]
     assert dcs.potential_at(points, positions, charges, device="cuda").tobytes() == cli.tobytes()
+
+
+def test_gpu_at_atoms_bit_identical_to_the_command_line(dcs_binary, tmp_path):
+    positions, charges = read_pqr()
+    run_cli(dcs_binary, "--atoms", MOLECULE, "--at-atoms", "--device", "cuda", "-o",
+            tmp_path / "atoms.h5", cwd=tmp_path)
+    with h5py.File(tmp_path / "atoms.h5") as f:
+        cli = f["points/potential"][()]
+    got = dcs.potential_at_atoms(positions, charges, device="cuda")
+    assert got.tobytes() == cli.astype(np.float32).tobytes()

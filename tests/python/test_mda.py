@@ -59,3 +59,59 @@ def test_topology_without_charges_is_refused():
         pytest.skip("this PDB's topology has charges")
     with pytest.raises(ValueError, match="no charges"):
         dcs.mda.PotentialMap(u.atoms, grid=9, device="cpu").run(stop=1)
+
+
+def test_results_are_the_command_lines_trajectory_map(universe, dcs_binary, tmp_path):
+    """The same frames, grid and fit as `dcs --topology --trajectory --align`: the same grid
+    coordinates bit for bit (so `cli - py` keeps every point), and the min, max, fit RMSDs and
+    colour range the command line stores."""
+    import h5py
+    from conftest import run_cli
+
+    out = tmp_path / "md.h5"
+    run_cli(dcs_binary, "--topology", datafiles.PSF, "--trajectory", datafiles.DCD, "--frames",
+            "0:10:3", "--grid", 21, "--align", "name CA", "--device", "cpu", "-o", out,
+            cwd=tmp_path)
+    pm = dcs.mda.PotentialMap(universe.atoms, grid=21, align="name CA",
+                              device="cpu").run(0, 10, 3)
+    cli = dcs.read_map(out)
+    r = pm.results
+    for name in "xyz":
+        assert cli[name].values.tobytes() == r.mean[name].values.tobytes()
+    difference = cli - r.mean
+    assert difference.shape == r.mean.shape
+    scale = float(np.abs(r.max).max())
+    assert float(np.abs(difference).max()) <= 1e-5 * scale
+    with h5py.File(out) as f:
+        t = f["trajectory"]
+        for name in ("min", "max", "stdev"):
+            want = t[name][()].T  # [z][y][x] -> (x, y, z)
+            np.testing.assert_allclose(r[name].values, want, atol=1e-5 * scale)
+        np.testing.assert_allclose(r.fit_rmsd, t["fit_rmsd"][()], atol=1e-4)
+        assert list(r.frames) == list(t["frames"][()])
+    assert r.fit_rmsd[0] < 1e-6 and r.fit_rmsd[1:].min() > 0.1
+    lo, hi = r.mean.attrs["colour_range"]
+    assert lo == -hi and hi > 0
+
+
+def test_like_takes_the_command_lines_grid_bit_for_bit(dcs_binary, tmp_path):
+    """GROMACS XTC: chemfiles (the command line) and MDAnalysis decode the coordinates about
+    1e-6 Å apart, so a grid placed again around the first frame has another origin and
+    `cli - py` was empty; like= takes the map's grid, coordinates bit for bit."""
+    from conftest import run_cli
+
+    out = tmp_path / "xtc.h5"
+    run_cli(dcs_binary, "--topology", datafiles.TPR, "--trajectory", datafiles.XTC, "--frames",
+            "0:3", "--select", "protein", "--pbc", "none", "--grid", 17, "--device", "cpu", "-o",
+            out, cwd=tmp_path)
+    cli = dcs.read_map(out)
+    u = mda.Universe(datafiles.TPR, datafiles.XTC)
+    pm = dcs.mda.PotentialMap(u.select_atoms("protein"), like=cli, device="cpu").run(0, 3)
+    mean = pm.results.mean
+    for name in "xyz":
+        assert mean[name].values.tobytes() == cli[name].values.tobytes()
+    difference = cli - mean
+    assert difference.shape == cli.shape == (17, 17, 17)
+    assert float(np.abs(difference).max()) <= 1e-4 * float(np.abs(cli).max())
+    with pytest.raises(ValueError, match="like="):
+        dcs.mda.PotentialMap(u.atoms, grid=9, like=cli)

@@ -15,6 +15,9 @@ Cases:
   jumped_frame_warns  a frame that jumped out of the grid: the box warning says so
   refusals            mismatched atom counts, bad --frames, empty selections: clear errors,
                       nothing written
+  outputs             /provenance input_sha256 is sha256sum's of the trajectory file; no model
+                      attributes; the structure beside the map (the fitted first frame, PQR)
+                      and the preview's PyMOL recipe loading it; a gzipped PSF read as the PSF
 Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
 """
 import argparse
@@ -375,6 +378,85 @@ def case_jumped_frame_warns(args, work):
         check(outside == (name == "jumped") and ("box is small" not in run.stderr),
               f"{name}: {run.stderr}")
     print("jumped_frame_warns: the jumped frame's atoms outside the box warned, none without")
+
+
+def read_pqr_records(path):
+    """Positions (N, 3) and charges (N,) of the PQR file dcs writes beside a trajectory's map."""
+    positions, charges = [], []
+    for line in open(path):
+        if line.startswith(("ATOM", "HETATM")):
+            positions.append([float(line[30:38]), float(line[38:46]), float(line[46:54])])
+            charges.append(float(line[54:].split()[0]))
+    return np.array(positions), np.array(charges)
+
+
+def case_outputs(args, work):
+    import gzip
+    import hashlib
+    import shutil
+
+    out = os.path.join(work, "m.h5")
+    common = ["--frames", "0:20:5", "--grid", "12", "--align", "name CA", "--select",
+              "resid 1:60", "--device", "cpu"]
+    dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, *common, "-o", out)
+    sha = subprocess.run(["sha256sum", data.DCD], capture_output=True, text=True,
+                         check=True).stdout.split()[0]
+    structure = os.path.join(work, "m.pqr")
+    with h5py.File(out, "r") as h5:
+        prov = h5["provenance"].attrs
+        got = prov["input_sha256"]
+        got = got.decode() if isinstance(got, bytes) else got
+        check(got == sha, f"input_sha256 {got} is not sha256sum's {sha}")
+        pot = h5["potential"].attrs
+        left = [k for k in ("models", "model", "model_count") if k in pot]
+        check(not left, f"a trajectory map carries the PQR path's {left}")
+        check(h5["trajectory"].attrs["structure"] in (structure, structure.encode()),
+              f"/trajectory structure is {h5['trajectory'].attrs['structure']!r}")
+    check(os.path.isfile(structure), "no structure beside the map")
+    # The fitted first frame is frame 0 fitted onto itself: its own positions (to the PQR's
+    # 3 decimals), with the topology's charges.
+    u = mda.Universe(data.PSF, data.DCD)
+    atoms = u.select_atoms("resid 1:60")
+    positions, charges = read_pqr_records(structure)
+    check(len(charges) == len(atoms), f"{len(charges)} atoms in the structure, {len(atoms)} mapped")
+    check(np.abs(positions - atoms.positions).max() < 2e-3, "structure positions differ")
+    check(np.abs(charges - atoms.charges).max() < 1e-4, "structure charges differ")
+    # dcs preview's PyMOL recipe loads it (PyMOL cannot load a DCD alone).
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "python"))
+    import dcs_preview
+    with h5py.File(out, "r") as h5:
+        recipe, _ = dcs_preview.pymol_commands(dcs_preview.MapFile(h5, out), 1.0)
+    check(f"load {structure}, mol" in recipe and ".dcd" not in recipe, recipe)
+    # A second run over the same outputs is refused without --force (the structure too).
+    os.remove(out)
+    run = dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, *common, "-o", out, rc=1)
+    check("m.pqr" in run.stderr and not os.path.exists(out), run.stderr)
+    # A gzipped PSF is read as the PSF: the same map.
+    psf_gz = os.path.join(work, "adk.psf.gz")
+    with open(data.PSF, "rb") as f, gzip.open(psf_gz, "wb") as g:
+        shutil.copyfileobj(f, g)
+    dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, *common, "-o", out, "--force")
+    gz_out = os.path.join(work, "gz.h5")
+    dcs(args, "--topology", psf_gz, "--trajectory", data.DCD, *common, "-o", gz_out)
+    with h5py.File(out, "r") as a, h5py.File(gz_out, "r") as b:
+        check(a["potential"][...].tobytes() == b["potential"][...].tobytes(),
+              "the gzipped PSF gives another map")
+        digest = hashlib.sha256(open(psf_gz, "rb").read()).hexdigest()
+        check(digest in b["trajectory/sha256"][...].astype(str), "the .psf.gz's checksum")
+    # A gzipped PRMTOP too (dcs's own parser, streamed through zlib).
+    prmtop_gz = os.path.join(work, "bala.prmtop.gz")
+    with open(data.PRMncdf, "rb") as f, gzip.open(prmtop_gz, "wb") as g:
+        shutil.copyfileobj(f, g)
+    maps = []
+    for topology, name in ((data.PRMncdf, "plain.h5"), (prmtop_gz, "gz_prmtop.h5")):
+        dcs(args, "--topology", topology, "--trajectory", data.NCDF, "--frames", "0:6:2",
+            "--grid", "10", "--device", "cpu", "-o", os.path.join(work, name))
+        with h5py.File(os.path.join(work, name), "r") as h5:
+            maps.append(h5["potential"][...].tobytes())
+    check(maps[0] == maps[1], "the gzipped PRMTOP gives another map")
+    print("outputs: provenance, attributes, structure, preview recipe, gzipped PSF and PRMTOP "
+          "right")
 
 
 CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}

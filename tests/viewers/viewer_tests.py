@@ -531,7 +531,8 @@ def case_xarray_reader(ctx):
     check(np.array_equal(m.origin, ref.origin) and np.array_equal(m.spacing, ref.spacing), "grid")
     check(m.units == "kT/e", f"units {m.units}")
     v = dcs_map.to_xarray(h5)
-    check(v.dims == ("z", "y", "x"), f"dims {v.dims}")
+    check(v.dims == ("x", "y", "z"), f"dims {v.dims}")  # every reader's convention (DESIGN §9)
+    check(float(v.isel(x=2, y=3, z=1)) == np.float32(ref.values[1, 3, 2]), "isel (x, y, z)")
     for a, n in zip("xyz", ref.dims):
         want = ref.origin["xyz".index(a)] + np.arange(n) * ref.spacing["xyz".index(a)]
         check(np.array_equal(v[a].values, want), f"coordinate {a}")

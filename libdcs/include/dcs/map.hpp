@@ -32,9 +32,11 @@ struct Provenance {
 
 /// Which model(s) of a multi-model input (NMR ensemble, MD snapshots) the map is of.
 struct ModelInfo {
-  std::string mode = "first";  ///< --models: "first", "each" or "average"
-  long long model = 1;         ///< first, each: the model mapped (MODEL serial or ordinal)
-  std::size_t count = 1;       ///< models in the input file
+  /// --models: "first", "each" or "average"; empty for a map of no atom file's models (a
+  /// trajectory's mean), which has no model attributes
+  std::string mode = "first";
+  long long model = 1;    ///< first, each: the model mapped (MODEL serial or ordinal)
+  std::size_t count = 1;  ///< models in the input file
   /// average: the models averaged (their atoms summed with charges / count); else empty
   std::vector<long long> averaged;
 };
@@ -45,6 +47,7 @@ struct ModelInfo {
 inline std::string describe(const ModelInfo& models) {
   const std::string count =
       std::to_string(models.count) + (models.count == 1 ? " model" : " models");
+  if (models.mode.empty()) return {};
   if (models.mode == "average") return "mean of " + count + " (--models average)";
   if (models.mode == "first" && models.count <= 1) return {};
   return "model " + std::to_string(models.model) + " (of " + count + "; --models " + models.mode +

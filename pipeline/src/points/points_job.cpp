@@ -25,6 +25,7 @@
 #include "dcs/stats.hpp"
 #include "dcs/timer.hpp"
 #include "dcs/version.hpp"
+#include "nearest_atom.hpp"
 #include "point_set.hpp"
 
 namespace dcs::pipeline {
@@ -212,6 +213,28 @@ Validation validate_points(const RunConfig& config, const System& system,
   return v;
 }
 
+/// A list's or mesh's distances to the nearest atom (the summary and the table), with a warning
+/// when the median says the points are not around the molecule (kFarMedianDistance).
+void measure_distances(const RunConfig& config, const System& system, const PointSet& set,
+                       RunResult& result) {
+  if (config.points->source == PointsRequest::Source::kAtoms || set.positions.empty() ||
+      system.atoms.empty())
+    return;
+  const NearestAtomDistances d = nearest_atom_distances(set.positions, system);
+  result.nearest_atom_median = d.median;
+  result.nearest_atom_max = d.max;
+  const double offset = std::max(0.0, config.points->offset);
+  if (d.median > kFarMedianDistance + offset)
+    log().warn(
+        "the points lie far from the molecule: their median distance to the nearest atom centre "
+        "is {:.3g} Å (max {:.3g} Å), above {:g} Å{}; a molecular surface's vertices lie within "
+        "about 4 Å of atom centres, so {} is probably in another frame than {} (PyMOL's `save "
+        "x.obj` writes camera coordinates: see the README, Potential at points)",
+        d.median, d.max, kFarMedianDistance,
+        offset > 0.0 ? fmt::format(" + the {:g} Å offset", offset) : std::string(),
+        config.points->path, system.source_path);
+}
+
 /// Participant 0, once every value is in: statistics, --validate, then the outputs (each
 /// written under a temporary name and renamed when complete).
 void finish_points(const RunConfig& config, Workers& workers, const System& system,
@@ -250,6 +273,7 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
   const std::string unit(unit_name(config.physics.unit));
   const double range = config.points->colour_range.value_or(io::symmetric_range(values));
   const io::ColourMap colours(range);
+  measure_distances(config, system, set, result);
   io::PointTable table;
   table.positions = set.positions;
   table.values = values;
@@ -272,6 +296,12 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
   };
   if (config.points->source == PointsRequest::Source::kAtoms)
     table.attributes.emplace_back("skipped", "each value leaves out the atom at its own position");
+  if (result.nearest_atom_median >= 0.0) {
+    table.attributes.emplace_back("nearest_atom_median",
+                                  fmt::format("{:.6g} A", result.nearest_atom_median));
+    table.attributes.emplace_back("nearest_atom_max",
+                                  fmt::format("{:.6g} A", result.nearest_atom_max));
+  }
   io::write_point_hdf5(outputs.h5, table, config.force);
   io::write_point_csv(outputs.csv, table, config.force);
   std::vector<std::string> lines = {describe_model(config.physics), "input " + input,
@@ -350,9 +380,10 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
 }
 
 std::vector<float> compute_points_here(const System& system, const Physics& physics,
-                                       const std::vector<Vec3>& points, Workers& workers,
+                                       const std::vector<Vec3>& points,
+                                       const std::vector<std::uint32_t>& skip, Workers& workers,
                                        ProgressSink* progress) {
-  const SortedPoints sorted = sort_points(points, {});
+  const SortedPoints sorted = sort_points(points, skip);
   const std::size_t n = points.size();
   const std::size_t piece = piece_size(local_shape(workers), n);
   std::vector<std::size_t> pieces;

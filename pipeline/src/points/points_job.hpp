@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 #include "../devices.hpp"
@@ -49,9 +50,11 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
 /// The potential at `points` (Å, in any order) computed by this process's `workers` alone, the
 /// way run_points() computes a list (Z order, whole blocks, pieces over the workers): the values
 /// a points run of the same atoms and points gives, bit for bit, in the order of `points`.
+/// `skip`: empty, or per point the atom its sum leaves out (--at-atoms: PointSet::skip).
 /// Throws InterruptedError when dcs::interrupt_requested() becomes true.
 std::vector<float> compute_points_here(const System& system, const Physics& physics,
-                                       const std::vector<Vec3>& points, Workers& workers,
+                                       const std::vector<Vec3>& points,
+                                       const std::vector<std::uint32_t>& skip, Workers& workers,
                                        ProgressSink* progress);
 
 }  // namespace dcs::pipeline

@@ -96,7 +96,9 @@ FrameSource::FrameSource(const TrajectoryRequest& request) : request_(request) {
   }
   first_.source_path = request.files.front();
   first_.source_format = "trajectory";
-  first_.source_sha256 = inputs_sha256_;
+  // The map's input is the first trajectory file (/provenance input_path): its own checksum,
+  // as sha256sum gives it; the resume key holds every file's (trajectory_settings()).
+  first_.source_sha256 = file_sha256_.at(1);
   first_.cell = cell_of(frame_);
   log().info("{}: {} atoms, total charge {:.4f} e; mapping {} of them ({}), {} of {} frames",
              request.topology, topology_.size(), topology_.total_charge(), selected_.size(),

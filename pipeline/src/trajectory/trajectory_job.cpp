@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,7 @@
 #include "frame_engine.hpp"
 #include "frame_source.hpp"
 #include "mean_map_backend.hpp"
+#include "structure_sink.hpp"
 
 namespace dcs::pipeline {
 namespace {
@@ -54,7 +56,9 @@ std::vector<std::pair<std::string, std::string>> trajectory_settings(const Traje
           {"align", selection_setting(t.align, "none", "align")},
           {"pbc", source.makes_whole() ? "whole" : "none"},
           {"center", selection_setting(t.center, "none", "center")},
-          {"statistic", "mean over frames"}};
+          {"statistic", "mean over frames"},
+          // Every input file's checksum (the key's input_sha256 is the first trajectory file's).
+          {"inputs_sha256", source.inputs_sha256()}};
 }
 
 /// The files a trajectory run writes, named for the checks.
@@ -63,16 +67,30 @@ struct TrajectoryFiles {
   std::string frames;        ///< the frame statistics, "<output>.frames.partial"
   std::string maps;          ///< --frame-maps: "<stem>.frames.h5" beside the first output
   std::string maps_partial;  ///< where the frame maps are built
+  std::string structure;     ///< "<stem>.pqr" beside the first output: the fitted first frame
 };
 
 TrajectoryFiles trajectory_files(const RunConfig& config) {
   TrajectoryFiles f;
   f.paths = output_paths(config, config.trajectory->files.front());
   f.frames = (f.paths.h5.empty() ? f.paths.store : f.paths.h5) + ".frames.partial";
+  const std::string& first = !f.paths.h5.empty()   ? f.paths.h5
+                             : !f.paths.dx.empty() ? f.paths.dx
+                                                   : f.paths.mrc;
+  std::string stem = first;
+  for (const char* ext : {".gz", ".h5", ".hdf", ".hdf5", ".dx", ".mrc"})
+    if (stem.ends_with(ext)) stem.resize(stem.size() - std::string_view(ext).size());
+  // <stem>.pqr, unless that is an input (a PQR topology named like the trajectory).
+  const auto same = [](const std::string& a, const std::string& b) {
+    return std::filesystem::absolute(a).lexically_normal() ==
+           std::filesystem::absolute(b).lexically_normal();
+  };
+  const TrajectoryRequest& t = *config.trajectory;
+  f.structure = stem + ".pqr";
+  bool taken = same(f.structure, t.topology);
+  for (const std::string& file : t.files) taken = taken || same(f.structure, file);
+  if (taken) f.structure = stem + ".fitted.pqr";
   if (config.trajectory->frame_maps) {
-    const std::string& first = !f.paths.h5.empty()   ? f.paths.h5
-                               : !f.paths.dx.empty() ? f.paths.dx
-                                                     : f.paths.mrc;
     f.maps = std::filesystem::path(first).replace_extension(".frames.h5").string();
     f.maps_partial = io::partial_path_for(f.maps);
   }
@@ -90,7 +108,8 @@ void check_trajectory_files(const TrajectoryRequest& t, const TrajectoryFiles& f
                                 {"the partial file", f.paths.store},
                                 {"the frame statistics", f.frames},
                                 {"the frame maps", f.maps},
-                                {"the frame maps' partial file", f.maps_partial}});
+                                {"the frame maps' partial file", f.maps_partial},
+                                {"the structure", f.structure}});
 }
 
 /// The key of the frame statistics and frame maps: one "name = value" line per input file (its
@@ -168,7 +187,7 @@ void check_same_files(const TrajectoryRequest& t, const FrameSource& source,
 /// frames and what they came from.
 io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& source,
                                 const FrameEngineReport& report, const FrameChecks& checks,
-                                io::FrameAccumulatorFile& file) {
+                                io::FrameAccumulatorFile& file, const std::string& structure) {
   const TrajectoryRequest& t = *config.trajectory;
   const std::string units(unit_name(config.physics.unit));
   io::MapExtras extras;
@@ -249,7 +268,11 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
       {"frames_with_long_bonds", std::to_string(checks.long_bond_frames.size())},
       {"frames_with_atoms_outside_grid", std::to_string(checks.outside_grid_frames.size())},
       {"fit_rmsd_outlier_threshold", fmt::format("{:.6g}", checks.fit_outlier_threshold)},
-      {"fit_rmsd_outliers", std::to_string(checks.fit_outlier_frames.size())}};
+      {"fit_rmsd_outliers", std::to_string(checks.fit_outlier_frames.size())},
+      {"structure", structure},
+      {"structure_description",
+       "PQR of the mapped atoms in the first frame mapped, as fitted (the map's frame), with the "
+       "topology's charges: what a viewer loads with the map"}};
   return extras;
 }
 
@@ -295,6 +318,7 @@ void open_frame_files(const RunConfig& config, const TrajectoryFiles& f, const M
   const GridSpec& grid = job.in.grid;
   io::check_output_path(f.frames, /*force=*/true);
   if (!f.maps.empty()) io::check_output_path(f.maps, config.force);
+  io::check_output_path(f.structure, config.force);
   check_trajectory_disk(config, f, job, key.size(), source.frames().size());
   lock = io::PartialLock::acquire(f.frames, config.wait_lock);
   file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, config.resume, config.force));
@@ -366,7 +390,8 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     if (config.resume && !paths.h5.empty() && std::filesystem::exists(paths.h5)) {
       const io::ResumeKey done = io::read_completed_key(paths.h5);
       complete = done.input_sha256 == key.input_sha256 && done.settings == key.settings &&
-                 (maps_path.empty() || std::filesystem::exists(maps_path));
+                 (maps_path.empty() || std::filesystem::exists(maps_path)) &&
+                 std::filesystem::exists(files.structure);
     }
     if (complete || !leader || config.null_output) return;
     open_frame_files(config, files, job, file_key, *source, lock, file, maps);
@@ -429,8 +454,12 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
         mean_workers.list.push_back(mean_workers.owned.back().get());
         const FrameChecks checks =
             judge_frames(report, source->frames(), t.files.front(), t.strict);
-        extras.emplace(trajectory_extras(config, *source, report, checks, *file));
+        extras.emplace(trajectory_extras(config, *source, report, checks, *file, files.structure));
         job.extras = &*extras;
+        job.extra_sink = [&] {
+          return std::make_unique<StructureSink>(files.structure, source->first(), t.topology,
+                                                 config.force);
+        };
       }
       job.in.atoms_box = report.atoms_box;  // the box check covers every frame's atoms
       LocalExecutor executor;

@@ -42,6 +42,13 @@ struct AtomValuesMeta {
 void write_atoms_with_values(const std::string& path, const System& system,
                              const std::vector<float>& values, const AtomValuesMeta& meta);
 
+/// `system`'s atoms as PQR records in pdb2pqr's fixed columns (those of a PDB file up to the
+/// coordinates, then the charge and the radius), for viewers: an atom's radius where it has one,
+/// else one by the element its name starts with (Bondi's van der Waals radii: H 1.2, C 1.7,
+/// N 1.55, O 1.52, S and P 1.8, others 1.5 Å); `guessed` receives how many radii were guessed.
+/// UsageError for a coordinate beyond the columns (as write_atoms_with_values()).
+std::string pqr_records(const System& system, const std::string& path, std::size_t& guessed);
+
 /// The B-factor field (6 characters) of `value`: "%6.2f", else "%6.1f", else "%6.0f", else the
 /// clamped limit ("0.00" for NaN). `decimals` receives 2, 1, 0, or -1 when clamped.
 std::string b_factor_field(double value, int& decimals);

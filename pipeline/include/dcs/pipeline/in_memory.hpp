@@ -23,6 +23,7 @@ struct MemoryMap {
   std::unique_ptr<HostBuffer> values;  ///< metadata.grid.points() floats, x fastest
   /// The grid, physics, Coulomb factor, statistics and provenance (version, backend, kernel,
   /// reduction, device); no input file, no command line.
+  /// metadata.colour_range as the command line's file records it (colour_range_of()).
   MapMetadata metadata;
   double compute_seconds = 0.0;  ///< the engine's wall time, first slab to last
 };
@@ -65,11 +66,24 @@ std::vector<float> compute_points(const RunConfig& config, const System& system,
                                   const std::string& points_source,
                                   ProgressSink* progress = nullptr, WorkerCache* cache = nullptr);
 
+/// The potential at each atom of `system` from all the other atoms, as --at-atoms computes it
+/// (the points job's atom set and workers: the same values, bit for bit), in atom order.
+std::vector<float> compute_at_atoms(const RunConfig& config, const System& system,
+                                    const std::string& source, ProgressSink* progress = nullptr,
+                                    WorkerCache* cache = nullptr);
+
+/// The colour range for viewers of a map of `values` (grid.points() floats, x fastest) by the
+/// rule and sample of the command line's file attribute /potential colour_range
+/// (io::ColourRangeSink with its defaults).
+ColourRange colour_range_of(const GridSpec& grid, const float* values);
+
 /// Writes `values` (grid.points() floats, x fastest) as the HDF5 file the command line writes
 /// (config.output, config.compression, config.force): the store, statistics, colour range, the
 /// atoms of `system` (may be empty of atoms) and the provenance `made_by` (backend, kernel,
 /// reduction, device, version of the run that computed the values) with config.physics.
 /// The same checks and atomic commit as a run: nothing is left under the name on failure.
+/// config.write_hdf5, write_dx (dx_path, dx_gzip) and write_mrc (mrc_path) choose the formats:
+/// each written by the run's own writer (one DX dialect, one MRC layout).
 void write_map(const RunConfig& config, const System& system, const GridSpec& grid,
                const float* values, const Provenance& made_by);
 

@@ -32,9 +32,12 @@ struct RunResult {
   std::size_t points = 0;           ///< points runs: values computed
   std::string points_description;   ///< points runs: where ("2562 vertices of surf.ply, ...")
   double colour_range = 0.0;        ///< points runs: the colour map's ±range
-  bool skipped = false;             ///< --resume found the outputs complete
-  bool attempted = true;            ///< false: a batch stopped (failure) before this input
-  std::string error;                ///< non-empty when this input failed
+  /// Points runs of a list or mesh: the median and largest distance (Å) of the points to their
+  /// nearest atom centre; negative when not measured (--at-atoms).
+  double nearest_atom_median = -1.0, nearest_atom_max = -1.0;
+  bool skipped = false;   ///< --resume found the outputs complete
+  bool attempted = true;  ///< false: a batch stopped (failure) before this input
+  std::string error;      ///< non-empty when this input failed
   int exit_code = 0;
   int rank = -1;  ///< MPI batch: the rank that ran it (-1 without MPI)
 
