@@ -15,6 +15,11 @@ cd "$(dirname "$0")/.."
 version=0.10.4
 prefix="$PWD/.deps/chemfiles-$version"
 stamp="$(cat scripts/chemfiles-patches/*.patch | sha256sum | cut -d' ' -f1)"
+# One build at a time per prefix: configures of several build trees (presets, worktrees sharing
+# .deps, the Python package) may start this at once; the later ones wait and then find it done.
+mkdir -p "$(dirname "$prefix")"
+exec 9>"$prefix.lock"
+flock 9
 if [[ -f "$prefix/.dcs-built" && "$(cat "$prefix/.dcs-built")" == "$stamp" ]]; then
   echo "setup-chemfiles: $prefix is up to date" >&2
   exit 0
