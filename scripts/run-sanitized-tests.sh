@@ -7,8 +7,12 @@
 # budget, which ASan's shadow memory and quarantine inflate by design (92 MiB for a 16 MiB plan);
 # likewise hostile.dev_zero_fails_fast_in_bounded_memory (a peak RSS bound) and
 # hostile.threads_that_cannot_start_give_a_clear_error (a 400 MiB address-space limit, which
-# ASan's shadow reservation alone exceeds), and install.prefix, which runs the installed binary
-# under strace (LeakSanitizer cannot work under ptrace).
+# ASan's shadow reservation alone exceeds). Left out as well, to keep CI's time bounded, what
+# spends its time outside dcs's code: the viewers' readers and renderers and the presets' checks
+# against PyMOL and ChimeraX (label viewers: the writers they open run under the sanitizers in
+# the io and cli tests), the packaging tests (label install: install.prefix also runs under
+# strace, where LeakSanitizer cannot work) and the CPU benchmark tables (CpuBench: the kernels
+# they time run under the sanitizers in the backend tests).
 # The preset sets DCS_TEST_SANITIZED=1, with which the slowest tests take a smaller but still
 # representative case than in scripts/run-tests.sh (the binary is about 10 times slower under
 # ASan): ParallelReader.SameAsSerialOnEveryCorpusFile one thread-count x chunk-size combination
