@@ -638,8 +638,11 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
   s.done.assign(static_cast<std::size_t>(grid.nz()), 0);
   s.stats.assign(static_cast<std::size_t>(grid.nz()), StatsAccum{});
   step("descriptor");
-  log().debug("{} created in {:.1f} ms ({})", partial_path,
-              std::chrono::duration<double, std::milli>(last - start).count(), steps);
+  log().debug("{} created in {:.1f} ms ({}); {}", partial_path,
+              std::chrono::duration<double, std::milli>(last - start).count(), steps,
+              s.writes ? fmt::format("{} writer{}", s.writes->writers(),
+                                     s.writes->writers() == 1 ? "" : "s")
+                       : std::string("one writer (compressed)"));
 }
 
 MapStore MapStore::open_partial(const std::string& partial_path, const MapMetadata& meta,
