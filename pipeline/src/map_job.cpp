@@ -273,9 +273,8 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   meta.grid = in.grid;
   std::optional<SampleSink> sample;
   if (config.validate || measures_method_error(config)) {
-    // Every point of a small grid, as the file run compares, but at most 4 Mi values kept (52 MB,
-    // not charged to --memory-limit): a grid of few atoms and many points gets a sample.
-    constexpr std::size_t kMostKept = std::size_t{1} << 22;
+    // Every point of a small grid, as the file run compares, but at most kMostKept values: a
+    // grid of few atoms and many points gets a sample.
     sample.emplace(sample_points(config, in.grid, in.system.size(), kMostKept),
                    /*keep_extremes=*/true);
     sample->begin(meta);

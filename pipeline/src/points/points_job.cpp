@@ -18,6 +18,7 @@
 #include "dcs/io/atom_values.hpp"
 #include "dcs/io/atomic_file.hpp"
 #include "dcs/io/colour_map.hpp"
+#include "dcs/io/point_list.hpp"
 #include "dcs/io/point_table.hpp"
 #include "dcs/io/pqr.hpp"
 #include "dcs/log.hpp"
@@ -28,6 +29,7 @@
 #include "dcs/version.hpp"
 #include "nearest_atom.hpp"
 #include "point_set.hpp"
+#include "points_memory.hpp"
 
 namespace dcs::pipeline {
 namespace {
@@ -362,7 +364,17 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   executor.together([&] {
     system = io::read_atoms(input, io::ReadOptions{.charges_as_given = config.charges_as_given});
     check_potential_bound(system, config.physics);
-    set = make_point_set(*config.points, system);
+    // The memory the points take, checked before they are read (a list is read no further
+    // than what fits) and before anything is written.
+    const PointsMemory memory = points_memory(config, system.size(), workers.list.size());
+    try {
+      set = make_point_set(*config.points, system, most_points(memory));
+    } catch (const io::TooManyPoints& refused) {
+      check_points_memory(memory, refused.count(), refused.file());
+      throw;
+    }
+    check_points_memory(memory, set.positions.size(),
+                        config.points->path.empty() ? input : config.points->path);
     if (leader) outputs = plan_outputs(config, input);
   });
   if (leader)
