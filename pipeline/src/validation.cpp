@@ -69,6 +69,16 @@ void join_extremes(const SampleSink& streamed, std::pair<std::size_t, float> min
   }
 }
 
+/// The places of the extremes' indices in the sorted `indices` (a sample's, not every point).
+void mark_extremes(const std::vector<std::size_t>& indices, std::size_t index_of_min,
+                   std::size_t index_of_max, ReferenceSample& sample) {
+  for (const std::size_t index : {index_of_min, index_of_max}) {
+    const auto it = std::lower_bound(indices.begin(), indices.end(), index);
+    if (it != indices.end() && *it == index)
+      sample.extremes.push_back(static_cast<std::size_t>(it - indices.begin()));
+  }
+}
+
 /// The float64 reference at the sample's grid points, by lead.reference_points().
 void add_reference(const RunConfig& config, PotentialBackend& lead, const System& system,
                    const GridSpec& grid, const std::vector<std::size_t>& indices,
@@ -109,6 +119,7 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
   };
   join_extremes(streamed, point(streamed.minimum()), point(streamed.maximum()), indices,
                 sample.values);
+  mark_extremes(indices, point(streamed.minimum()).first, point(streamed.maximum()).first, sample);
   add_reference(config, lead, system, grid, indices, sample);
   return sample;
 }
@@ -153,6 +164,7 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
       sample.values[n] = buffer[indices[n] % plane];
     }
   }
+  if (indices.size() < grid.points()) mark_extremes(indices, index_of_min, index_of_max, sample);
   add_reference(config, lead, system, grid, indices, sample);
   return sample;
 }
@@ -176,18 +188,23 @@ Validation validate_map(const RunConfig& config, PotentialBackend& backend,
   return validation;
 }
 
-void measure_method_error(const ReferenceSample& sample, const GridStats& stats,
-                          MethodInfo& method) {
+void measure_method_error(const ReferenceSample& sample, const GridStats& stats, MethodInfo& method,
+                          bool unbiased) {
   // Plain double loops over a few thousand points: the same sums whatever ran the map.
   double sum_sq_diff = 0.0, sum_sq_ref = 0.0, max_abs_diff = 0.0;
+  std::size_t counted = 0;
   for (std::size_t n = 0; n < sample.values.size(); ++n) {
+    if (unbiased &&
+        std::find(sample.extremes.begin(), sample.extremes.end(), n) != sample.extremes.end())
+      continue;
+    ++counted;
     const double d = static_cast<double>(sample.values[n]) - sample.reference[n];
     sum_sq_diff += d * d;
     sum_sq_ref += sample.reference[n] * sample.reference[n];
     max_abs_diff = std::isfinite(d) ? std::max(max_abs_diff, std::abs(d)) : INFINITY;
   }
   method.measured = true;
-  method.points = sample.values.size();
+  method.points = counted;
   method.all_points = sample.all_points;
   method.rms_rel_error =
       sum_sq_ref > 0.0 ? std::sqrt(sum_sq_diff / sum_sq_ref) : (sum_sq_diff > 0.0 ? INFINITY : 0.0);

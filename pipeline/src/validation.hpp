@@ -22,6 +22,9 @@ struct ReferenceSample {
   std::vector<float> values;
   std::vector<double> reference;
   bool all_points = false;  ///< every grid point (else a sample)
+  /// Where the map's minimum and maximum sit in `values` (a sample only): the points --validate
+  /// must see, left out of an unbiased estimate (measure_method_error()).
+  std::vector<std::size_t> extremes;
 };
 
 /// Every msm map's error is measured, except a trajectory's mean map: the mean of the frames'
@@ -71,8 +74,11 @@ Validation validate_map(const RunConfig& config, PotentialBackend& backend,
 
 /// --method msm: the relative RMS error rms(V - V_exact) / rms(V_exact) and the max error
 /// relative to max|V| of the map over the sample, into `method` (measured, points, met).
-void measure_method_error(const ReferenceSample& sample, const GridStats& stats,
-                          MethodInfo& method);
+/// `unbiased`: a sample's extremes are left out, so that the points are the fixed ones and
+/// uniform draws over the map (--method ewald: its extremes sit on atoms, where |V| is largest
+/// and would weigh most in rms(V_exact)).
+void measure_method_error(const ReferenceSample& sample, const GridStats& stats, MethodInfo& method,
+                          bool unbiased = false);
 
 /// Indices of the points compared: every point when points * atoms <= `budget` evaluations,
 /// else a deterministic sample of about budget/atoms points (at least 4096) that always
