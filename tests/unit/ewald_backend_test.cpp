@@ -98,15 +98,9 @@ TEST(EwaldBackend, ReferencePointsAreTheFloat64EwaldSum) {
   const std::vector<Vec3> points{{0.5, 0.5, 0.5}, {10.0, -4.0, 30.0}, system.atoms[3].position};
   std::vector<double> out(points.size());
   ewald(2)->reference_points(system, physics, points.data(), points.size(), out.data(), 2);
-  std::vector<Vec3> positions;
-  std::vector<double> charges;
-  for (const Atom& atom : system.atoms) {
-    positions.push_back(atom.position);
-    charges.push_back(atom.charge);
-  }
   periodic::PeriodicSettings settings;
   const std::vector<double> expected = periodic::ewald_reference_at(
-      positions, charges, system.cell, points,
+      periodic::positions_of(system), periodic::charges_of(system), system.cell, points,
       periodic::reference_parameters(system.cell, settings), physics.min_distance, 2);
   for (std::size_t i = 0; i < points.size(); ++i)
     EXPECT_EQ(out[i], coulomb_factor(physics) * expected[i]) << i;

@@ -24,20 +24,6 @@ namespace {
 
 constexpr double kMinTarget = 1e-8, kMaxTarget = 1e-2;
 
-std::vector<Vec3> positions_of(const System& system) {
-  std::vector<Vec3> positions;
-  positions.reserve(system.size());
-  for (const Atom& atom : system.atoms) positions.push_back(atom.position);
-  return positions;
-}
-
-std::vector<double> charges_of(const System& system) {
-  std::vector<double> charges;
-  charges.reserve(system.size());
-  for (const Atom& atom : system.atoms) charges.push_back(atom.charge);
-  return charges;
-}
-
 class EwaldBackend final : public PotentialBackend {
  public:
   EwaldBackend(std::unique_ptr<PotentialBackend> exact, const PeriodicSettings& settings,
