@@ -190,6 +190,9 @@ void complete_colour_range(const RunConfig& config, std::vector<std::unique_ptr<
 /// decay says would bring every face under L.
 void check_box_faces(const RunConfig& config, std::vector<std::unique_ptr<MapSink>>& sinks,
                      MapReader& reader, const MapMetadata& meta) {
+  // A periodic map has no faces to fall off: every atom's images are in it, and a large |V|
+  // at the box's edge is an atom (or its image) near it, not a box too small.
+  if (config.method == Method::kEwald) return;
   for (auto& sink : sinks)
     if (auto* faces = dynamic_cast<io::BoxFacesSink*>(sink.get())) {
       faces->complete(reader);
