@@ -92,6 +92,8 @@ void apply_cell(const RunConfig& config, const std::string& input, System& syste
       log().info("{}: the cell of its CRYST1 record: {}", input, cell->describe());
     }
   }
+  // Refused now, before a grid is placed or a file begun: no cell, no atoms, another model.
+  if (config.method == Method::kEwald) periodic::check_ewald_input(system, config.physics);
 }
 
 }  // namespace dcs::pipeline

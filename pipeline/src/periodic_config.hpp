@@ -10,7 +10,8 @@
 namespace dcs::pipeline {
 
 /// Sets system.cell of the atom file `input`: --box when given, else with --periodic its
-/// CRYST1 record (io::read_cryst1()), else the cell stays as read.
+/// CRYST1 record (io::read_cryst1()), else the cell stays as read. With --periodic, refuses
+/// (UsageError) a system without a usable cell (periodic::check_ewald_input()).
 void apply_cell(const RunConfig& config, const std::string& input, System& system);
 
 }  // namespace dcs::pipeline

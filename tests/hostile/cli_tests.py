@@ -266,6 +266,12 @@ def periodic_refusals_are_explained(tmp):
             ([], "m.pqr: --periodic needs the unit cell, and it has none: give it with --box")):
         proc = run(["--atoms", src, "--periodic"] + GRID[:2] + args, tmp, 2)
         assert_in(needle, proc.stderr)
+    # The 1 x 1 x 1 A CRYST1 of NMR and model files is no cell.
+    placeholder = write(tmp, "nmr.pqr", "CRYST1    1.000    1.000    1.000  90.00  90.00  90.00 P 1\n" + GOOD)
+    proc = run(["--atoms", placeholder, "--periodic"] + GRID, tmp, 2)
+    assert_in("nmr.pqr: --periodic needs the unit cell, and it has none", proc.stderr)
+    proc = run(["--topology", "a.psf", "--trajectory", "b.dcd", "--box", "30,30,30", "--periodic"] + GRID, tmp, 2)
+    assert_in("--box gives atom files their cell; a trajectory's frames carry their own", proc.stderr)
     bad = write(tmp, "cryst.pqr", "CRYST1   40.000   40.000      abc  90.00  90.00  90.00 P 1\n" + GOOD)
     proc = run(["--atoms", bad, "--periodic"] + GRID, tmp, 3)
     assert_in("cryst.pqr:1: CRYST1 record: expected a b c alpha beta gamma (6 numbers), found 2 "
