@@ -276,6 +276,22 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
                  "cutoff and interpolation order)")
       ->capture_default_str()
       ->group(g_comp);
+  app.add_flag("--periodic", o.periodic,
+               "The periodic potential of the unit cell and all its images (Ewald summation: "
+               "real space + smooth PME, tin-foil boundary, a net charge neutralised by a uniform "
+               "background, mean over the cell 0), the same as --method ewald; the cell from "
+               "the trajectory's frames, --box or the PQR's CRYST1; the grid spans the cell "
+               "unless --origin/--center/--padding place it. CPU only for now")
+      ->group(g_comp);
+  app.add_option("--box", o.box,
+                 "The unit cell of the atom file(s): a,b,c (Å) or a,b,c,alpha,beta,gamma "
+                 "(degrees), replacing a CRYST1 record (for --periodic)")
+      ->group(g_comp);
+  app.add_option("--ewald-error", config.ewald_error,
+                 "--periodic: relative RMS error target, 1e-8..1e-2, measured in every map run "
+                 "against a float64 Ewald sum (exit 4 when missed)")
+      ->capture_default_str()
+      ->group(g_comp);
   app.add_option("--memory-limit", o.memory_limit,
                  "Host memory the pipeline may hold, e.g. 2G or 512M (default: half of the "
                  "memory available, cgroup limits included)")
@@ -355,6 +371,20 @@ std::vector<std::string> read_atom_list(const std::string& path) {
   return inputs;
 }
 
+/// --periodic (= --method ewald) and --box: the method, the cell of atom files, a grid over the
+/// cell unless the user places it, every frame's cell required, and the CPU for --device auto
+/// (there is no GPU periodic path yet; check_config() refuses --device cuda).
+void set_periodic(const CLI::App& app, const RunOptions& o, RunConfig& config) {
+  if (!o.box.empty() || app.count("--box") > 0) config.box = parse_box(o.box);
+  if (o.periodic && app.count("--method") > 0 && config.method != Method::kEwald)
+    throw UsageError(fmt::format("--periodic is --method ewald; it contradicts --method {}",
+                                 to_string(config.method)));
+  if (o.periodic) config.method = Method::kEwald;
+  if (config.method != Method::kEwald) return;
+  config.grid.cell_box = o.origin.empty() && o.center.empty() && app.count("--padding") == 0;
+  if (config.trajectory) config.trajectory->periodic = true;
+}
+
 /// --threads beyond this many times the hardware threads only adds scheduling overhead
 /// (100000 threads ran 25x slower); larger requests are capped with a warning.
 constexpr unsigned kMaxThreadsPerHardwareThread = 4;
@@ -396,6 +426,7 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
   }
   config.method = parse_method(o.method);
   resolve_grid_and_physics(grid_physics_options(app, o, config), config);
+  set_periodic(app, o, config);
   set_points(app, o, config);
   config.models = parse_models(o.models);
   config.common_model_grid = o.model_grid == "common";
@@ -408,6 +439,8 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
   if (app.count("--tolerance")) config.tolerance = o.tolerance;
   if (!o.memory_limit.empty()) config.memory_limit = parse_size(o.memory_limit);
   config.device = parse_device(o.device);
+  if (config.method == Method::kEwald && config.device.kind == DeviceRequest::Kind::kAuto)
+    config.device = parse_device("cpu");  // no GPU periodic path yet: auto is the CPU
   if (!o.shard.empty()) config.shard = parse_shard(o.shard);
   config.mpi_schedule = parse_mpi_schedule(o.mpi_schedule);
   config.command_line = std::move(command_line);

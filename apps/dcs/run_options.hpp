@@ -35,6 +35,8 @@ struct RunOptions {
   std::string frames;            ///< --frames
   std::string pbc;               ///< --pbc
   std::string method = "exact";  ///< --method (dcs/method.hpp)
+  bool periodic = false;         ///< --periodic: --method ewald
+  std::string box;               ///< --box a,b,c[,alpha,beta,gamma]
   std::string points;            ///< --points FILE
   bool at_atoms = false;         ///< --at-atoms
   double offset = 0.0;           ///< --offset

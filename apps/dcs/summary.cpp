@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -71,6 +72,24 @@ void print_interrupted_batch(const std::vector<RunResult>& done) {
         c.skipped, c.failed + c.not_run);
   });
 }
+
+namespace {
+
+/// --periodic: what the map is (cell, boundary, background, gauge, grid).
+void print_periodic(const MethodInfo& m) {
+  fmt::print("  periodic  cell {}; tin-foil boundary, mean over the cell 0 (the gauge){}\n",
+             m.cell.describe(),
+             m.net_charge == 0.0
+                 ? std::string()
+                 : fmt::format("; net charge {:+.4g} e neutralised by a uniform background",
+                               m.net_charge));
+  fmt::print("  periodic  {}\n", m.tiles ? "the grid is the cell's points i*L/n: the map tiles "
+                                           "the box periodically"
+                                         : "the grid is a box of x, y, z points over the periodic "
+                                           "potential (it does not tile the cell)");
+}
+
+}  // namespace
 
 void print_summary(const RunResult& result) {
   const std::string input =
@@ -141,15 +160,28 @@ void print_summary(const RunResult& result) {
         v.passed ? "passed" : "FAILED", where, v.max_abs_error, unit, v.max_rel_error, v.tolerance,
         v.rms_error);
   }
-  if (const MethodInfo& m = meta.method; traits(m.method).measures_error && !m.measured)
-    fmt::print("  msm error not measured (a trajectory's mean map); target {:.0e}\n", m.target);
+  const MethodInfo& m = meta.method;
+  const bool ewald = m.method == Method::kEwald;
+  if (ewald) print_periodic(m);
+  if (traits(m.method).measures_error && !m.measured)
+    fmt::print("  {} error not measured (a trajectory's mean map); target {:.0e}\n",
+               to_string(m.method), m.target);
   else if (m.measured)
     fmt::print(
-        "  msm error relative RMS {:.2e} against the float64 direct sum at {} points "
-        "(target {:.0e}: {}), max error {:.2e} of max|V|; h = {:g} A, a = {:g} A, order {}, C{}\n",
-        m.rms_rel_error,
+        "  {} error relative RMS {:.2e} against the float64 {} sum at {} points "
+        "(target {:.0e}: {}), max error {:.2e} of max|V|; {}\n",
+        to_string(m.method), m.rms_rel_error, ewald ? "Ewald" : "direct",
         m.all_points ? fmt::format("all {}", m.points) : fmt::format("{} sampled", m.points),
-        m.target, m.met ? "met" : "MISSED", m.max_rel_error, m.spacing, m.cutoff, m.order, m.split);
+        m.target, m.met ? "met" : "MISSED", m.max_rel_error,
+        ewald ? fmt::format("beta {:.4f} 1/A, real cutoff {:g} A, PME mesh {} x {} x {}, order {}",
+                            m.beta, m.cutoff, m.mesh[0], m.mesh[1], m.mesh[2], m.order)
+              : fmt::format("h = {:g} A, a = {:g} A, order {}, C{}", m.spacing, m.cutoff, m.order,
+                            m.split));
+  if (!std::isnan(result.energy_kcal_per_mol))
+    fmt::print(
+        "  energy    1/2 sum q_i phi_i = {:.10g} kcal/mol = {:.10g} kJ/mol (periodic: the "
+        "Ewald electrostatic energy of the cell)\n",
+        result.energy_kcal_per_mol, result.energy_kcal_per_mol * codata::kThermochemicalCalorie);
   if (result.frames > 0)
     fmt::print(
         "  frames    {} averaged ({} computed by this run, {:.2f} frames/s; reading and fitting "

@@ -119,15 +119,53 @@ void write_validation(hid_t file, const Validation& validation, const Writer& w)
                 w);
 }
 
+/// --method ewald's attributes: the cell (lengths, angles, the 3x3 box vectors as rows), the
+/// Ewald parameters, and what the map is (boundary, background, gauge, tiling) in words.
+void write_ewald(hid_t group, const MethodInfo& method, const Writer& w) {
+  const UnitCell& cell = method.cell;
+  w.doubles(group, "cell_lengths", cell.lengths().data(), 3);
+  w.doubles(group, "cell_angles", cell.angles().data(), 3);
+  std::array<double, 9> vectors{};
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t c = 0; c < 3; ++c) vectors[3 * r + c] = cell.vectors()[r][c];
+  w.attribute(group, "cell_vectors", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {3, 3}, vectors.data());
+  write_numbers(group,
+                {{"beta", method.beta},
+                 {"real_cutoff", method.cutoff},
+                 {"accuracy", method.target},
+                 {"target", method.target},
+                 {"net_charge", method.net_charge}},
+                w);
+  const std::array<std::int64_t, 3> mesh{method.mesh[0], method.mesh[1], method.mesh[2]};
+  w.int64s(group, "mesh", mesh.data(), 3);
+  w.count(group, "order", static_cast<std::uint64_t>(method.order));
+  w.text(group, "boundary", "tin-foil (conducting); real space + smooth PME");
+  w.text(group, "gauge", "the mean of the potential over the unit cell is 0");
+  w.text(group, "background",
+         method.net_charge == 0.0
+             ? std::string("none (the cell is neutral)")
+             : fmt::format("a uniform neutralising background of {:+.6g} e over the cell",
+                           -method.net_charge));
+  w.text(group, "grid",
+         method.tiles ? "the cell's points i*L/n from its origin (0, 0, 0): the map tiles the box "
+                        "periodically"
+                      : "a box of x, y, z points (not the cell's tiling; any point of the "
+                        "periodic potential is valid)");
+}
+
 void write_method(hid_t file, const MethodInfo& method, const Writer& w) {
   const Handle group = w.group(file, "method");
   w.text(group.get(), "name", std::string(to_string(method.method)));
   if (!traits(method.method).measures_error) return;
-  write_numbers(group.get(),
-                {{"spacing", method.spacing}, {"cutoff", method.cutoff}, {"target", method.target}},
-                w);
-  w.count(group.get(), "order", static_cast<std::uint64_t>(method.order));
-  w.count(group.get(), "split", static_cast<std::uint64_t>(method.split));
+  if (method.method == Method::kEwald) {
+    write_ewald(group.get(), method, w);
+  } else {
+    write_numbers(
+        group.get(),
+        {{"spacing", method.spacing}, {"cutoff", method.cutoff}, {"target", method.target}}, w);
+    w.count(group.get(), "order", static_cast<std::uint64_t>(method.order));
+    w.count(group.get(), "split", static_cast<std::uint64_t>(method.split));
+  }
   w.boolean(group.get(), "measured", method.measured);
   w.count(group.get(), "points", method.points);
   w.boolean(group.get(), "all_points", method.all_points);

@@ -12,13 +12,18 @@ constexpr unsigned kAllModels = (1u << static_cast<unsigned>(PairKind::kCoulomb)
                                 (1u << static_cast<unsigned>(PairKind::kScreened)) |
                                 (1u << static_cast<unsigned>(PairKind::kInverseSquare));
 
-constexpr std::array<MethodTraits, 2> kMethods{{
+constexpr std::array<MethodTraits, 3> kMethods{{
     {Method::kExact, "exact", "direct summation over every atom, the reference",
      /*measures_error=*/false, /*computes_points=*/true, kAllModels},
     {Method::kMsm, "msm",
      "multilevel summation, linear time, to the relative RMS error --msm-error (Coulomb only; "
      "maps only)",
      /*measures_error=*/true, /*computes_points=*/false,
+     1u << static_cast<unsigned>(PairKind::kCoulomb)},
+    {Method::kEwald, "ewald",
+     "the periodic potential of the unit cell and all its images (Ewald: real space + smooth "
+     "PME), to the relative RMS error --ewald-error; the same as --periodic (Coulomb only; CPU)",
+     /*measures_error=*/true, /*computes_points=*/true,
      1u << static_cast<unsigned>(PairKind::kCoulomb)},
 }};
 

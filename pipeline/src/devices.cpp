@@ -14,6 +14,7 @@
 #include "dcs/log.hpp"
 #include "dcs/msm.hpp"
 #include "dcs/parallel.hpp"
+#include "dcs/periodic/ewald_backend.hpp"
 #include "dcs/pipeline/mpi.hpp"
 
 namespace dcs {
@@ -74,6 +75,12 @@ Workers make_workers(const RunConfig& config) {
   // rank_local_config() gives each MPI rank its GPU on the same rule.
   const DeviceChoice choice = resolve_device(config.device, config.backend);
   Workers workers;
+  // No GPU periodic path yet: check_config() refuses --device cuda with --periodic and the app
+  // takes --device auto to the CPU; this catches any other caller.
+  if (choice.kind == BackendKind::Cuda && config.method == Method::kEwald)
+    throw UsageError(
+        "--periodic (--method ewald) runs on the CPU only: there is no GPU periodic path yet; "
+        "use --device cpu");
   if (choice.kind == BackendKind::Cuda) {
     // Each GPU's context starts on its own thread: a context takes 0.1-0.3 s to create, and
     // one after the other they were the serial start of a several-GPU run.
@@ -106,6 +113,10 @@ Workers make_workers(const RunConfig& config) {
         backend =
             make_msm_backend(std::move(backend), msm_parameters(config.msm_error), options,
                              config.memory_limit ? *config.memory_limit / config.cpu_workers : 0);
+      // Ewald wraps it the same way: the periodic potential of the cell (dcs/periodic/).
+      if (config.method == Method::kEwald)
+        backend = periodic::make_ewald_backend(
+            std::move(backend), periodic::ewald_settings(config.ewald_error), options);
       workers.owned.push_back(std::move(backend));
     }
   }

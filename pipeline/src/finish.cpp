@@ -13,6 +13,7 @@
 #include "dcs/io/colour_range.hpp"
 #include "dcs/log.hpp"
 #include "dcs/msm.hpp"
+#include "dcs/periodic/ewald_backend.hpp"
 #include "dcs/presets.hpp"
 #include "dcs/timer.hpp"
 #include "validation.hpp"
@@ -85,19 +86,23 @@ void judge_sample(const RunConfig& config, const std::string& input, PotentialBa
   if (measures_method_error(config)) {
     MethodInfo& m = meta.method;
     measure_method_error(sample, meta.stats, m);
+    const bool ewald = config.method == Method::kEwald;
+    const char* oracle = ewald ? "the float64 Ewald sum" : "the float64 direct sum";
     log().info(
-        "msm error against the float64 direct sum at {} {} points: relative RMS {:.3e} "
-        "(target {:.1e}), max {:.3e} of max|V|: {}",
-        m.all_points ? "all" : "sampled", m.points, m.rms_rel_error, m.target, m.max_rel_error,
-        m.met ? "met" : "MISSED");
+        "{} error against {} at {} {} points: relative RMS {:.3e} (target {:.1e}), max {:.3e} "
+        "of max|V|: {}",
+        to_string(config.method), oracle, m.all_points ? "all" : "sampled", m.points,
+        m.rms_rel_error, m.target, m.max_rel_error, m.met ? "met" : "MISSED");
     if (!m.met)
       throw ValidationError(fmt::format(
-          "{}: --method msm missed its error target: measured relative RMS error {:.3e} "
-          "exceeds --msm-error {:.1e} ({}; max error {:.3e} of max|V|, at {} points against "
-          "the float64 direct sum); nothing was written: use a tighter --msm-error or "
-          "--method exact",
-          input, m.rms_rel_error, m.target, describe(msm_parameters(config.msm_error)),
-          m.max_rel_error, m.points));
+          "{}: --method {} missed its error target: measured relative RMS error {:.3e} "
+          "exceeds --{}-error {:.1e} ({}; max error {:.3e} of max|V|, at {} points against "
+          "{}); nothing was written: use a tighter --{}-error{}",
+          input, to_string(config.method), m.rms_rel_error, to_string(config.method), m.target,
+          ewald ? periodic::ewald_parameters(m.cell, config.ewald_error).describe()
+                : describe(msm_parameters(config.msm_error)),
+          m.max_rel_error, m.points, oracle, to_string(config.method),
+          ewald ? "" : " or --method exact"));
   }
 }
 
@@ -109,9 +114,21 @@ void refuse_nonfinite(const GridStats& stats) {
                     stats.nonfinite, stats.count));
 }
 
-MethodInfo method_info(const RunConfig& config) {
+MethodInfo method_info(const RunConfig& config, const System& system, const GridSpec& grid) {
   MethodInfo m;
   m.method = config.method;
+  if (config.method == Method::kEwald) {
+    const periodic::EwaldParameters p = periodic::ewald_parameters(system.cell, config.ewald_error);
+    m.cell = system.cell;
+    m.beta = p.beta;
+    m.cutoff = p.real_cutoff;
+    m.mesh = p.mesh;
+    m.order = p.order;
+    m.target = config.ewald_error;
+    m.net_charge = system.total_charge();
+    m.tiles = tiles_cell(grid, system.cell);
+    return m;
+  }
   if (config.method != Method::kMsm) return m;
   const MsmParameters p = msm_parameters(config.msm_error);  // what make_workers() used
   m.spacing = p.spacing;
@@ -173,6 +190,9 @@ void complete_colour_range(const RunConfig& config, std::vector<std::unique_ptr<
 /// decay says would bring every face under L.
 void check_box_faces(const RunConfig& config, std::vector<std::unique_ptr<MapSink>>& sinks,
                      MapReader& reader, const MapMetadata& meta) {
+  // A periodic map has no faces to fall off: every atom's images are in it, and a large |V|
+  // at the box's edge is an atom (or its image) near it, not a box too small.
+  if (config.method == Method::kEwald) return;
   for (auto& sink : sinks)
     if (auto* faces = dynamic_cast<io::BoxFacesSink*>(sink.get())) {
       faces->complete(reader);
@@ -264,11 +284,12 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   MapMetadata& meta = result.metadata;
   meta.stats = finalize(combined_stats(report.plane_stats));
   refuse_nonfinite(meta.stats);
-  meta.method = method_info(config);
+  meta.method = method_info(config, job.in.system, job.in.grid);
   if (traits(config.method).measures_error && !measures_method_error(config))
     log().warn(
-        "--method msm: the error of a trajectory's mean map is not measured (it is the mean of "
-        "the frames' maps, not the potential of one set of atoms); /method measured = false");
+        "--method {}: the error of a trajectory's mean map is not measured (it is the mean of "
+        "the frames' maps, not the potential of one set of atoms); /method measured = false",
+        to_string(config.method));
   const double validate_seconds =
       config.validate || measures_method_error(config)
           ? check_values(config, job, *workers.list.front(), store, sinks, report, meta)

@@ -1,5 +1,6 @@
 // Inputs: jobs, shards, reading one map's atoms (inputs.hpp).
 #include "inputs.hpp"
+#include "periodic_config.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -182,6 +183,7 @@ MapInput read_map_input(const RunConfig& config, const Job& job, ModelCache* cac
     case ModelsMode::kEach: map.system = read_model(config, job, cache, common_grid); break;
     case ModelsMode::kFirst: map.system = read_first_model(config, job, cache); break;
   }
+  apply_cell(config, job.input, map.system);
   map.read_seconds = seconds_since(read_start);
   const std::string which = config.models == ModelsMode::kAverage
                                 ? fmt::format(" (mean of {} models)", map.system.model_count)

@@ -287,7 +287,7 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   meta.physics = config.physics;
   meta.coulomb_factor = coulomb_factor(config.physics);
   meta.stats = finalize(combined_stats(report.plane_stats));
-  meta.method = method_info(config);
+  meta.method = method_info(config, in.system, in.grid);
   refuse_nonfinite(meta.stats);  // as finish_map() does; the sample's extremes then exist
   if (sample) {
     PotentialBackend& lead = *workers.list.front();
@@ -411,6 +411,11 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
   add("kernel", backend.kernel_name());
   add("reduction", backend.reduction_name());
   add("compression", std::to_string(config.compression));
+  // A periodic map depends on its cell and error target too (the backend's names do not say).
+  if (config.method == Method::kEwald)
+    add("ewald",
+        fmt::format("error {:.17g}, cell {:.17g} {:.17g}", config.ewald_error,
+                    fmt::join(system.cell.lengths(), " "), fmt::join(system.cell.angles(), " ")));
   return key;
 }
 

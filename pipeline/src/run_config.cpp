@@ -124,6 +124,7 @@ void check_config(const RunConfig& config) {
     throw UsageError("--checkpoint-interval must be zero or positive");
   (void)io::map_writers();  // a bad DCS_WRITERS is refused before any file is made
   if (config.method == Method::kMsm) msm_parameters(config.msm_error);  // throws for a bad target
+  check_periodic(config);
   // MSM interpolates a lattice laid over a map's box; at arbitrary points (and at atoms, whose
   // own long-range part would have to be taken out again) it is not implemented: say so rather
   // than compute exactly under an msm label.
@@ -176,6 +177,10 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--kernel", config.backend.kernel);
   add("--method", std::string(to_string(config.method)));
   add("--msm-error", fmt::format("{:.17g}", config.msm_error));
+  add("--ewald-error", fmt::format("{:.17g}", config.ewald_error));
+  add("--box", config.box ? fmt::format("{:.17g} {:.17g}", fmt::join(config.box->lengths(), " "),
+                                        fmt::join(config.box->angles(), " "))
+                          : "-");
   add("--reduction", config.backend.reduction);
   add("--validate", flag(config.validate));
   add("--tolerance", optional(config.tolerance));

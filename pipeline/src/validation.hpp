@@ -25,6 +25,9 @@ struct ReferenceSample {
   /// are in the sample for --validate's max error only, unless a draw also hit them.
   std::vector<bool> drawn;
   bool all_points = false;  ///< every grid point (else a sample)
+  /// Where the map's minimum and maximum sit in `values` (a sample only): the points --validate
+  /// must see, left out of an unbiased estimate (measure_method_error()).
+  std::vector<std::size_t> extremes;
 };
 
 /// Every msm map's error is measured, except a trajectory's mean map: the mean of the frames'

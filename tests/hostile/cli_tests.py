@@ -234,5 +234,51 @@ def job_array_records_summarised(tmp):
     assert_in("batch-summary: 3 of 3 tasks reported: 2 written", proc.stdout)
 
 
+@case
+def box_errors_are_explained(tmp):
+    src = write(tmp, "m.pqr", GOOD)
+    for box, needle in (("40,40", "--box 40,40: 2 values; expected 3 or 6"),
+                        ("40,x,40", "'x' is not a number"),
+                        ("40,,40", "'' is not a number"),
+                        ("40,40,-1", "the length -1 is not positive"),
+                        ("40,40,nan", "'nan' is not a finite number"),
+                        ("40,40,40,90,90", "5 values; expected 3 or 6"),
+                        ("40,40,40,10,10,170", "--box 40,40,40,10,10,170: "),
+                        ("40,40,40,90,90,180", "--box 40,40,40,90,90,180: ")):
+        proc = run(["--atoms", src, "--periodic", "--box", box] + GRID, tmp, 2)
+        assert_in(needle, proc.stderr)
+        assert_in("(give a,b,c in Å, or a,b,c,alpha,beta,gamma", proc.stderr)
+    if outputs(tmp):
+        raise AssertionError(f"files written: {outputs(tmp)}")
+
+
+@case
+def periodic_refusals_are_explained(tmp):
+    src = write(tmp, "m.pqr", GOOD)
+    box = ["--box", "30,30,30"]
+    for args, needle in (
+            (["--ionic-strength", "0.15"] + box, "supports the Coulomb model only"),
+            (["--dielectric-model", "distance", "--dielectric", "4"] + box,
+             "supports the Coulomb model only"),
+            (box + ["--device", "cuda"], "runs on the CPU only, there is no GPU periodic path yet"),
+            (box + ["--method", "msm"], "--periodic is --method ewald; it contradicts --method msm"),
+            (box + ["--ewald-error", "0.5"], "--ewald-error must be a number from 1e-08 to 0.01, got 0.5"),
+            ([], "m.pqr: --periodic needs the unit cell, and it has none: give it with --box")):
+        proc = run(["--atoms", src, "--periodic"] + GRID[:2] + args, tmp, 2)
+        assert_in(needle, proc.stderr)
+    # The 1 x 1 x 1 A CRYST1 of NMR and model files is no cell.
+    placeholder = write(tmp, "nmr.pqr", "CRYST1    1.000    1.000    1.000  90.00  90.00  90.00 P 1\n" + GOOD)
+    proc = run(["--atoms", placeholder, "--periodic"] + GRID, tmp, 2)
+    assert_in("nmr.pqr: --periodic needs the unit cell, and it has none", proc.stderr)
+    proc = run(["--topology", "a.psf", "--trajectory", "b.dcd", "--box", "30,30,30", "--periodic"] + GRID, tmp, 2)
+    assert_in("--box gives atom files their cell; a trajectory's frames carry their own", proc.stderr)
+    bad = write(tmp, "cryst.pqr", "CRYST1   40.000   40.000      abc  90.00  90.00  90.00 P 1\n" + GOOD)
+    proc = run(["--atoms", bad, "--periodic"] + GRID, tmp, 3)
+    assert_in("cryst.pqr:1: CRYST1 record: expected a b c alpha beta gamma (6 numbers), found 2 "
+              "then 'abc'", proc.stderr)
+    if outputs(tmp):
+        raise AssertionError(f"files written: {outputs(tmp)}")
+
+
 if __name__ == "__main__":
     base.main(CASES)

@@ -9,7 +9,12 @@ net +8 e), AMBER tz2 in a truncated octahedron (parm7 + NetCDF), GROMACS adenyla
 water (TPR, rhombic dodecahedron, 47681 atoms). Exit 77 (skipped, saying why) without MDAnalysis
 or OpenMM (scripts/setup-md.sh installs both into .venv-md).
 
+With --dcs DCS the energy is the command line's instead: the system written as a PQR file (the
+positions and charges OpenMM then gets, rounded alike), `dcs --atoms X.pqr --box a,b,c,alpha,
+beta,gamma --at-atoms --periodic`, whose summary prints 1/2 sum q_i phi_i in kJ/mol.
+
 Usage: openmm_check.py --dump PERIODIC_DUMP --case NAME
+       openmm_check.py --dcs DCS --case NAME
 """
 import argparse
 import json
@@ -68,6 +73,33 @@ def dcs_energy(dump, positions, charges, dimensions, work):
     return json.loads(result.stdout), seconds
 
 
+def dcs_cli_energy(dcs, positions, charges, dimensions, work):
+    """The energy from `dcs --at-atoms --periodic` (kJ/mol) and the positions and charges it read
+    (the PQR's rounding), by the summary's energy line."""
+    positions = np.round(positions, 6)
+    charges = np.round(charges, 8)
+    path = os.path.join(work, "system.pqr")
+    with open(path, "w") as out:
+        for n, ((x, y, z), q) in enumerate(zip(positions.tolist(), charges.tolist())):
+            out.write(f"ATOM  {n % 100000:5d}  X   RES A{n // 10 % 10000:4d}    "
+                      f"{x:.6f} {y:.6f} {z:.6f} {q:.8f} 1.5\n")
+    box = ",".join(repr(float(v)) for v in dimensions)
+    started = time.perf_counter()
+    result = subprocess.run([dcs, "--atoms", path, "--box", box, "--at-atoms", "--periodic",
+                             "--device", "cpu", "--no-progress", "-o",
+                             os.path.join(work, "atoms.h5")], capture_output=True, text=True)
+    if result.returncode != 0:
+        print(f"FAIL: dcs exited {result.returncode}: {result.stderr.strip()}")
+        sys.exit(1)
+    seconds = time.perf_counter() - started
+    for line in result.stdout.splitlines():
+        if "1/2 sum q_i phi_i" in line:
+            kj = float(line.split("=")[2].split("kJ/mol")[0])
+            return kj, positions, charges, seconds
+    print(f"FAIL: no energy line in the summary:\n{result.stdout}")
+    sys.exit(1)
+
+
 def openmm_coulomb_constant():
     """OpenMM's 1/(4 pi eps0) in kJ/mol nm/e^2: the energy of two unit charges 1 nm apart."""
     system = openmm.System()
@@ -111,7 +143,9 @@ def openmm_energy(positions, charges, dimensions, cutoff_nm, tolerance):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dump", required=True)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--dump", help="periodic_dump: dcs::periodic's energy")
+    which.add_argument("--dcs", help="the dcs binary: `dcs --at-atoms --periodic`'s energy")
     parser.add_argument("--case", required=True, choices=sorted(CASES))
     args = parser.parse_args()
     if args.case in LARGE and os.environ.get("DCS_TEST_SANITIZED") == "1":
@@ -120,10 +154,14 @@ def main():
     positions, charges, dimensions = load(args.case)
     _, _, cutoff_nm, tolerance = CASES[args.case]
     with tempfile.TemporaryDirectory(prefix="dcs-openmm-") as work:
-        ours, ours_s = dcs_energy(args.dump, positions, charges, dimensions, work)
-    k = openmm_coulomb_constant()  # kJ/mol nm / e^2
+        if args.dcs:
+            ours_kj, positions, charges, ours_s = dcs_cli_energy(args.dcs, positions, charges,
+                                                                 dimensions, work)
+            ours = {"parameters": "dcs --at-atoms --periodic"}
+        else:
+            ours, ours_s = dcs_energy(args.dump, positions, charges, dimensions, work)
+            ours_kj = ours["energy"] * openmm_coulomb_constant() * 10.0  # e^2/Å -> kJ/mol
     theirs, theirs_s = openmm_energy(positions, charges, dimensions, cutoff_nm, tolerance)
-    ours_kj = ours["energy"] * k * 10.0  # e^2/Å -> e^2/nm -> kJ/mol
     relative = abs(ours_kj - theirs) / abs(theirs)
     print(f"{args.case}: {len(charges)} atoms, net charge {charges.sum():+.4f} e, cell "
           f"{' '.join(f'{v:g}' for v in dimensions)}")

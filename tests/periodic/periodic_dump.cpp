@@ -11,9 +11,12 @@
 //   min(1e-8, D/1000), real cutoff max(2 rc, shortest width / 2), or --reference-cutoff)
 //   ("map_error": relative RMS, "reference_cutoff", "reference_s").
 //   The timings are for bench/periodic_cpu_bench.py.
+//   --reference-at POINTS OUT: the float64 Ewald sum (reference_parameters()) at the "x y z"
+//   lines of POINTS into OUT (float64, e/Å): the oracle of tests/periodic/periodic_cli_tests.py.
 // Usage: periodic_dump INPUT [--accuracy D] [--cutoff RC] [--order P] [--threads N]
 //                            [--reference] [--potentials FILE] [--map-spacing H]
 //                            [--reference-points M] [--reference-cutoff RC]
+//                            [--reference-at POINTS OUT]
 #include <bit>
 #include <chrono>
 #include <cmath>
@@ -77,7 +80,8 @@ struct Options {
   std::string potentials_path;
   double map_spacing = 0.0;
   std::size_t reference_points = 0;
-  double reference_cutoff = 0.0;  ///< 0: max(2 cutoff, shortest width / 2)
+  double reference_cutoff = 0.0;            ///< 0: max(2 cutoff, shortest width / 2)
+  std::string reference_at, reference_out;  ///< --reference-at POINTS OUT
 };
 
 Options parse_options(int argc, char** argv) {
@@ -97,7 +101,10 @@ Options parse_options(int argc, char** argv) {
     else if (option == "--map-spacing") options.map_spacing = std::stod(value());
     else if (option == "--reference-points") options.reference_points = std::stoul(value());
     else if (option == "--reference-cutoff") options.reference_cutoff = std::stod(value());
-    else throw dcs::UsageError("unknown option " + option);
+    else if (option == "--reference-at") {
+      options.reference_at = value();
+      options.reference_out = value();
+    } else throw dcs::UsageError("unknown option " + option);
   }
   return options;
 }
@@ -159,6 +166,29 @@ std::string map_report(const Input& input, const Options& options,
                       std::sqrt(diff / norm));
 }
 
+/// --reference-at POINTS OUT: the float64 Ewald sum at reference_parameters() (the oracle a dcs
+/// --periodic run measures its error against) at the "x y z" lines of POINTS, written to OUT as
+/// float64 e/Å, little-endian, in order (real-space distances clamped at the settings'
+/// min_distance, dcs's default, as dcs maps are).
+int reference_at(const Input& input, const Options& options) {
+  std::ifstream file(options.reference_at);
+  if (!file) throw dcs::InputError(options.reference_at, 0, "cannot open the file");
+  std::vector<dcs::Vec3> points;
+  for (dcs::Vec3 p{}; file >> p[0] >> p[1] >> p[2];) points.push_back(p);
+  const auto parameters = dcs::periodic::reference_parameters(input.cell, options.settings);
+  const std::vector<double> phi = dcs::periodic::ewald_reference_at(
+      input.positions, input.charges, input.cell, points, parameters, options.settings.min_distance,
+      options.settings.threads);
+  std::ofstream out(options.reference_out, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(phi.data()),
+            std::streamsize(phi.size() * sizeof(double)));
+  if (!out) throw dcs::IoError("cannot write " + options.reference_out);
+  std::printf("%s\n", fmt::format("{{\"points\": {}, \"parameters\": \"reference, {}\"}}",
+                                  points.size(), parameters.describe())
+                          .c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,6 +197,7 @@ int main(int argc, char** argv) {
     if (argc < 2) throw dcs::UsageError("usage: periodic_dump INPUT [options]");
     const Options options = parse_options(argc, argv);
     const Input input = read_input(argv[1]);
+    if (!options.reference_at.empty()) return reference_at(input, options);
     const auto parameters = dcs::periodic::choose_ewald_parameters(input.cell, options.settings);
     const auto start = std::chrono::steady_clock::now();
     std::vector<double> phi;

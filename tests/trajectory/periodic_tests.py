@@ -209,6 +209,12 @@ def case_no_cell_refused(args, work):
               "cpu", "-o", out, "--center-on", "name CA", rc=3)
     check("frame 0" in run.stderr and "no cell" in run.stderr, run.stderr)
     check(os.listdir(work) == [], f"files left: {os.listdir(work)}")
+    # --periodic needs every frame's cell.
+    run = dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, "--grid", "8", "--device",
+              "cpu", "-o", out, "--periodic", rc=3)
+    check("frame 0" in run.stderr and "--periodic needs every frame's cell" in run.stderr,
+          run.stderr)
+    check(os.listdir(work) == [], f"files left: {os.listdir(work)}")
     # Without --center-on the default --pbc whole simply has nothing to do.
     run = dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, "--grid", "8", "--device",
               "cpu", "-o", out, "--frames", "0:3")

@@ -11,6 +11,8 @@ Cases:
   reference_prmtop_nc AMBER PRMTOP+NetCDF
   workers_identical   --cpu-workers 1 and 3 (and in plane blocks), and a second file: identical
   kill_resume         kill -9 mid-run, --resume: identical to an uninterrupted run
+  periodic_workers_identical, periodic_kill_resume: the same with --periodic (AMBER tz2 in its
+                      truncated octahedron; AMBER bala), each frame in its own cell
   frame_maps          --frame-maps: each frame's map as a one-frame run's, and after kill -9
   jumped_frame_warns  a frame that jumped out of the grid: the box warning says so
   refusals            mismatched atom counts, bad --frames, empty selections: clear errors,
@@ -248,6 +250,37 @@ def case_workers_identical(args, work):
 def case_kill_resume(args, work):
     common = ["--topology", data.PSF, "--trajectory", data.DCD, "--grid", KILL_GRID, "--device",
               "cpu", "--checkpoint-interval", "0", "--threads", "1"]
+    kill_and_resume(args, work, common)
+
+
+def case_periodic_workers_identical(args, work):
+    """--periodic (AMBER tz2 in its truncated octahedron, each frame's own cell): 1 worker, 3
+    workers in plane blocks and 4 threads give the same bytes."""
+    from periodic_tests import truncoct_parm7  # the parm7 is bzip2-compressed
+    common = ["--topology", truncoct_parm7(work), "--trajectory", data.NCDFtruncoct, "--frames", "0:10:3",
+              "--periodic", "--grid", "24", "--device", "cpu"]
+    one = os.path.join(work, "one.h5")
+    three = os.path.join(work, "three.h5")
+    dcs(args, *common, "-o", one, "--cpu-workers", "1", "--threads", "1")
+    run = dcs(args, *common, "-o", three, "--cpu-workers", "3", "--threads", "4",
+              "--memory-limit", "420K")  # several plane blocks too
+    check("in blocks of 18" in run.stderr, f"not in plane blocks:\n{run.stderr}")
+    same_datasets(one, three, "--periodic, 1 vs 3 workers")
+    with h5py.File(one, "r") as h5:
+        check(h5["method"].attrs["name"] in ("ewald", b"ewald"), "not a periodic map")
+    print("periodic_workers_identical: 1 worker, 3 workers in blocks: identical")
+
+
+def case_periodic_kill_resume(args, work):
+    """--periodic (AMBER bala, 30 frames in an orthorhombic box): kill -9 mid-run and --resume
+    give the bytes of an uninterrupted run."""
+    grid = "12" if os.environ.get("DCS_TEST_SANITIZED") == "1" else "20"
+    common = ["--topology", data.PRMncdf, "--trajectory", data.NCDF, "--periodic", "--grid", grid,
+              "--device", "cpu", "--checkpoint-interval", "0", "--threads", "1"]
+    kill_and_resume(args, work, common)
+
+
+def kill_and_resume(args, work, common):
     whole = os.path.join(work, "whole.h5")
     dcs(args, *common, "-o", whole)
     out = os.path.join(work, "killed.h5")

@@ -72,6 +72,9 @@ struct GridRequest {
   std::optional<Vec3> origin;                         ///< --origin: the first grid point
   std::optional<Vec3> center;                         ///< --center: the box centre
   GridLayout layout = GridLayout::kDcs;  ///< spacing-only requests without --origin/--center
+  /// --periodic without --origin/--center/--padding: for a system with a periodic cell the grid
+  /// spans the cell instead of the atoms' box (make_cell_grid()).
+  bool cell_box = false;
 };
 
 /// Places the grid for `system` as DESIGN §3 says:
@@ -87,6 +90,16 @@ struct GridRequest {
 /// the float32 limits of dcs/limits.hpp: a spacing (given or derived) outside [1e-4, 1e4] Å,
 /// a grid point beyond ±1e7 Å, or a spacing under 2^-20 of the grid's coordinates.
 GridSpec make_grid(const System& system, const GridRequest& request);
+
+/// The grid of a periodic map over the unit cell `cell` (request.cell_box): for an
+/// orthorhombic cell the points i·L/n (i = 0..n-1) along each axis from the cell's origin, so
+/// that the map tiles the box (n from --grid, or ceil(L/h) for --spacing h; the spacing is then
+/// L/n, at most h); for a triclinic cell the orthorhombic box that bounds the cell, corner to
+/// corner, as make_grid() fills a box (its axes are x, y, z, not the cell vectors).
+GridSpec make_cell_grid(const UnitCell& cell, const GridRequest& request);
+
+/// Whether `grid` holds the points i·L/n of an orthorhombic `cell` (so the map tiles the box).
+bool tiles_cell(const GridSpec& grid, const UnitCell& cell) noexcept;
 
 /// Checks the request alone, before any file is read (UsageError naming the option): padding
 /// in [0, 1e6] Å, --origin/--center within ±1e6 Å and not both, --spacing in [1e-4, 1e4] Å,

@@ -1,6 +1,7 @@
 // Everything a writer needs to describe a finished map besides its values.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -75,11 +76,17 @@ struct ColourRange {
 struct MethodInfo {
   Method method = Method::kExact;  ///< the file's /method name is to_string(method)
   // msm only (zero for exact):
-  double spacing = 0.0;        ///< h, Å
-  double cutoff = 0.0;         ///< a, Å
-  int order = 0;               ///< interpolation order (4 cubic, 6 quintic)
-  int split = 0;               ///< k of the Taylor-C_k splitting
-  double target = 0.0;         ///< --msm-error: the relative RMS error aimed for
+  double spacing = 0.0;  ///< h, Å
+  double cutoff = 0.0;   ///< a, Å
+  int order = 0;         ///< interpolation order (4 cubic, 6 quintic)
+  int split = 0;         ///< k of the Taylor-C_k splitting
+  double target = 0.0;   ///< --msm-error / --ewald-error: the relative RMS error aimed for
+  // ewald only (cutoff: the real-space cutoff; order: the PME B-spline order):
+  UnitCell cell;               ///< the map's cell (a trajectory's: its first frame's)
+  double beta = 0.0;           ///< Ewald parameter, Å⁻¹
+  std::array<int, 3> mesh{};   ///< PME mesh points along a, b, c
+  double net_charge = 0.0;     ///< e, neutralised by a uniform background
+  bool tiles = false;          ///< the grid is the cell's points i·L/n: the map tiles the box
   bool measured = false;       ///< the error below was measured
   std::uint64_t points = 0;    ///< points compared
   bool all_points = false;     ///< every grid point (else a sample)

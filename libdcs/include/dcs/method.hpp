@@ -15,6 +15,7 @@ namespace dcs {
 enum class Method {
   kExact,  ///< direct summation, the reference
   kMsm,    ///< multilevel summation (dcs/msm.hpp) to a relative RMS error target
+  kEwald,  ///< the periodic potential of the cell (dcs/periodic/ewald_backend.hpp), --periodic
 };
 
 struct MethodTraits {
@@ -38,7 +39,7 @@ const MethodTraits& traits(Method method) noexcept;
 std::string_view to_string(Method method) noexcept;
 /// The method named `text` (UsageError listing the names otherwise).
 Method parse_method(std::string_view text);
-/// "exact, msm", for messages.
+/// "exact, msm, ewald", for messages.
 std::string method_names();
 
 }  // namespace dcs

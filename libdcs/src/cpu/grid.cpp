@@ -100,6 +100,7 @@ void validate(const GridRequest& request) {
 GridSpec make_grid(const System& system, const GridRequest& request) {
   if (system.atoms.empty()) throw UsageError("cannot place a grid around zero atoms");
   validate(request);
+  if (request.cell_box && system.cell.is_periodic()) return make_cell_grid(system.cell, request);
 
   Vec3 lo{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity(),
           std::numeric_limits<double>::infinity()};
@@ -170,6 +171,65 @@ GridSpec make_grid(const System& system, const GridRequest& request) {
                                             "padded box",
                                             grid.counts[0], std::max({edge[0], edge[1], edge[2]})));
   return grid;
+}
+
+GridSpec make_cell_grid(const UnitCell& cell, const GridRequest& request) {
+  validate(request);
+  if (!cell.is_periodic()) throw InternalError("make_cell_grid: the cell is not periodic");
+  // The box the grid fills: the cell's corners' bounding box (the cell itself when orthorhombic).
+  Vec3 lo{0.0, 0.0, 0.0}, hi{0.0, 0.0, 0.0};
+  for (int corner = 1; corner < 8; ++corner) {
+    const Vec3 r = cell.to_cartesian(
+        {double(corner & 1), double((corner >> 1) & 1), double((corner >> 2) & 1)});
+    for (int a = 0; a < 3; ++a) {
+      lo[a] = std::min(lo[a], r[a]);
+      hi[a] = std::max(hi[a], r[a]);
+    }
+  }
+  if (cell.shape() != UnitCell::Shape::kOrthorhombic) {
+    // make_grid()'s rules over that box: two atoms at its corners, no padding, from its corner.
+    System corners;
+    corners.atoms.resize(2);
+    corners.atoms[0].position = lo;
+    corners.atoms[1].position = hi;
+    GridRequest box = request;
+    box.cell_box = false;
+    box.padding = 0.0;
+    box.center.reset();
+    box.origin = lo;
+    box.layout = GridLayout::kDcs;
+    return make_grid(corners, box);
+  }
+  // Orthorhombic: n points i·L/n per axis, so that point n would be point 0 of the next image.
+  GridSpec grid;
+  for (int axis = 0; axis < 3; ++axis) {
+    const auto a = static_cast<std::size_t>(axis);
+    const double length = cell.lengths()[a];
+    double n = request.counts ? static_cast<double>((*request.counts)[a])
+                              : std::ceil(length / *request.spacing - 1e-9);
+    if (n > static_cast<double>(kMaxCountPerAxis))
+      throw UsageError(
+          fmt::format("--spacing {} Å gives {:.0f} points along the cell's {:.6g} Å "
+                      "axis {}, over the limit of {}",
+                      *request.spacing, n, length, "xyz"[axis], kMaxCountPerAxis));
+    n = std::max(1.0, n);
+    grid.counts[a] = static_cast<std::int64_t>(n);
+    grid.spacing[a] = length / n;
+    grid.origin[a] = 0.0;
+  }
+  check_placed_grid(grid, "the unit cell (--periodic)");
+  return grid;
+}
+
+bool tiles_cell(const GridSpec& grid, const UnitCell& cell) noexcept {
+  if (cell.shape() != UnitCell::Shape::kOrthorhombic) return false;
+  for (std::size_t a = 0; a < 3; ++a) {
+    const double length = cell.lengths()[a];
+    if (grid.origin[a] != 0.0 ||
+        std::abs(grid.spacing[a] * static_cast<double>(grid.counts[a]) - length) > 1e-9 * length)
+      return false;
+  }
+  return true;
 }
 
 std::size_t map_bytes(const GridSpec& grid) noexcept { return grid.points() * sizeof(float); }

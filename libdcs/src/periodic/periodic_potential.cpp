@@ -31,6 +31,8 @@ EwaldParameters parameters_for(std::span<const Vec3> positions, std::span<const 
   return choose_ewald_parameters(cell, checked(positions, charges, settings));
 }
 
+}  // namespace
+
 std::vector<Vec3> positions_of(const System& system) {
   std::vector<Vec3> positions;
   positions.reserve(system.size());
@@ -44,8 +46,6 @@ std::vector<double> charges_of(const System& system) {
   for (const Atom& atom : system.atoms) charges.push_back(atom.charge);
   return charges;
 }
-
-}  // namespace
 
 PeriodicPotential::PeriodicPotential(std::span<const Vec3> positions,
                                      std::span<const double> charges, const UnitCell& cell,

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "../periodic_config.hpp"
 #include "dcs/error.hpp"
 #include "dcs/interrupt.hpp"
 #include "dcs/io/atom_values.hpp"
@@ -263,6 +264,19 @@ void measure_distances(const RunConfig& config, const System& system, const Poin
         config.points->path, system.source_path);
 }
 
+/// ½ Σ qᵢ φᵢ in kcal/mol from the values at the atoms (in the run's unit, converted by the
+/// ratio of CODATA's Coulomb factors), summed in double in atom order.
+double atoms_energy(const Physics& physics, const System& system,
+                    const std::vector<float>& values) {
+  Physics kcal = physics, unit = physics;
+  kcal.unit = Unit::KcalPerMolPerE;
+  kcal.coulomb_constant = unit.coulomb_constant = 0.0;
+  double sum = 0.0;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    sum += system.atoms[i].charge * static_cast<double>(values[i]);
+  return 0.5 * sum * coulomb_factor(kcal) / coulomb_factor(unit);
+}
+
 /// Participant 0, once every value is in: statistics, --validate, then the outputs (each
 /// written under a temporary name and renamed when complete).
 void finish_points(const RunConfig& config, Workers& workers, const System& system,
@@ -324,6 +338,18 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
   };
   if (config.points->source == PointsRequest::Source::kAtoms)
     table.attributes.emplace_back("skipped", "each value leaves out the atom at its own position");
+  if (config.points->source == PointsRequest::Source::kAtoms && config.method == Method::kEwald) {
+    result.energy_kcal_per_mol = atoms_energy(config.physics, system, values);
+    table.attributes.emplace_back(
+        "periodic",
+        "the periodic potential of the cell and all its images (Ewald, tin-foil "
+        "boundary, net charge neutralised by a uniform background); each atom's own "
+        "term left out, so 1/2 sum q_i phi_i is the Ewald energy");
+    table.attributes.emplace_back(
+        "energy", fmt::format("{:.17g} kcal/mol ({:.17g} kJ/mol): 1/2 sum q_i phi_i",
+                              result.energy_kcal_per_mol,
+                              result.energy_kcal_per_mol * codata::kThermochemicalCalorie));
+  }
   if (result.nearest_atom_median >= 0.0) {
     table.attributes.emplace_back("nearest_atom_median",
                                   fmt::format("{:.6g} A", result.nearest_atom_median));
@@ -363,6 +389,7 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   PointsOutputs outputs;
   executor.together([&] {
     system = io::read_atoms(input, io::ReadOptions{.charges_as_given = config.charges_as_given});
+    apply_cell(config, input, system);
     check_potential_bound(system, config.physics);
     // The memory the points take, checked before they are read (a list is read no further
     // than what fits) and before anything is written.

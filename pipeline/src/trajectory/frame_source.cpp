@@ -111,6 +111,8 @@ const UnitCell& FrameSource::cell_of(const io::TrajectoryFrame& frame) const {
 }
 
 void FrameSource::set_grid(const GridSpec& grid) {
+  // A periodic map holds every atom's images: an atom outside the grid's box is not missing.
+  if (request_.periodic) return;
   // The box of grid points, with half a spacing of slack for rounding.
   std::array<Vec3, 2> box{};
   for (int a = 0; a < 3; ++a) {
@@ -126,7 +128,7 @@ void FrameSource::place(io::TrajectoryFrame& frame, FrameFacts& facts) const {
   if (cell.is_periodic())
     facts.dimensions = {cell.lengths()[0], cell.lengths()[1], cell.lengths()[2],
                         cell.angles()[0],  cell.angles()[1],  cell.angles()[2]};
-  const bool needs_cell = graph_.has_value() || !centred_.empty();
+  const bool needs_cell = graph_.has_value() || !centred_.empty() || request_.periodic;
   if (!needs_cell) return;
   if (!cell.is_periodic()) {
     // Periodic work on a frame without a usable cell: refused with the frame's number.
@@ -135,9 +137,10 @@ void FrameSource::place(io::TrajectoryFrame& frame, FrameFacts& facts) const {
         fmt::format("frame {} of the trajectory {} {}", frame.index,
                     cell.why_unusable() ? "has an unusable cell: " + *cell.why_unusable()
                                         : std::string("has no cell"),
-                    graph_ ? "(--pbc whole makes molecules whole in the cell; "
-                             "--pbc none takes the positions as they are)"
-                           : "(--center-on needs the cell)"));
+                    request_.periodic ? "(--periodic needs every frame's cell)"
+                    : graph_          ? "(--pbc whole makes molecules whole in the cell; "
+                                        "--pbc none takes the positions as they are)"
+                                      : "(--center-on needs the cell)"));
   }
   if (graph_)
     facts.long_bonds =
@@ -191,6 +194,7 @@ void FrameSource::read(std::size_t k, System& out, FrameFacts& facts) {
   facts.time_ps = frame_.time_ps;
   place(frame_, facts);
   fill(frame_, out, facts);
+  out.cell = cell_of(frame_);  // each frame's own cell (--periodic)
   out.source_path = first_.source_path;
   if (!request_.strict) return;
   if (facts.long_bonds > 0)

@@ -60,6 +60,11 @@ std::vector<double> periodic_potential_at_atoms(std::span<const Vec3> positions,
 double ewald_energy(std::span<const Vec3> positions, std::span<const double> charges,
                     const UnitCell& cell, const PeriodicSettings& settings = {});
 
+/// A System's atom positions (Å) and charges (e), in atom order: what the System overloads
+/// below (and the ewald backend) pass on.
+std::vector<Vec3> positions_of(const System& system);
+std::vector<double> charges_of(const System& system);
+
 /// The same for a System: its atoms' positions and charges in its own cell.
 std::vector<double> periodic_potential_at(const System& system, std::span<const Vec3> points,
                                           const PeriodicSettings& settings = {});

@@ -15,6 +15,7 @@
 #include "dcs/grid.hpp"
 #include "dcs/method.hpp"
 #include "dcs/physics.hpp"
+#include "dcs/unit_cell.hpp"
 
 namespace dcs {
 
@@ -79,6 +80,9 @@ struct TrajectoryRequest {
   /// --strict: a frame with a bond across the boundary left after making molecules whole,
   /// mapped atoms outside the grid, or an outlying fit RMSD is refused instead of counted.
   bool strict = false;
+  /// --periodic: each frame's potential is periodic in its cell, which every frame must have
+  /// (refused naming the frame otherwise).
+  bool periodic = false;
 };
 
 /// The potential at points instead of on a grid (pipeline/src/points/): listed points, a surface
@@ -154,6 +158,11 @@ struct RunConfig {
   /// relative RMS error --msm-error.
   Method method = Method::kExact;
   double msm_error = 1e-3;
+  /// --ewald-error: the relative RMS error target of --method ewald (--periodic).
+  double ewald_error = 1e-5;
+  /// --box: the unit cell of every atom file, replacing its CRYST1 record (--periodic reads
+  /// that where there is no --box).
+  std::optional<UnitCell> box;
 
   bool validate = false;
   std::optional<double> tolerance;  ///< relative to max|V|; default: the backend's
@@ -205,5 +214,12 @@ std::string_view to_string(MpiSchedule schedule);  ///< "static", "dynamic"
 /// A byte count: "2G", "512M", "1.5GiB", "4096" (binary units; K, M, G, T with optional
 /// "iB"/"B"), 1 byte to 1e18 bytes.
 std::size_t parse_size(const std::string& text);
+/// --box "a,b,c" or "a,b,c,alpha,beta,gamma" (Å, degrees; angles 90 when left out): a usable
+/// periodic cell, else UsageError saying why (pipeline/src/periodic_config.cpp).
+UnitCell parse_box(const std::string& text);
+/// The rules of --method ewald (--periodic) and --box, part of check_config(): its error target
+/// in range, the Coulomb model only, no GPU path (--device cuda refused), no --align (fitting
+/// rotates the atoms, not the cell), no --validate of points, --box for atom files only.
+void check_periodic(const RunConfig& config);
 
 }  // namespace dcs

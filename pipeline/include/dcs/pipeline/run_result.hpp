@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ struct RunResult {
   /// Points runs of a list or mesh: the median and largest distance (Å) of the points to their
   /// nearest atom centre; negative when not measured (--at-atoms).
   double nearest_atom_median = -1.0, nearest_atom_max = -1.0;
+  /// --at-atoms --periodic: ½ Σ qᵢ φᵢ, the system's Ewald electrostatic energy, kcal/mol (NaN:
+  /// not computed).
+  double energy_kcal_per_mol = std::numeric_limits<double>::quiet_NaN();
   bool skipped = false;   ///< --resume found the outputs complete
   bool attempted = true;  ///< false: a batch stopped (failure) before this input
   std::string error;      ///< non-empty when this input failed
