@@ -283,13 +283,14 @@ def pdb_through_pdb2pqr(tmp):
             raise AssertionError(f["potential"].shape)
 
 
-def main(cases):
-    """Runs the case named by argv[3] in a fresh temporary directory (`list`: the names)."""
+def main(cases, prefix="dcs-cli-"):
+    """Runs the case named by argv[3] in a fresh temporary directory named prefix... (`list`:
+    the names)."""
     name = sys.argv[3]
     if name == "list":
         print("\n".join(cases))
         sys.exit(0)
-    with tempfile.TemporaryDirectory(prefix="dcs-cli-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
         cases[name](tmp)
     print(f"{name}: ok")
 

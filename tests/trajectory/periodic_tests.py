@@ -20,29 +20,20 @@ Cases:
   no_cell_refused   --center-on on a trajectory without a cell: exit 3 naming the frame
 Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
 """
-import argparse
 import bz2
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
-import warnings
 
-try:
-    import h5py
-    import numpy as np
-    import MDAnalysis as mda
-    import MDAnalysisTests.datafiles as data
-except ImportError as missing:
-    print(f"SKIPPED: {missing} (scripts/setup-md.sh installs MDAnalysis and MDAnalysisTests)")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from md_or_skip import data, mda  # noqa: E402  (exit 77 without MDAnalysis)
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+from case_main import cases_of, run_case  # noqa: E402
+from verdict import check  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trajectory_tests import (check, compare_statistics, dcs, fail,  # noqa: E402
-                              make_whole, reference_statistics)
-
-warnings.filterwarnings("ignore")
+from trajectory_tests import compare_statistics, dcs, make_whole, reference_statistics  # noqa: E402
 
 
 def truncoct_parm7(work):
@@ -215,18 +206,5 @@ def case_no_cell_refused(args, work):
     check("has no cell" in run.stderr, f"no word that molecules stay as stored:\n{run.stderr}")
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--dcs", required=True)
-    parser.add_argument("case")
-    args = parser.parse_args()
-    case = globals().get("case_" + args.case)
-    if case is None:
-        fail(f"unknown case {args.case}")
-    with tempfile.TemporaryDirectory(prefix="dcs-periodic-") as work:
-        case(args, work)
-    print("periodic_tests: OK")
-
-
 if __name__ == "__main__":
-    main()
+    run_case("periodic_tests", cases_of(globals()))
