@@ -128,6 +128,20 @@ def case_whole_from_wrapped(args, work):
     check(diff > 1e-2 * scale, f"--pbc none gave the whole map ({diff:.3g} of {scale:.3g})")
 
 
+def warned_then_refused(args, common, work, name, warning, frame):
+    """dcs `common` writes WORK/NAME.h5 and warns `warning` naming the listed frame `frame`;
+    with --strict it exits 3 naming the frame and writes nothing. Returns the map's path."""
+    out = os.path.join(work, f"{name}.h5")
+    run = dcs(args, *common, "-o", out)
+    check(warning in run.stderr and f"frames {frame}" in run.stderr,
+          f"frame {frame} ({warning}) is not named:\n{run.stderr}")
+    run = dcs(args, *common, "-o", os.path.join(work, f"{name}_strict.h5"), "--strict", rc=3)
+    check(f"frame {frame}" in run.stderr and "--strict" in run.stderr, run.stderr)
+    left = sorted(f for f in os.listdir(work) if f.startswith(f"{name}_strict"))
+    check(left == [], f"--strict left {left}")
+    return out
+
+
 def case_jumped_frame(args, work):
     universe = mda.Universe(data.TPR, data.XTC)
 
@@ -139,20 +153,12 @@ def case_jumped_frame(args, work):
     write_frames(universe, jumped, [0, 3, 6, 9], jump)
     common = ["--topology", data.TPR, "--trajectory", jumped, "--select", "protein", "--grid",
               "12", "--device", "cpu"]
-    out = os.path.join(work, "jumped.h5")
-    run = dcs(args, *common, "-o", out)
-    check("outside the grid" in run.stderr and "frames 2" in run.stderr,
-          f"the jumped frame (listed frame 2) is not named:\n{run.stderr}")
+    out = warned_then_refused(args, common, work, "jumped", "outside the grid", 2)
     with h5py.File(out, "r") as h5:
         outside = h5["trajectory/atoms_outside_grid"][...]
         check(outside[2] > 3000 and outside[0] == 0 and outside[1] == 0,
               f"atoms outside the grid per frame: {outside}")
         check(h5["trajectory"].attrs["frames_with_atoms_outside_grid"] == "1", "count attribute")
-    strict = os.path.join(work, "strict.h5")
-    run = dcs(args, *common, "-o", strict, "--strict", rc=3)
-    check("frame 2" in run.stderr and "--strict" in run.stderr, run.stderr)
-    left = sorted(f for f in os.listdir(work) if f.startswith("strict"))
-    check(left == [], f"--strict left {left}")
     # --center-on puts the protein back in the middle of the cell in every frame.
     centred = os.path.join(work, "centred.h5")
     run = dcs(args, *common, "-o", centred, "--center-on", "protein")
@@ -177,16 +183,11 @@ def case_fit_outlier(args, work):
     common = ["--topology", data.TPR, "--trajectory", wrapped_one, "--select", "protein",
               "--align", "protein and name CA", "--grid", "10", "--device", "cpu", "--pbc",
               "none"]
-    out = os.path.join(work, "fit.h5")
-    run = dcs(args, *common, "-o", out)
-    check("RMSD above" in run.stderr and "frames 7" in run.stderr,
-          f"frame 7's fit is not named:\n{run.stderr}")
+    out = warned_then_refused(args, common, work, "fit", "RMSD above", 7)
     with h5py.File(out, "r") as h5:
         rmsd = h5["trajectory/fit_rmsd"][...]
         check(h5["trajectory"].attrs["fit_rmsd_outliers"] == "1", "outlier count")
     print(f"fit RMSDs: {np.round(rmsd, 2)}")
-    dcs(args, *common, "-o", os.path.join(work, "fit_strict.h5"), "--strict", rc=3)
-    check(not os.path.exists(os.path.join(work, "fit_strict.h5")), "--strict wrote the map")
     # Made whole (the default), frame 7 is an ordinary frame.
     run = dcs(args, *common[:-2], "-o", os.path.join(work, "fit_whole.h5"))
     check("RMSD above" not in run.stderr, f"a whole frame 7 still stands out:\n{run.stderr}")
