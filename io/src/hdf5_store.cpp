@@ -34,6 +34,7 @@
 #include "fd_io.hpp"
 #include "hdf5_support.hpp"
 #include "map_checks.hpp"
+#include "parallel_writes.hpp"
 
 namespace dcs::io {
 
@@ -81,6 +82,12 @@ struct MapStore::Impl {
   Handle dataset;
   int fd = -1;                         // a dup() of the lock's descriptor, for pwrite/pread
   std::vector<haddr_t> chunk_address;  // uncompressed: per chunk (z, y, x order)
+  bool rows_contiguous = false;        // uncompressed: chunk rows back to back in index order
+  // Uncompressed: the writers that write the slabs back (parallel_writes.hpp), and the bytes
+  // written since the last checkpoint that they still have to make durable.
+  std::unique_ptr<ParallelWrites> writes;
+  unsigned writers = 0;
+  std::uint64_t pending_begin = UINT64_MAX, pending_end = 0;
   haddr_t done_address = HADDR_UNDEF;
   haddr_t stats_address = HADDR_UNDEF;
 
@@ -233,6 +240,8 @@ struct MapStore::Impl {
       const auto [zc, yc, xc] = chunk_of_job(0, index);
       regular = regular && chunk_address_at(zc, yc, xc) == first + index * bytes;
     }
+    rows_contiguous = regular;
+    if (!writes) writes = std::make_unique<ParallelWrites>(writers);
     if (regular) {
       for (std::size_t index = 0; index < total; ++index)
         chunk_address[index] = first + index * bytes;
@@ -304,6 +313,15 @@ struct MapStore::Impl {
                  path);
       }
     });
+    if (!rows_contiguous) return;  // fdatasync() alone writes it back
+    // The slab's chunk rows are one contiguous range of the file: its writeback starts now, on
+    // every writer, instead of all at the next checkpoint on one thread.
+    const std::uint64_t begin = chunk_address[chunk_index(zc0, 0, 0)];
+    const std::uint64_t end = chunk_address[chunk_index(zc1 - 1, chunks[1] - 1, chunks[2] - 1)] +
+                              chunk_floats() * sizeof(float);
+    pending_begin = std::min(pending_begin, begin);
+    pending_end = std::max(pending_end, end);
+    writes->start_writeback(fd, begin, end, path);
   }
 
   void write_compressed(const Slab& slab, const float* values) {
@@ -403,6 +421,10 @@ struct MapStore::Impl {
       write_at(fd, row.data(), sizeof row,
                stats_address + static_cast<std::uint64_t>(z) * sizeof row, path);
     }
+    if (writes && pending_end > pending_begin)  // the values on every writer, then the rest
+      writes->write_back(fd, pending_begin, pending_end, path);
+    pending_begin = UINT64_MAX;
+    pending_end = 0;
     if (::fdatasync(fd) != 0 && errno != EINVAL)
       throw IoError(fmt::format("error writing {}: fdatasync: {}", path, errno_text()));
     const std::uint8_t one = 1;
@@ -496,6 +518,7 @@ MapStore MapStore::create(PartialLock&& lock, const MapMetadata& meta, const Sys
   s.grid = meta.grid;
   s.gzip_level = options.gzip_level;
   s.threads = store_threads(options.threads);
+  s.writers = map_writers(options.writers);
   s.failure = Failure(partial_path, /*reading=*/false);
   s.set_chunk_geometry(options.chunk_depth);
   MapStore store(std::move(impl));
@@ -615,8 +638,11 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
   s.done.assign(static_cast<std::size_t>(grid.nz()), 0);
   s.stats.assign(static_cast<std::size_t>(grid.nz()), StatsAccum{});
   step("descriptor");
-  log().debug("{} created in {:.1f} ms ({})", partial_path,
-              std::chrono::duration<double, std::milli>(last - start).count(), steps);
+  log().debug("{} created in {:.1f} ms ({}); {}", partial_path,
+              std::chrono::duration<double, std::milli>(last - start).count(), steps,
+              s.writes ? fmt::format("{} writer{}", s.writes->writers(),
+                                     s.writes->writers() == 1 ? "" : "s")
+                       : std::string("one writer (compressed)"));
 }
 
 MapStore MapStore::open_partial(const std::string& partial_path, const MapMetadata& meta,

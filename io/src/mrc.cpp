@@ -1,10 +1,7 @@
 // MRC2014 writer: see dcs/io/mrc.hpp for the header it writes and why.
 #include "dcs/io/mrc.hpp"
 
-#include <unistd.h>
-
 #include <bit>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,6 +15,8 @@
 #include "dcs/io/atomic_file.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/version.hpp"
+#include "fd_io.hpp"
+#include "parallel_writes.hpp"
 
 namespace dcs::io {
 namespace {
@@ -49,21 +48,6 @@ std::int32_t checked_count(std::int64_t n, char axis) {
   if (n < 1 || n > std::numeric_limits<std::int32_t>::max())
     throw UsageError(fmt::format("MRC maps hold 1 to 2^31-1 points per axis; n{} = {}", axis, n));
   return static_cast<std::int32_t>(n);
-}
-
-void pwrite_all(int fd, const void* data, std::size_t bytes, off_t offset,
-                const std::string& path) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  while (bytes > 0) {
-    const ssize_t n = ::pwrite(fd, p, bytes, offset);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw IoError(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-    }
-    p += n;
-    bytes -= static_cast<std::size_t>(n);
-    offset += n;
-  }
 }
 
 }  // namespace
@@ -125,14 +109,17 @@ Header mrc_header(const MapMetadata& meta, const GridStats* stats) {
 
 struct MrcWriter::Impl {
   AtomicFile file;
+  ParallelWrites writes;  // the data block's slabs: pwrite at their offsets, several writers
   std::optional<MapMetadata> meta;
   std::int64_t next_z = 0;
   bool finished = false;
-  Impl(std::string path, bool force) : file(std::move(path), force) {}
+  Impl(std::string path, bool force, unsigned writers)
+      : file(std::move(path), force), writes(writers) {}
+  std::uint64_t plane_bytes() const { return meta->grid.plane_points() * sizeof(float); }
 };
 
-MrcWriter::MrcWriter(std::string final_path, bool force)
-    : impl_(std::make_unique<Impl>(std::move(final_path), force)) {}
+MrcWriter::MrcWriter(std::string final_path, bool force, unsigned writers)
+    : impl_(std::make_unique<Impl>(std::move(final_path), force, writers)) {}
 
 MrcWriter::~MrcWriter() = default;
 
@@ -142,7 +129,7 @@ void MrcWriter::begin(const MapMetadata& meta) {
   if (impl_->meta) throw UsageError("MrcWriter::begin() called twice for " + final_path());
   const Header header = mrc_header(meta, nullptr);
   impl_->meta = meta;
-  impl_->file.write(header.data(), header.size());
+  write_at(impl_->file.fd(), header.data(), header.size(), 0, final_path());
 }
 
 void MrcWriter::write_slab(std::int64_t z_begin, std::int64_t z_count, const float* values) {
@@ -154,8 +141,10 @@ void MrcWriter::write_slab(std::int64_t z_begin, std::int64_t z_count, const flo
         fmt::format("MRC slabs must come in z order: got planes [{}, {}) of {}, "
                     "expected plane {} next ({})",
                     z_begin, z_begin + z_count, nz, s.next_z, final_path()));
-  s.file.write(values,
-               s.meta->grid.plane_points() * static_cast<std::size_t>(z_count) * sizeof(float));
+  s.writes.write(s.file.fd(), values,
+                 static_cast<std::size_t>(s.plane_bytes() * static_cast<std::uint64_t>(z_count)),
+                 kMrcHeaderBytes + s.plane_bytes() * static_cast<std::uint64_t>(z_begin),
+                 final_path());
   s.next_z += z_count;
 }
 
@@ -165,28 +154,41 @@ void MrcWriter::finish(const GridStats& stats) {
     throw UsageError(fmt::format("MrcWriter::finish(): {} of {} planes written to {}", s.next_z,
                                  s.meta ? s.meta->grid.nz() : 0, final_path()));
   const Header header = mrc_header(*s.meta, &stats);
-  pwrite_all(s.file.fd(), header.data(), header.size(), 0, final_path());
+  write_at(s.file.fd(), header.data(), header.size(), 0, final_path());
   s.finished = true;
 }
 
 void MrcWriter::sync() {
-  if (!impl_->finished) throw UsageError("MrcWriter::sync() before finish() for " + final_path());
-  impl_->file.sync();
+  Impl& s = *impl_;
+  if (!s.finished) throw UsageError("MrcWriter::sync() before finish() for " + final_path());
+  if (s.file.fd() >= 0) {  // not yet synced: the data written back by the writers, then fsync
+    try {
+      s.writes.write_back(s.file.fd(), 0,
+                          kMrcHeaderBytes + s.plane_bytes() * static_cast<std::uint64_t>(s.next_z),
+                          final_path());
+    } catch (...) {
+      s.file.discard();
+      throw;
+    }
+  }
+  s.file.sync();
 }
 
 void MrcWriter::commit() {
   if (!impl_->finished) throw UsageError("MrcWriter::commit() before finish() for " + final_path());
+  sync();  // the writers' writeback first (AtomicFile::commit() would only fsync)
   impl_->file.commit();
 }
 
 void MrcWriter::abort() noexcept { impl_->file.discard(); }
 
-MrcSink::MrcSink(std::string path, bool force) : path_(std::move(path)), force_(force) {}
+MrcSink::MrcSink(std::string path, bool force, unsigned writers)
+    : path_(std::move(path)), force_(force), writers_(writers) {}
 
 MrcSink::~MrcSink() = default;
 
 void MrcSink::begin(const MapMetadata& meta) {
-  writer_ = std::make_unique<MrcWriter>(path_, force_);
+  writer_ = std::make_unique<MrcWriter>(path_, force_, writers_);
   writer_->begin(meta);
 }
 

@@ -47,8 +47,10 @@ std::string limit_text(double value) {
   return std::string(buffer, end);
 }
 
-std::vector<Vec3> parse_lines(detail::LineSource& source, const std::string& name) {
+std::vector<Vec3> parse_lines(detail::LineSource& source, const std::string& name,
+                              std::size_t most = kMaxPoints) {
   std::vector<Vec3> points;
+  std::size_t beyond = 0;  // lines with content after `most` points: counted, not parsed
   std::vector<Field> fields;
   std::string line;
   bool any_content = false;
@@ -62,6 +64,10 @@ std::vector<Vec3> parse_lines(detail::LineSource& source, const std::string& nam
         continue;
       }
       any_content = true;
+      if (points.size() == most && most < kMaxPoints) {
+        ++beyond;
+        continue;
+      }
       split_line(text, fields);
       const auto fail = [&](const std::string& reason) {
         throw InputError(name, source.line_number(), reason);
@@ -103,6 +109,7 @@ std::vector<Vec3> parse_lines(detail::LineSource& source, const std::string& nam
                      "line longer than " + std::to_string(kMaxLineBytes) +
                          " bytes: not a point list (x y z per line), or a damaged one");
   }
+  if (beyond > 0) throw TooManyPoints(name, most + beyond);
   if (!any_content) throw InputError(name, 0, "empty file");
   if (points.empty()) throw InputError(name, 0, "no points: only comments or a header");
   return points;
@@ -115,7 +122,7 @@ std::vector<Vec3> parse_point_list(std::istream& in, const std::string& name) {
   return parse_lines(source, name);
 }
 
-std::vector<Vec3> read_point_list(const std::string& path) {
+std::vector<Vec3> read_point_list(const std::string& path, std::size_t most) {
   detail::check_input_exists(path, "a point list");
   std::error_code error;
   if (std::filesystem::file_size(path, error) == 0 && !error)
@@ -125,7 +132,7 @@ std::vector<Vec3> read_point_list(const std::string& path) {
   if (name.size() > 3 && name.ends_with(".GZ")) {
     detail::GzLineSource source(file, path);
     try {
-      return parse_lines(source, path);
+      return parse_lines(source, path, most);
     } catch (const InputError& parse_error) {
       // Corrupt deflate data decode to garbage that only the CRC exposes: report the cause.
       if (parse_error.line() > 0) source.drain();
@@ -133,7 +140,7 @@ std::vector<Vec3> read_point_list(const std::string& path) {
     }
   }
   detail::FileLineSource source(file, path);
-  return parse_lines(source, path);
+  return parse_lines(source, path, most);
 }
 
 }  // namespace dcs::io

@@ -273,9 +273,8 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   meta.grid = in.grid;
   std::optional<SampleSink> sample;
   if (config.validate || measures_method_error(config)) {
-    // Every point of a small grid, as the file run compares, but at most 4 Mi values kept (52 MB,
-    // not charged to --memory-limit): a grid of few atoms and many points gets a sample.
-    constexpr std::size_t kMostKept = std::size_t{1} << 22;
+    // Every point of a small grid, as the file run compares, but at most kMostKept values: a
+    // grid of few atoms and many points gets a sample.
     sample.emplace(sample_points(config, in.grid, in.system.size(), kMostKept),
                    /*keep_extremes=*/true);
     sample->begin(meta);
@@ -344,6 +343,42 @@ void finish_on_leader(const RunConfig& config, MapJob& job, Workers& workers,
   }
 }
 
+/// Participants must have read the same input (and --null-output writes nothing to share).
+void check_agreement(Executor& executor, const RunConfig& config, const MapJob& job) {
+  if (!executor.on_ranks()) return;
+  const std::vector<std::string> sums = executor.gather(job.in.system.source_sha256);
+  for (std::size_t r = 1; r < sums.size(); ++r)
+    if (sums[r] != sums[0])
+      throw InputError(job.in.input, 0,
+                       fmt::format("rank {} read other bytes than rank 0 (SHA-256 {} "
+                                   "and {}): every rank must see the same file",
+                                   r, sums[r], sums[0]));
+  if (config.null_output) throw UsageError("--null-output is not available with several MPI ranks");
+}
+
+/// The leader runs `leader_step` (plans the outputs, makes the store where ranks share it);
+/// every participant then holds its decisions (complete, resuming, the plan).
+void decide(Executor& executor, MapJob& job, const std::function<void()>& leader_step) {
+  struct Decision {
+    int complete = 0;
+    int resuming = 0;
+    std::int64_t step = 0;
+    std::size_t buffers = 0;
+    double checkpoint_seconds = 0.0;
+  } decision;
+  executor.on_leader([&] {
+    leader_step();
+    decision = {job.complete ? 1 : 0, job.resuming ? 1 : 0, job.plan.step, job.plan.buffers,
+                job.plan.checkpoint_seconds};
+  });
+  executor.broadcast(&decision, sizeof decision);
+  job.complete = decision.complete != 0;
+  job.resuming = decision.resuming != 0;
+  job.plan.step = decision.step;
+  job.plan.buffers = decision.buffers;
+  job.plan.checkpoint_seconds = decision.checkpoint_seconds;
+}
+
 }  // namespace
 
 io::ResumeKey resume_key(const RunConfig& config, const System& system, const GridSpec& grid,
@@ -379,7 +414,7 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
   return key;
 }
 
-RunResult run_map(const RunConfig& config, const Job& task, Workers& workers, MapExecutor& executor,
+RunResult run_map(const RunConfig& config, const Job& task, Workers& workers, Executor& executor,
                   ProgressSink* progress, ModelCache* cache) {
   MapJob job;
   executor.together([&] { job.in = read_map_input(config, task, cache); });
@@ -387,15 +422,15 @@ RunResult run_map(const RunConfig& config, const Job& task, Workers& workers, Ma
   return run_read_map(config, job, workers, executor, progress);
 }
 
-RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers,
-                       MapExecutor& executor, ProgressSink* progress) {
+RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers, Executor& executor,
+                       ProgressSink* progress) {
   const auto start = job.start;
-  executor.check_agreement(config, job);
+  check_agreement(executor, config, job);
   if (config.null_output) return run_without_output(config, job.in, workers, progress, start);
 
-  executor.decide(job, [&] {
+  decide(executor, job, [&] {
     plan_outputs(config, workers, job, executor.all_workers(workers.list.size()));
-    if (!executor.shares_the_map() || job.complete) return;
+    if (!executor.on_ranks() || job.complete) return;
     job.lock =
         open_store(config, job, initial_metadata(config, job, workers), /*defer_atoms=*/false)
             .close_keeping_locked();
@@ -407,7 +442,7 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers,
     job.budget = memory_budget(config);
   }
   if (job.complete) return skipped_result(job, start);
-  job.store_made = executor.shares_the_map();
+  job.store_made = executor.on_ranks();
 
   RunResult result;
   result.input = job.in.input;
@@ -423,7 +458,7 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers,
       prepare_workers(workers.list, job.in.system, job.in.grid, config.physics);
       log().debug("atoms prepared on {} worker(s)", workers.list.size());
     };
-    if (executor.shares_the_map()) prepare();
+    if (executor.on_ranks()) prepare();
     else preparing = std::async(std::launch::async, prepare);
   });
   const std::optional<SharedReport> shared =

@@ -1,12 +1,12 @@
 // The one-map job: one map from its input to its committed files, written once whatever
-// executes it (map_executor.hpp: this process's workers, or MPI ranks sharing the map).
+// executes it (executor.hpp: this process's workers, or MPI ranks sharing the map).
 #pragma once
 
 #include "dcs/io/map_store.hpp"
 #include "dcs/pipeline/run_result.hpp"
 #include "devices.hpp"
+#include "executor.hpp"
 #include "inputs.hpp"
-#include "map_executor.hpp"
 #include "outputs.hpp"
 #include "prepared_map.hpp"
 
@@ -26,11 +26,11 @@ std::vector<DiskNeed> map_disk_needs(const RunConfig& config, const GridSpec& gr
 /// One map whose input `job.in` (and label) is read: outputs decided, computed by `workers`
 /// with `executor`, finished and committed. run_map() after reading an atom file; the
 /// trajectory job with its mean map's input.
-RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers,
-                       MapExecutor& executor, ProgressSink* progress);
+RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers, Executor& executor,
+                       ProgressSink* progress);
 
 /// One map with `executor`; `cache` holds the models of a file read for --models each.
-RunResult run_map(const RunConfig& config, const Job& job, Workers& workers, MapExecutor& executor,
+RunResult run_map(const RunConfig& config, const Job& job, Workers& workers, Executor& executor,
                   ProgressSink* progress, ModelCache* cache);
 
 }  // namespace dcs::pipeline

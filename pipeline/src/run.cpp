@@ -1,25 +1,25 @@
 // run(): the top of the pipeline. Checks the configuration, selects this task's inputs, checks
-// every output name, makes the workers, lists the maps and hands them to a driver: one map or a
-// batch in this process (batch.cpp), or over MPI ranks (mpi/). docs/ARCHITECTURE.md has the map.
+// every output name, picks the executor (this process, or MPI ranks: executor.hpp) and the job
+// kind from a table, makes the workers and runs the job with them. docs/ARCHITECTURE.md has
+// the map.
 #include "dcs/run.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <functional>
+#include <iterator>
+#include <memory>
 
 #include <fmt/format.h>
 
-#include "batch.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
-#include "dcs/pipeline/mpi.hpp"
 #include "devices.hpp"
+#include "executor.hpp"
 #include "inputs.hpp"
 #include "outputs.hpp"
 #include "points/points_job.hpp"
 #include "trajectory/trajectory_job.hpp"
-
-#ifdef DCS_HAVE_MPI
-#include "mpi/ranks.hpp"
-#endif
 
 namespace dcs {
 namespace {
@@ -33,69 +33,58 @@ void log_workers(pipeline::Workers& workers) {
     log().info("  worker {}: {}", w, workers.list[w]->device_name());
 }
 
-/// A job that is one result however many share it: by this process's workers (`alone`), or
-/// by MPI ranks (`on_ranks`), whose rank 0 reports it.
-template <class Alone, class OnRanks>
-std::vector<RunResult> run_one_result(const RunConfig& config, const RunConfig& rank_config,
-                                      ProgressSink* progress, Alone alone,
-                                      [[maybe_unused]] OnRanks on_ranks) {
-  RunResult result;
-#ifdef DCS_HAVE_MPI
-  if (pipeline::mpi_info().active) {
-    pipeline::Workers workers = pipeline::make_workers_on_ranks(rank_config);
-    pipeline::check_same_run_on_ranks(config, workers);
-    log_workers(workers);
-    result = on_ranks(workers);
-    if (pipeline::mpi_info().rank != 0) return {};
-  } else  // NOLINT(readability/braces): the branch below is the build without MPI too
-#endif
-  {
-    pipeline::Workers workers = pipeline::make_workers(rank_config);
-    log_workers(workers);
-    result = alone(workers);
-  }
-  (void)config;
-  if (progress != nullptr) progress->finished(result);
-  return {std::move(result)};
+/// What a job kind does once the workers exist (with the executor that spreads its work).
+using JobRun =
+    std::function<std::vector<RunResult>(pipeline::Executor&, pipeline::Workers&, ProgressSink*)>;
+
+/// A job that is one result however many share it; the leader reports it.
+template <class Job>
+JobRun one_result(const RunConfig& rank_config, Job job) {
+  return [&rank_config, job](pipeline::Executor& executor, pipeline::Workers& workers,
+                             ProgressSink* progress) -> std::vector<RunResult> {
+    RunResult result = job(rank_config, workers, progress, executor);
+    if (!executor.leads()) return {};
+    if (progress != nullptr) progress->finished(result);
+    return {std::move(result)};
+  };
 }
 
-/// One map averaged over a trajectory's frames (trajectory/).
-std::vector<RunResult> run_trajectory_here(const RunConfig& config, const RunConfig& rank_config,
-                                           ProgressSink* progress) {
-  return run_one_result(
-      config, rank_config, progress,
-      [&](pipeline::Workers& workers) {
-        pipeline::PlaneSharing alone;
-        return pipeline::run_trajectory(rank_config, workers, progress, alone);
-      },
-      [&](pipeline::Workers& workers) {
-#ifdef DCS_HAVE_MPI
-        return pipeline::run_trajectory_on_ranks(rank_config, workers, progress);
-#else
-        (void)workers;
-        return RunResult{};
-#endif
-      });
+/// The maps of atom files (map_job.cpp, batch.cpp): listed, and the first one's atoms read,
+/// while the devices start. Nothing to do (an empty shard): no run.
+JobRun start_maps(const RunConfig& config, const RunConfig& rank_config,
+                  pipeline::Executor& chosen) {
+  if (config.inputs.empty()) return {};
+  auto cache = std::make_shared<pipeline::ModelCache>();
+  auto jobs =
+      std::make_shared<const std::vector<pipeline::Job>>(pipeline::make_jobs(config, *cache));
+  if (jobs->size() == 1 || !chosen.on_ranks())  // a batch over ranks: job 0 may go to another
+    pipeline::prefetch_first_atoms(config, *jobs, *cache);  // rank
+  return [&rank_config, cache, jobs](pipeline::Executor& executor, pipeline::Workers& workers,
+                                     ProgressSink* progress) -> std::vector<RunResult> {
+    return executor.run_maps(rank_config, *jobs, workers, progress, *cache);
+  };
 }
 
-/// The potential at points of one atom file (points/).
-std::vector<RunResult> run_points_here(const RunConfig& config, const RunConfig& rank_config,
-                                       ProgressSink* progress) {
-  return run_one_result(
-      config, rank_config, progress,
-      [&](pipeline::Workers& workers) {
-        pipeline::PointSharing alone;
-        return pipeline::run_points(rank_config, workers, progress, alone);
-      },
-      [&](pipeline::Workers& workers) {
-#ifdef DCS_HAVE_MPI
-        return pipeline::run_points_on_ranks(rank_config, workers, progress);
-#else
-        (void)workers;
-        return RunResult{};
-#endif
-      });
-}
+/// The job kinds: the first whose test takes the run starts it (before the workers exist).
+struct JobKind {
+  bool (*takes)(const RunConfig&);
+  JobRun (*start)(const RunConfig& config, const RunConfig& rank_config, pipeline::Executor&);
+};
+
+const JobKind kJobKinds[] = {
+    // One map averaged over a trajectory's frames (trajectory/).
+    {[](const RunConfig& c) { return c.trajectory.has_value(); },
+     [](const RunConfig&, const RunConfig& rank_config, pipeline::Executor&) {
+       return one_result(rank_config, pipeline::run_trajectory);
+     }},
+    // The potential at points of one atom file (points/).
+    {[](const RunConfig& c) { return c.points.has_value(); },
+     [](const RunConfig&, const RunConfig& rank_config, pipeline::Executor&) {
+       return one_result(rank_config, pipeline::run_points);
+     }},
+    // Maps of atom files, one or a batch.
+    {[](const RunConfig&) { return true; }, start_maps},
+};
 
 }  // namespace
 
@@ -112,7 +101,8 @@ std::vector<RunResult> run(const RunConfig& config, ProgressSink* progress) {
 
 std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progress) {
   RunConfig config = given;
-  pipeline::on_every_rank([&] {
+  const std::unique_ptr<pipeline::Executor> executor = pipeline::make_executor();
+  executor->together([&] {
     check_config(given);
     if (config.trajectory || config.points) return pipeline::prepare_output_dir(config);
     if (config.shard) config.inputs = shard_inputs(given.inputs, *config.shard);
@@ -121,31 +111,14 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
     pipeline::check_distinct_paths(config, given.inputs);
   });
   const RunConfig rank_config = pipeline::rank_local_config(config);
-  if (config.trajectory) return run_trajectory_here(config, rank_config, progress);
-  if (config.points) return run_points_here(config, rank_config, progress);
-  if (config.inputs.empty()) return {};  // this shard has nothing to do
-
-  // The jobs are listed and the first one's atoms read while the devices start.
-  pipeline::ModelCache cache;
-  const std::vector<pipeline::Job> jobs = pipeline::make_jobs(config, cache);
-  if (jobs.size() == 1 || !pipeline::mpi_info().active)   // a batch over ranks: job 0 may go
-    pipeline::prefetch_first_atoms(config, jobs, cache);  // to another rank
-
-#ifdef DCS_HAVE_MPI
-  if (pipeline::mpi_info().active) {
-    pipeline::Workers workers = pipeline::make_workers_on_ranks(rank_config);
-    pipeline::check_same_run_on_ranks(config, workers);
-    log_workers(workers);
-    if (jobs.size() > 1) return pipeline::run_batch_on_ranks(rank_config, jobs, workers, cache);
-    RunResult result =
-        pipeline::run_map_on_ranks(rank_config, jobs.front(), workers, progress, &cache);
-    if (pipeline::mpi_info().rank != 0) return {};
-    return {std::move(result)};
-  }
-#endif
-  pipeline::Workers workers = pipeline::make_workers(rank_config);
+  const JobKind& kind = *std::find_if(std::begin(kJobKinds), std::end(kJobKinds),
+                                      [&](const JobKind& k) { return k.takes(config); });
+  const JobRun job = kind.start(config, rank_config, *executor);
+  if (!job) return {};  // this shard has nothing to do
+  pipeline::Workers workers = pipeline::make_workers_with(*executor, rank_config);
+  pipeline::check_same_run(*executor, config, workers);
   log_workers(workers);
-  return pipeline::run_batch(rank_config, jobs, workers, progress, cache);
+  return job(*executor, workers, progress);
 }
 
 }  // namespace dcs

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
+#include "dcs/io/map_writers.hpp"
 #include "dcs/msm.hpp"
 
 namespace dcs {
@@ -121,6 +122,7 @@ void check_config(const RunConfig& config) {
     throw UsageError("--tolerance must be positive");
   if (!(config.checkpoint_seconds >= 0.0))
     throw UsageError("--checkpoint-interval must be zero or positive");
+  (void)io::map_writers();  // a bad DCS_WRITERS is refused before any file is made
   if (config.method == Method::kMsm) msm_parameters(config.msm_error);  // throws for a bad target
   // MSM interpolates a lattice laid over a map's box; at arbitrary points (and at atoms, whose
   // own long-range part would have to be taken out again) it is not implemented: say so rather

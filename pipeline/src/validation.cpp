@@ -30,12 +30,19 @@ std::size_t requested_points(const RunConfig& config) {
                                                        : kMethodCheckPoints;
 }
 
+namespace {
+
+/// --validate's budget of evaluations, or less where at most `most` values may be kept.
+double sample_budget(std::size_t atoms, std::size_t most) {
+  return std::min(kValidationBudget,
+                  static_cast<double>(most) * static_cast<double>(std::max<std::size_t>(atoms, 1)));
+}
+
+}  // namespace
+
 std::vector<std::size_t> sample_points(const RunConfig& config, const GridSpec& grid,
                                        std::size_t atoms, std::size_t most) {
-  const double budget =
-      std::min(kValidationBudget,
-               static_cast<double>(most) * static_cast<double>(std::max<std::size_t>(atoms, 1)));
-  return fixed_sample_points(grid, atoms, requested_points(config), budget);
+  return fixed_sample_points(grid, atoms, requested_points(config), sample_budget(atoms, most));
 }
 
 std::optional<std::vector<std::size_t>> streamed_sample(const RunConfig& config,
@@ -70,11 +77,15 @@ void join_extremes(const SampleSink& streamed, std::pair<std::size_t, float> min
 }
 
 /// The float64 reference at the sample's grid points, by lead.reference_points().
+/// `draws` (drawn_points(), sorted) marks the sample's uniform part.
 void add_reference(const RunConfig& config, PotentialBackend& lead, const System& system,
                    const GridSpec& grid, const std::vector<std::size_t>& indices,
-                   ReferenceSample& sample) {
+                   const std::vector<std::size_t>& draws, ReferenceSample& sample) {
   const std::size_t plane = grid.plane_points();
   sample.all_points = indices.size() == grid.points();
+  sample.drawn.resize(indices.size());
+  for (std::size_t n = 0; n < indices.size(); ++n)
+    sample.drawn[n] = std::binary_search(draws.begin(), draws.end(), indices[n]);
   std::vector<Vec3> points(indices.size());
   for (std::size_t n = 0; n < indices.size(); ++n) {
     const std::size_t index = indices[n];
@@ -109,7 +120,11 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
   };
   join_extremes(streamed, point(streamed.minimum()), point(streamed.maximum()), indices,
                 sample.values);
-  add_reference(config, lead, system, grid, indices, sample);
+  // The streamed points are sample_points(config, grid, atoms, kMostKept) (map_job.cpp).
+  add_reference(config, lead, system, grid, indices,
+                drawn_points(grid, system.size(), requested_points(config),
+                             sample_budget(system.size(), kMostKept)),
+                sample);
   return sample;
 }
 
@@ -153,7 +168,9 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
       sample.values[n] = buffer[indices[n] % plane];
     }
   }
-  add_reference(config, lead, system, grid, indices, sample);
+  // The streamed points are sample_points(config, grid, atoms) with `requested` (finish.cpp).
+  add_reference(config, lead, system, grid, indices,
+                drawn_points(grid, system.size(), requested, kValidationBudget), sample);
   return sample;
 }
 
@@ -178,49 +195,74 @@ Validation validate_map(const RunConfig& config, PotentialBackend& backend,
 
 void measure_method_error(const ReferenceSample& sample, const GridStats& stats,
                           MethodInfo& method) {
-  // Plain double loops over a few thousand points: the same sums whatever ran the map.
+  // Plain double loops over a few thousand points: the same sums whatever ran the map. The RMS
+  // over the uniform draws only; the max error over every point (the extremes' included).
   double sum_sq_diff = 0.0, sum_sq_ref = 0.0, max_abs_diff = 0.0;
+  std::size_t drawn = 0;
   for (std::size_t n = 0; n < sample.values.size(); ++n) {
     const double d = static_cast<double>(sample.values[n]) - sample.reference[n];
+    max_abs_diff = std::isfinite(d) ? std::max(max_abs_diff, std::abs(d)) : INFINITY;
+    if (!sample.drawn.empty() && !sample.drawn[n]) continue;
     sum_sq_diff += d * d;
     sum_sq_ref += sample.reference[n] * sample.reference[n];
-    max_abs_diff = std::isfinite(d) ? std::max(max_abs_diff, std::abs(d)) : INFINITY;
+    ++drawn;
   }
   method.measured = true;
-  method.points = sample.values.size();
+  method.points = drawn;
   method.all_points = sample.all_points;
   method.rms_rel_error =
       sum_sq_ref > 0.0 ? std::sqrt(sum_sq_diff / sum_sq_ref) : (sum_sq_diff > 0.0 ? INFINITY : 0.0);
-  if (!std::isfinite(sum_sq_diff)) method.rms_rel_error = INFINITY;
+  if (!std::isfinite(sum_sq_diff) || !std::isfinite(max_abs_diff)) method.rms_rel_error = INFINITY;
   const double scale = stats.max_abs() > 0.0 ? stats.max_abs() : 1.0;
   method.max_rel_error = max_abs_diff / scale;
   method.met = method.rms_rel_error <= method.target;
 }
 
+namespace {
+
+/// The points fixed_sample_points() wants: `requested`, else as many as `budget` evaluations
+/// afford (at least 4096); the grid's every point when that is as many.
+std::size_t wanted_points(const GridSpec& grid, std::size_t atoms, std::size_t requested,
+                          double budget) {
+  const std::size_t total = grid.points();
+  if (requested > 0) return std::min(requested, total);
+  const double affordable = budget / static_cast<double>(std::max<std::size_t>(atoms, 1));
+  return static_cast<double>(total) <= affordable
+             ? total
+             : std::min(total, std::max<std::size_t>(4096, static_cast<std::size_t>(affordable)));
+}
+
+std::vector<std::size_t> every_point(const GridSpec& grid) {
+  std::vector<std::size_t> indices(grid.points());
+  for (std::size_t index = 0; index < indices.size(); ++index) indices[index] = index;
+  return indices;
+}
+
+}  // namespace
+
+std::vector<std::size_t> drawn_points(const GridSpec& grid, std::size_t atoms,
+                                      std::size_t requested, double budget) {
+  const std::size_t total = grid.points();
+  const std::size_t wanted = wanted_points(grid, atoms, requested, budget);
+  if (wanted >= total) return every_point(grid);
+  // Ten places are the corners' and the extremes' (validation_points()): wanted - 10 draws.
+  std::vector<std::size_t> indices;
+  std::mt19937_64 generator(20261121);  // fixed: the same map is always checked at the same points
+  std::uniform_int_distribution<std::size_t> pick(0, total - 1);
+  for (std::size_t draw = 0; draw + 10 < wanted; ++draw) indices.push_back(pick(generator));
+  std::sort(indices.begin(), indices.end());
+  indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
+  return indices;
+}
+
 std::vector<std::size_t> fixed_sample_points(const GridSpec& grid, std::size_t atoms,
                                              std::size_t requested, double budget) {
-  const std::size_t total = grid.points();
-  std::size_t wanted = requested;
-  if (wanted == 0) {
-    const double affordable = budget / static_cast<double>(std::max<std::size_t>(atoms, 1));
-    wanted = static_cast<double>(total) <= affordable
-                 ? total
-                 : std::max<std::size_t>(4096, static_cast<std::size_t>(affordable));
-  }
-  std::vector<std::size_t> indices;
-  if (wanted >= total) {
-    indices.resize(total);
-    for (std::size_t index = 0; index < total; ++index) indices[index] = index;
-    return indices;
-  }
+  std::vector<std::size_t> indices = drawn_points(grid, atoms, requested, budget);
+  if (indices.size() == grid.points()) return indices;
   for (std::int64_t k : {std::int64_t{0}, grid.nz() - 1})
     for (std::int64_t j : {std::int64_t{0}, grid.ny() - 1})
       for (std::int64_t i : {std::int64_t{0}, grid.nx() - 1})
         indices.push_back(grid.index(i, j, k));
-  // Two places are the extremes' (validation_points()): wanted - 10 random draws either way.
-  std::mt19937_64 generator(20261121);  // fixed: the same map is always checked at the same points
-  std::uniform_int_distribution<std::size_t> pick(0, total - 1);
-  while (indices.size() + 2 < wanted) indices.push_back(pick(generator));
   std::sort(indices.begin(), indices.end());
   indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
   return indices;

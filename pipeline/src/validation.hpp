@@ -21,6 +21,9 @@ namespace dcs::pipeline {
 struct ReferenceSample {
   std::vector<float> values;
   std::vector<double> reference;
+  /// Per point: one of the uniform random draws (drawn_points()); the corners and the extremes
+  /// are in the sample for --validate's max error only, unless a draw also hit them.
+  std::vector<bool> drawn;
   bool all_points = false;  ///< every grid point (else a sample)
 };
 
@@ -65,12 +68,18 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
 /// 10^5 atoms on the CPU) and the relative RMS is known to a few % of itself.
 inline constexpr std::size_t kMethodCheckPoints = 4096;
 
+/// Values --null-output keeps for the check (every point of small grids, as a file run compares,
+/// but at most 4 Mi values, 52 MB, not charged to --memory-limit): sample_points()'s `most`.
+inline constexpr std::size_t kMostKept = std::size_t{1} << 22;
+
 /// --validate: the sample compared with the backend's tolerance (or --tolerance).
 Validation validate_map(const RunConfig& config, PotentialBackend& backend,
                         const ReferenceSample& sample, const GridStats& stats);
 
-/// --method msm: the relative RMS error rms(V - V_exact) / rms(V_exact) and the max error
-/// relative to max|V| of the map over the sample, into `method` (measured, points, met).
+/// --method msm: the relative RMS error rms(V - V_exact) / rms(V_exact) over the sample's
+/// uniform draws (an unbiased sample of the map's points: the extremes, next to atoms, would
+/// weigh the denominator and understate the map-wide value, issue 35), and the max error
+/// relative to max|V| over the whole sample, into `method` (measured, points: the draws, met).
 void measure_method_error(const ReferenceSample& sample, const GridStats& stats,
                           MethodInfo& method);
 
@@ -82,8 +91,14 @@ std::vector<std::size_t> validation_points(const GridSpec& grid, std::size_t ato
                                            std::size_t index_of_min, std::size_t index_of_max);
 
 /// validation_points() without the extremes (known only once the map is): sorted, unique; every
-/// point when the budget affords them.
+/// point when the budget affords them. The eight corners and drawn_points().
 std::vector<std::size_t> fixed_sample_points(const GridSpec& grid, std::size_t atoms,
                                              std::size_t requested, double budget);
+
+/// The uniform part of fixed_sample_points(): points drawn uniformly (with replacement, by a
+/// fixed seed: the same grid and request always give the same points, whatever the workers or
+/// ranks), sorted, unique; every point when the budget affords them.
+std::vector<std::size_t> drawn_points(const GridSpec& grid, std::size_t atoms,
+                                      std::size_t requested, double budget);
 
 }  // namespace dcs::pipeline

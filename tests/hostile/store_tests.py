@@ -186,6 +186,35 @@ def write_error_during_resume_keeps_the_partial(tmp):
     assert_same_map(os.path.join(tmp, "ref.h5"), os.path.join(tmp, "m.h5"))
 
 
+@case
+def write_error_in_one_writer_keeps_the_partial(tmp):
+    """Four writers (DCS_WRITERS) on 2 MB slabs; a file size limit set on the running process
+    (prlimit) three quarters into the values once planes are checkpointed: the writer past it
+    fails, dcs names the file and the reason, keeps the partial file with its checkpoints, and
+    --resume with other writers finishes the map bit-identical to an uninterrupted run."""
+    args = [a if a != "4M" else "16M" for a in SLOW] + ["-o", "m.h5"]
+    run(args[:-1] + ["ref.h5"], tmp, 0)
+    limit = os.path.getsize(os.path.join(tmp, "ref.h5")) * 3 // 4
+    proc = start(args, tmp, env=dict(os.environ, DCS_WRITERS="4"))
+    partial = os.path.join(tmp, "m.h5.partial")
+    wait_for_done_planes(partial, proc)
+    resource.prlimit(proc.pid, resource.RLIMIT_FSIZE, (limit, limit))
+    _, err = proc.communicate(timeout=300)
+    if proc.returncode != 1:
+        raise AssertionError(f"expected exit 1 (a write error), got {proc.returncode}\n{err}")
+    assert_in("m.h5.partial: file size limit (ulimit -f)", err)
+    assert_in("partial map is kept in m.h5.partial", err)
+    with h5py.File(partial, "r") as f:
+        done = int(np.sum(f["resume/plane_done"][...]))
+    if done < 8:
+        raise AssertionError(f"the kept partial file lost done planes ({done} left)")
+    proc = subprocess.run([base.DCS] + args + ["--resume"], cwd=tmp, capture_output=True,
+                          text=True, env=dict(os.environ, DCS_WRITERS="2"), timeout=300)
+    if proc.returncode != 0 or f"{done} of" not in proc.stderr:
+        raise AssertionError(f"the resume should reuse {done} planes:\n{proc.stderr}")
+    assert_same_map(os.path.join(tmp, "ref.h5"), os.path.join(tmp, "m.h5"))
+
+
 def drop_to_nobody():
     user = pwd.getpwnam("nobody")
     os.setgid(user.pw_gid)

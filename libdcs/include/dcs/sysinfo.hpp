@@ -29,6 +29,10 @@ std::size_t available_memory_bytes() noexcept;
 /// 0 when nothing could be read.
 std::size_t memory_limit_bytes() noexcept;
 
+/// What ulimit -v (RLIMIT_AS) leaves this process to map: the limit less its size now; 0 when
+/// unlimited or unknown. An allocation past it fails however much memory the machine has.
+std::size_t address_space_left_bytes() noexcept;
+
 /// What the two functions above are computed from; read_memory_info() is the seam the tests
 /// use (they point `root` at a directory holding fake proc/ and sys/ files).
 struct MemoryInfo {

@@ -1,9 +1,11 @@
 #include "dcs/sysinfo.hpp"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string_view>
@@ -280,5 +282,19 @@ MemoryInfo read_memory_info(const std::filesystem::path& root) noexcept {
 std::size_t available_memory_bytes() noexcept { return read_memory_info().available(); }
 
 std::size_t memory_limit_bytes() noexcept { return read_memory_info().limit(); }
+
+std::size_t address_space_left_bytes() noexcept {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
+  unsigned long pages = 0;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%lu", &pages) != 1) pages = 0;
+    std::fclose(statm);
+  }
+  const auto size =
+      static_cast<std::size_t>(pages) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const auto cap = static_cast<std::size_t>(limit.rlim_cur);
+  return cap > size ? cap - size : 1;
+}
 
 }  // namespace dcs

@@ -6,11 +6,6 @@
 #include <cmath>
 #include <string>
 
-#include <sys/resource.h>
-#include <unistd.h>
-
-#include <cstdio>
-
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
@@ -44,22 +39,6 @@ double lattice_sum_bytes(const std::array<long, 3>& n, const std::array<long, 3>
 /// temporaries (restriction and prolongation go one axis at a time).
 double mixed(const MsmExtent& a, const MsmExtent& b, const MsmExtent& c) {
   return static_cast<double>(a.n[0]) * static_cast<double>(b.n[1]) * static_cast<double>(c.n[2]);
-}
-
-/// What ulimit -v (RLIMIT_AS) leaves this process to map: the limit less its size now; 0 when
-/// unlimited or unknown. An allocation past it fails however much memory the machine has.
-std::size_t address_space_left() {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 0;
-  unsigned long pages = 0;
-  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(statm, "%lu", &pages) != 1) pages = 0;
-    std::fclose(statm);
-  }
-  const auto size =
-      static_cast<std::size_t>(pages) * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  const auto cap = static_cast<std::size_t>(limit.rlim_cur);
-  return cap > size ? cap - size : 1;
 }
 
 }  // namespace
@@ -184,7 +163,7 @@ void check_msm_host_memory(const MsmParameters& parameters, const MsmBox& box,
   consider(limit, fmt::format("--memory-limit allows {} for this worker", format_bytes(limit)));
   const std::size_t available = available_memory_bytes();
   consider(available, fmt::format("only {} of memory is available now", format_bytes(available)));
-  const std::size_t address_space = address_space_left();
+  const std::size_t address_space = address_space_left_bytes();
   consider(address_space, fmt::format("the address-space limit (ulimit -v) leaves {}",
                                       format_bytes(address_space)));
   if (bound > 0 && need > static_cast<double>(bound))

@@ -1,19 +1,24 @@
-// One map shared by every MPI rank (ranks.hpp): the map job with a rank executor. Rank 0 decides
-// the outputs and makes the partial file; every rank writes its slabs into it through parallel
-// HDF5; rank 0 then finishes and commits the map alone.
+// The rank executor (ranks.hpp): the executor.hpp contract over MPI_COMM_WORLD. One map shared
+// by every rank: rank 0 decides the outputs and makes the partial file; every rank writes its
+// slabs into it through parallel HDF5; rank 0 then finishes and commits the map alone. Points'
+// pieces are gathered on rank 0; a batch's maps are dealt by rank_batch.cpp.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <filesystem>
 #include <memory>
 #include <optional>
 
 #include <fmt/format.h>
 
+#include "../executor.hpp"
 #include "../map_job.hpp"
+#include "dcs/error.hpp"
 #include "dcs/io/parallel_store.hpp"
+#include "dcs/io/rank_agreement.hpp"
 #include "dcs/log.hpp"
 #include "dcs/pipeline/mpi.hpp"
 #include "dcs/sysinfo.hpp"
@@ -22,11 +27,6 @@
 
 namespace dcs::pipeline {
 namespace {
-
-template <class T>
-void broadcast(T& value) {
-  MPI_Bcast(&value, static_cast<int>(sizeof(T)), MPI_BYTE, 0, MPI_COMM_WORLD);
-}
 
 /// The slabs of `step` planes not all of whose planes are done (identical on every rank).
 std::vector<std::size_t> slabs_to_do(const GridSpec& grid, std::int64_t step,
@@ -64,58 +64,31 @@ std::string per_rank(const std::vector<std::string>& values) {
   return text;
 }
 
-class RankExecutor final : public MapExecutor {
+class RankExecutor final : public Executor {
  public:
   RankExecutor() : mpi_(mpi_info()) {}
 
-  bool leads() const override { return mpi_.rank == 0; }
-  std::size_t all_workers(std::size_t mine) const override {
-    return mine * static_cast<std::size_t>(mpi_.size);
-  }
+  int rank() const override { return mpi_.rank; }
+  int size() const override { return mpi_.size; }
+  bool on_ranks() const override { return true; }
   void together(const std::function<void()>& step) override { io::agree_on(world_, step); }
-  void on_leader(const std::function<void()>& step) override {
-    io::agree_on(world_, [&] {
-      if (leads()) step();
-    });
+  std::vector<std::string> gather(const std::string& mine) override {
+    return io::all_gather(world_, mine);
   }
-  bool shares_the_map() const override { return true; }
-
-  void check_agreement(const RunConfig& config, const MapJob& job) override {
-    const std::vector<std::string> sums = io::all_gather(world_, job.in.system.source_sha256);
-    for (int r = 1; r < mpi_.size; ++r)
-      if (sums[static_cast<std::size_t>(r)] != sums[0])
-        throw InputError(job.in.input, 0,
-                         fmt::format("rank {} read other bytes than rank 0 (SHA-256 {} "
-                                     "and {}): every rank must see the same file",
-                                     r, sums[static_cast<std::size_t>(r)], sums[0]));
-    if (config.null_output)
-      throw UsageError("--null-output is not available with several MPI ranks");
+  void broadcast(void* data, std::size_t bytes) override {
+    MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, world_);
   }
-
-  void decide(MapJob& job, const std::function<void()>& leader_step) override {
-    struct Decision {
-      int complete = 0;
-      int resuming = 0;
-      std::int64_t step = 0;
-      std::size_t buffers = 0;
-      double checkpoint_seconds = 0.0;
-    } decision;
-    io::agree_on(world_, [&] {
-      if (!leads()) return;
-      leader_step();
-      decision = {job.complete ? 1 : 0, job.resuming ? 1 : 0, job.plan.step, job.plan.buffers,
-                  job.plan.checkpoint_seconds};
-    });
-    broadcast(decision);
-    job.complete = decision.complete != 0;
-    job.resuming = decision.resuming != 0;
-    job.plan.step = decision.step;
-    job.plan.buffers = decision.buffers;
-    job.plan.checkpoint_seconds = decision.checkpoint_seconds;
-  }
-
+  void collect(std::vector<float>& values, std::size_t piece) override;
   std::optional<SharedReport> compute_shared(const RunConfig& config, MapJob& job, Workers& workers,
                                              ProgressSink* progress) override;
+  std::vector<RunResult> run_maps(const RunConfig& config, const std::vector<Job>& jobs,
+                                  Workers& workers, ProgressSink* progress,
+                                  ModelCache& cache) override {
+    if (jobs.size() > 1) return run_batch_on_ranks(config, jobs, workers, cache);
+    RunResult result = run_map(config, jobs.front(), workers, *this, progress, &cache);
+    if (!leads()) return {};
+    return {std::move(result)};
+  }
 
  private:
   EngineReport write_slabs(const RunConfig& config, MapJob& job, Workers& workers,
@@ -125,6 +98,51 @@ class RankExecutor final : public MapExecutor {
   const MpiInfo& mpi_;
   MPI_Comm world_ = MPI_COMM_WORLD;
 };
+
+/// Each rank sends its pieces packed in order; rank 0 puts every rank's back in place.
+void RankExecutor::collect(std::vector<float>& values, std::size_t piece) {
+  const std::size_t n = values.size();
+  const auto ranks = static_cast<std::size_t>(size());
+  auto pieces_of = [&](std::size_t r) {
+    std::vector<std::size_t> list;
+    for (std::size_t p = r; p * piece < n; p += ranks) list.push_back(p);
+    return list;
+  };
+  auto count_of = [&](std::size_t r) {
+    std::size_t count = 0;
+    for (std::size_t p : pieces_of(r)) count += std::min(piece, n - p * piece);
+    return count;
+  };
+  std::vector<float> packed;
+  for (std::size_t p : pieces_of(static_cast<std::size_t>(rank())))
+    packed.insert(packed.end(), values.begin() + static_cast<std::ptrdiff_t>(p * piece),
+                  values.begin() + static_cast<std::ptrdiff_t>(std::min(n, (p + 1) * piece)));
+  if (n > static_cast<std::size_t>(INT_MAX))
+    throw UsageError("a points run over MPI ranks takes at most 2^31 - 1 points");
+  std::vector<int> counts(ranks), offsets(ranks);
+  std::vector<float> all;
+  if (leads()) {
+    int offset = 0;
+    for (std::size_t r = 0; r < ranks; ++r) {
+      counts[r] = static_cast<int>(count_of(r));
+      offsets[r] = offset;
+      offset += counts[r];
+    }
+    all.resize(n);
+  }
+  MPI_Gatherv(packed.data(), static_cast<int>(packed.size()), MPI_FLOAT, all.data(), counts.data(),
+              offsets.data(), MPI_FLOAT, 0, world_);
+  if (!leads()) return;
+  std::size_t at = 0;
+  for (std::size_t r = 0; r < ranks; ++r)
+    for (std::size_t p : pieces_of(r)) {
+      const std::size_t count = std::min(piece, n - p * piece);
+      std::copy(all.begin() + static_cast<std::ptrdiff_t>(at),
+                all.begin() + static_cast<std::ptrdiff_t>(at + count),
+                values.begin() + static_cast<std::ptrdiff_t>(p * piece));
+      at += count;
+    }
+}
 
 /// This rank's slabs into the shared file, in collective rounds; rank 0 reports progress.
 EngineReport RankExecutor::write_slabs(const RunConfig& config, MapJob& job, Workers& workers,
@@ -237,16 +255,6 @@ std::optional<SharedReport> RankExecutor::compute_shared(const RunConfig& config
 
 }  // namespace
 
-Workers make_workers_on_ranks(const RunConfig& config) {
-  Workers workers;
-  io::agree_on(MPI_COMM_WORLD, [&] { workers = make_workers(config); });
-  return workers;
-}
-
-RunResult run_map_on_ranks(const RunConfig& config, const Job& job, Workers& workers,
-                           ProgressSink* progress, ModelCache* cache) {
-  RankExecutor ranks;
-  return run_map(config, job, workers, ranks, progress, cache);
-}
+std::unique_ptr<Executor> make_rank_executor() { return std::make_unique<RankExecutor>(); }
 
 }  // namespace dcs::pipeline

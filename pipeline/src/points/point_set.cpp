@@ -1,5 +1,6 @@
 #include "point_set.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -11,7 +12,7 @@
 
 namespace dcs::pipeline {
 
-PointSet make_point_set(const PointsRequest& request, const System& system) {
+PointSet make_point_set(const PointsRequest& request, const System& system, std::size_t most) {
   if (!(std::isfinite(request.offset) && std::fabs(request.offset) <= limits::kMaxPadding))
     throw UsageError(fmt::format("--offset must be a distance within ±{:g} Å, got {}",
                                  limits::kMaxPadding, request.offset));
@@ -32,7 +33,7 @@ PointSet make_point_set(const PointsRequest& request, const System& system) {
       if (request.offset != 0.0)
         throw UsageError("--offset moves mesh vertices along their normals; " + request.path +
                          " is a point list, which has no normals");
-      set.positions = io::read_point_list(request.path);
+      set.positions = io::read_point_list(request.path, std::min(most, io::kMaxPoints));
       set.description = fmt::format("{} points of {}", set.positions.size(), request.path);
       break;
     }

@@ -2,6 +2,7 @@
 // their normals by --offset), or every atom's centre with that atom left out (--at-atoms).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,7 +25,8 @@ struct PointSet {
 
 /// Reads the request's points (io::read_point_list, io::read_mesh) or takes `system`'s atoms.
 /// Throws InputError for a bad file, and UsageError for an offset on a list or beyond
-/// limits::kMaxPadding.
-PointSet make_point_set(const PointsRequest& request, const System& system);
+/// limits::kMaxPadding; io::TooManyPoints for a list of more than `most` points.
+PointSet make_point_set(const PointsRequest& request, const System& system,
+                        std::size_t most = SIZE_MAX);
 
 }  // namespace dcs::pipeline

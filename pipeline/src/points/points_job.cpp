@@ -8,6 +8,7 @@
 #include <mutex>
 #include <numeric>
 #include <random>
+#include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "dcs/io/atom_values.hpp"
 #include "dcs/io/atomic_file.hpp"
 #include "dcs/io/colour_map.hpp"
+#include "dcs/io/point_list.hpp"
 #include "dcs/io/point_table.hpp"
 #include "dcs/io/pqr.hpp"
 #include "dcs/log.hpp"
@@ -27,6 +29,7 @@
 #include "dcs/version.hpp"
 #include "nearest_atom.hpp"
 #include "point_set.hpp"
+#include "points_memory.hpp"
 
 namespace dcs::pipeline {
 namespace {
@@ -84,6 +87,14 @@ PointsOutputs plan_outputs(const RunConfig& config, const std::string& input) {
   return out;
 }
 
+/// What the participants of a points run have together: the blocks every backend needs (their
+/// least common multiple), the largest min_points, and how many workers there are in all.
+struct PointsShape {
+  std::size_t block = 1;
+  std::size_t min_points = 0;
+  std::size_t workers = 1;
+};
+
 /// This process's shape: its workers' blocks and min_points.
 PointsShape local_shape(const Workers& workers) {
   PointsShape shape;
@@ -91,6 +102,23 @@ PointsShape local_shape(const Workers& workers) {
   for (const PotentialBackend* w : workers.list) {
     shape.block = std::lcm(shape.block, std::max<std::size_t>(1, w->points_hint().block));
     shape.min_points = std::max(shape.min_points, w->points_hint().min_points);
+  }
+  return shape;
+}
+
+/// Every participant's shape combined: the least common multiple of the blocks, the largest
+/// min_points, the workers summed.
+PointsShape combine(Executor& executor, const PointsShape& local) {
+  if (executor.size() == 1) return local;
+  const std::vector<std::string> all =
+      executor.gather(fmt::format("{} {} {}", local.block, local.min_points, local.workers));
+  PointsShape shape{1, 0, 0};
+  for (const std::string& text : all) {
+    std::size_t block = 1, min_points = 0, workers = 0;
+    std::istringstream(text) >> block >> min_points >> workers;
+    shape.block = std::lcm(shape.block, block);
+    shape.min_points = std::max(shape.min_points, min_points);
+    shape.workers += workers;
   }
   return shape;
 }
@@ -324,19 +352,29 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
 }  // namespace
 
 RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* progress,
-                     PointSharing& sharing) {
+                     Executor& executor) {
   const auto start = std::chrono::steady_clock::now();
   const std::string& input = config.inputs.front();
-  const bool leader = sharing.rank() == 0;
+  const bool leader = executor.leads();
   RunResult result;
   result.input = input;
   System system;
   PointSet set;
   PointsOutputs outputs;
-  sharing.together([&] {
+  executor.together([&] {
     system = io::read_atoms(input, io::ReadOptions{.charges_as_given = config.charges_as_given});
     check_potential_bound(system, config.physics);
-    set = make_point_set(*config.points, system);
+    // The memory the points take, checked before they are read (a list is read no further
+    // than what fits) and before anything is written.
+    const PointsMemory memory = points_memory(config, system.size(), workers.list.size());
+    try {
+      set = make_point_set(*config.points, system, most_points(memory));
+    } catch (const io::TooManyPoints& refused) {
+      check_points_memory(memory, refused.count(), refused.file());
+      throw;
+    }
+    check_points_memory(memory, set.positions.size(),
+                        config.points->path.empty() ? input : config.points->path);
     if (leader) outputs = plan_outputs(config, input);
   });
   if (leader)
@@ -348,20 +386,17 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   const SortedPoints sorted = sort_points(set.positions, set.skip);
   const std::vector<std::size_t>& order = sorted.order;
   const std::size_t n = order.size();
-  const std::size_t piece = piece_size(sharing.combine(local_shape(workers)), n);
-  std::vector<std::size_t> mine;
-  for (std::size_t p = static_cast<std::size_t>(sharing.rank()); p * piece < n;
-       p += static_cast<std::size_t>(sharing.size()))
-    mine.push_back(p);
+  const std::size_t piece = piece_size(combine(executor, local_shape(workers)), n);
+  const std::vector<std::size_t> mine = executor.round_robin((n + piece - 1) / piece);
   const double evaluations = static_cast<double>(n) * static_cast<double>(system.size());
   if (progress != nullptr) progress->begin(input, evaluations);
   const auto compute_start = std::chrono::steady_clock::now();
   std::vector<float> sorted_values(n);
-  sharing.together([&] {
+  executor.together([&] {
     compute_on_workers(workers, system, config.physics, sorted.positions, sorted.skip, piece, mine,
                        sorted_values, progress);
   });
-  sharing.gather(sorted_values, piece);
+  executor.collect(sorted_values, piece);
   result.compute_seconds = seconds_since(compute_start);
   if (progress != nullptr) progress->end();
   result.count_atoms(system);
@@ -369,12 +404,12 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   result.evaluations = evaluations;
   result.workers = workers.list.size();
   if (!leader) {  // participant 0 checks and writes; a failure there reaches every participant
-    sharing.together([] {});
+    executor.together([] {});
     return result;
   }
   std::vector<float> values(n);
   for (std::size_t i = 0; i < order.size(); ++i) values[order[i]] = sorted_values[i];
-  sharing.together([&] { finish_points(config, workers, system, set, outputs, values, result); });
+  executor.together([&] { finish_points(config, workers, system, set, outputs, values, result); });
   result.total_seconds = seconds_since(start);
   return result;
 }

@@ -9,7 +9,9 @@
 #include <cstdint>
 #include <functional>
 #include <vector>
+
 #include "../devices.hpp"
+#include "../executor.hpp"
 
 #include "dcs/backend.hpp"
 #include "dcs/pipeline/progress.hpp"
@@ -18,34 +20,12 @@
 
 namespace dcs::pipeline {
 
-/// What the participants of a points run have together: the blocks every backend needs (their
-/// least common multiple), the largest min_points, and how many workers there are in all.
-struct PointsShape {
-  std::size_t block = 1;
-  std::size_t min_points = 0;
-  std::size_t workers = 1;
-};
-
-/// Who shares a points run: this process alone (the defaults), or MPI ranks
-/// (mpi/rank_points.cpp). Pieces of points go round-robin: piece p to participant p % size().
-class PointSharing {
- public:
-  virtual ~PointSharing() = default;
-  virtual int rank() const { return 0; }
-  virtual int size() const { return 1; }
-  /// Runs `step` on every participant; if it fails anywhere, it throws everywhere.
-  virtual void together(const std::function<void()>& step) { step(); }
-  /// Every participant's shape combined (see PointsShape).
-  virtual PointsShape combine(const PointsShape& local) { return local; }
-  /// Participant 0's `values` receives every other participant's pieces (of `piece` points).
-  virtual void gather(std::vector<float>& /*values*/, std::size_t /*piece*/) {}
-};
-
-/// One points run: this process alone, or a share of it. Participant 0 writes the outputs and
-/// its result is the run's. Throws (InputError, UsageError, IoError, ValidationError,
+/// One points run: this process alone, or a share of it (executor.hpp: pieces of the list dealt
+/// round-robin, collected on the leader). The leader writes the outputs and its result is the
+/// run's. Throws (InputError, UsageError, IoError, ValidationError,
 /// InterruptedError) on every participant, with nothing left under an output name.
 RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* progress,
-                     PointSharing& sharing);
+                     Executor& executor);
 
 /// The potential at `points` (Å, in any order) computed by this process's `workers` alone, the
 /// way run_points() computes a list (Z order, whole blocks, pieces over the workers): the values

@@ -12,7 +12,6 @@
 
 #include <fmt/format.h>
 
-#include "../map_executor.hpp"
 #include "../map_job.hpp"
 #include "../outputs.hpp"
 #include "../slab_plan.hpp"
@@ -157,11 +156,10 @@ void check_trajectory_disk(const RunConfig& config, const TrajectoryFiles& f, co
 
 /// Every rank must read the same bytes: the first file whose checksum differs from rank 0's is
 /// named with the rank (InputError).
-void check_same_files(const TrajectoryRequest& t, const FrameSource& source,
-                      PlaneSharing& sharing) {
+void check_same_files(const TrajectoryRequest& t, const FrameSource& source, Executor& executor) {
   std::string mine;
   for (const std::string& sha : source.file_sha256()) mine += sha + "\n";
-  const std::vector<std::string> all = sharing.gather(mine);
+  const std::vector<std::string> all = executor.gather(mine);
   for (std::size_t rank = 1; rank < all.size(); ++rank) {
     if (all[rank] == all.front()) continue;
     std::size_t theirs_at = 0, first_at = 0;
@@ -336,169 +334,207 @@ void open_frame_files(const RunConfig& config, const TrajectoryFiles& f, const M
   if (file->resumed()) log().info("resuming the frame statistics in {}", f.frames);
 }
 
-}  // namespace
-
-std::pair<std::int64_t, std::int64_t> plane_share(std::int64_t nz, std::int64_t multiple, int rank,
-                                                  int size) {
-  multiple = std::max<std::int64_t>(multiple, 1);
-  const std::int64_t units = (nz + multiple - 1) / multiple;  // the last may be short
-  const auto bound = [&](int r) { return std::min(nz, units * r / std::max(size, 1) * multiple); };
-  return {bound(rank), rank + 1 == size ? nz : bound(rank + 1)};
-}
-
-RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink* progress,
-                         PlaneSharing& sharing) {
-  const auto start = SteadyClock::now();
-  const TrajectoryRequest& t = *config.trajectory;
-  const bool leader = sharing.rank() == 0;
+/// One trajectory run's state between its stages (run_trajectory() below).
+struct TrajectoryRun {
+  TrajectoryRun(const RunConfig& c, Workers& w, Executor& e, ProgressSink* p)
+      : config(c),
+        t(*c.trajectory),
+        workers(w),
+        executor(e),
+        progress(p),
+        files(trajectory_files(c)) {}
+  const RunConfig& config;
+  const TrajectoryRequest& t;
+  Workers& workers;
+  Executor& executor;
+  ProgressSink* progress;
+  TrajectoryFiles files;
   std::optional<FrameSource> source;
   MapJob job;
-  const TrajectoryFiles files = trajectory_files(config);
-  const OutputPaths& paths = files.paths;
-  const std::string& frames_path = files.frames;
-  const std::string& maps_path = files.maps;
-  const std::string& maps_partial = files.maps_partial;
-  sharing.together([&] {
-    if (!config.null_output) check_trajectory_files(t, files);
-    source.emplace(t);
-    job.in.input = t.files.front();
-    job.in.system = source->first();
-    job.in.grid = make_grid(job.in.system, config.grid);
-    source->set_grid(job.in.grid);
-  });
-  sharing.together([&] { check_same_files(t, *source, sharing); });
-  job.in.read_seconds = seconds_since(start);
-  job.label = t.files.front();
-  const GridSpec& grid = job.in.grid;
-  if (leader)
-    log().info("grid: {} x {} x {} points, spacing {:.4g} Å, around the first frame's atoms",
-               grid.nx(), grid.ny(), grid.nz(), grid.spacing[0]);
-  if (config.null_output && sharing.size() == 1)
-    return run_without_output(config, *source, grid, workers, progress, start);
-
-  job.extra_settings = trajectory_settings(t, *source);
-  io::ResumeKey key = resume_key(config, job.in.system, grid, workers.first());
-  for (const auto& setting : job.extra_settings) key.settings.push_back(setting);
-  const std::string file_key = frames_key(key, t, *source);
-
-  // --resume with the outputs complete: the one-map job skips them, without the frames.
-  bool complete = false;
+  std::string file_key;   ///< of the frame statistics and frame maps
+  bool complete = false;  ///< --resume: the outputs exist and match
   io::PartialLock lock;
   std::optional<io::FrameAccumulatorFile> file;
   std::optional<io::FrameMapsFile> maps;
-  sharing.together([&] {
-    if (config.resume && !paths.h5.empty() && std::filesystem::exists(paths.h5)) {
-      const io::ResumeKey done = io::read_completed_key(paths.h5);
-      complete = done.input_sha256 == key.input_sha256 && done.settings == key.settings &&
-                 (maps_path.empty() || std::filesystem::exists(maps_path)) &&
-                 std::filesystem::exists(files.structure);
-    }
-    if (complete || !leader || config.null_output) return;
-    open_frame_files(config, files, job, file_key, *source, lock, file, maps);
-  });
   FrameEngineReport report;
   RunResult result;
-  try {
-    if (!complete) {
-      sharing.together([&] {  // the other ranks open the file rank 0 made (or kept)
-        if (leader || config.null_output) return;
-        file.emplace(io::FrameAccumulatorFile::open(frames_path, grid, file_key, true, false,
-                                                    /*create=*/false));
-        if (!maps_path.empty())
-          maps.emplace(io::FrameMapsFile::open_made(maps_partial, grid, source->frames().size()));
-      });
-      const SlabHint hint = combined_hint(workers);
-      const auto [z_begin, z_end] =
-          plane_share(grid.nz(), hint.plane_multiple, sharing.rank(), sharing.size());
-      const std::size_t budget = memory_budget(config);
-      const FramePlan plan =
-          make_frame_plan(grid, z_begin, z_end, workers.list.size(), hint.plane_multiple, budget,
-                          config.checkpoint_seconds);
-      if (z_end > z_begin)
-        log().info(
-            "frames: planes {}..{} in blocks of {}, {} frame buffers, {} of host memory "
-            "(budget {})",
-            z_begin, z_end - 1, plan.block, plan.buffers,
-            format_bytes(frame_plan_bytes(grid, plan)), format_bytes(budget));
-      else
-        log().info(
-            "frames: no planes for this rank (more ranks than groups of {} planes); it reads the "
-            "frames' times only",
-            hint.plane_multiple);
-      sharing.together([&] {
-        report = run_frame_engine(*source, grid, config.physics, workers.list,
-                                  config.null_output ? nullptr : &*file, plan,
-                                  leader ? progress : nullptr, job.label, maps ? &*maps : nullptr);
-      });
-      log().info(
-          "frames: {} computed, {} found in the checkpoints, in {:.3f} s ({:.2f} frames/s); "
-          "decoding {:.3f} s, adding {:.3f} s, checkpoints {:.3f} s",
-          report.frames_computed, report.frames_reused, report.wall_seconds,
-          static_cast<double>(report.frames_computed) / std::max(report.wall_seconds, 1e-9),
-          report.decode_seconds, report.accumulate_seconds, report.checkpoint_seconds);
-    }
+};
 
-    sharing.together([&] {
-      if (!leader) return;
-      if (config.null_output) {
-        result.input = job.in.input;
-        return;
-      }
-      // The mean as the map of the one-map job, computed by a backend that reads it back.
-      // (Complete outputs: the job finds them so and skips them.)
-      Workers mean_workers;
-      std::optional<io::MapExtras> extras;
-      if (file) {
-        mean_workers.owned.push_back(std::make_unique<MeanMapBackend>(
-            *file, static_cast<std::int64_t>(source->frames().size()), workers.first()));
-        mean_workers.list.push_back(mean_workers.owned.back().get());
-        const FrameChecks checks =
-            judge_frames(report, source->frames(), t.files.front(), t.strict);
-        extras.emplace(trajectory_extras(config, *source, report, checks, *file, files.structure));
-        job.extras = &*extras;
-        job.extra_sink = [&] {
-          return std::make_unique<StructureSink>(files.structure, source->first(), t.topology,
-                                                 config.force);
-        };
-      }
-      job.in.atoms_box = report.atoms_box;  // the box check covers every frame's atoms
-      LocalExecutor executor;
-      result = run_read_map(config, job, file ? mean_workers : workers, executor, nullptr);
-      if (maps) {
-        maps->commit(maps_path, config.force);
-        result.outputs.push_back(maps_path);
-      }
-      if (file) {
-        file->remove();
-        lock.release();
-      }
-    });
+/// Every participant: the files named and checked, the topology and frames opened, the grid
+/// placed around the first frame; the participants' files compared.
+void open_source(TrajectoryRun& run, SteadyClock::time_point start) {
+  const RunConfig& config = run.config;
+  MapJob& job = run.job;
+  run.executor.together([&] {
+    if (!config.null_output) check_trajectory_files(run.t, run.files);
+    run.source.emplace(run.t);
+    job.in.input = run.t.files.front();
+    job.in.system = run.source->first();
+    job.in.grid = make_grid(job.in.system, config.grid);
+    run.source->set_grid(job.in.grid);
+  });
+  run.executor.together([&] { check_same_files(run.t, *run.source, run.executor); });
+  job.in.read_seconds = seconds_since(start);
+  job.label = run.t.files.front();
+  const GridSpec& grid = job.in.grid;
+  if (run.executor.leads())
+    log().info("grid: {} x {} x {} points, spacing {:.4g} Å, around the first frame's atoms",
+               grid.nx(), grid.ny(), grid.nz(), grid.spacing[0]);
+}
+
+/// The keys; --resume with the outputs complete: the one-map job skips them, without the
+/// frames. Otherwise the leader opens (or keeps) the frame statistics and frame maps.
+void open_statistics(TrajectoryRun& run) {
+  const RunConfig& config = run.config;
+  MapJob& job = run.job;
+  job.extra_settings = trajectory_settings(run.t, *run.source);
+  io::ResumeKey key = resume_key(config, job.in.system, job.in.grid, run.workers.first());
+  for (const auto& setting : job.extra_settings) key.settings.push_back(setting);
+  run.file_key = frames_key(key, run.t, *run.source);
+  const OutputPaths& paths = run.files.paths;
+  run.executor.together([&] {
+    if (config.resume && !paths.h5.empty() && std::filesystem::exists(paths.h5)) {
+      const io::ResumeKey done = io::read_completed_key(paths.h5);
+      run.complete = done.input_sha256 == key.input_sha256 && done.settings == key.settings &&
+                     (run.files.maps.empty() || std::filesystem::exists(run.files.maps)) &&
+                     std::filesystem::exists(run.files.structure);
+    }
+    if (run.complete || !run.executor.leads() || config.null_output) return;
+    open_frame_files(config, run.files, job, run.file_key, *run.source, run.lock, run.file,
+                     run.maps);
+  });
+}
+
+/// Every participant adds every frame to its own planes (Executor::planes()) of the frame
+/// statistics the leader made.
+void add_frames(TrajectoryRun& run) {
+  const RunConfig& config = run.config;
+  const GridSpec& grid = run.job.in.grid;
+  const bool leader = run.executor.leads();
+  run.executor.together([&] {  // the other ranks open the file rank 0 made (or kept)
+    if (leader || config.null_output) return;
+    run.file.emplace(io::FrameAccumulatorFile::open(run.files.frames, grid, run.file_key, true,
+                                                    false, /*create=*/false));
+    if (!run.files.maps.empty())
+      run.maps.emplace(
+          io::FrameMapsFile::open_made(run.files.maps_partial, grid, run.source->frames().size()));
+  });
+  const SlabHint hint = combined_hint(run.workers);
+  const auto [z_begin, z_end] = run.executor.planes(grid.nz(), hint.plane_multiple);
+  const std::size_t budget = memory_budget(config);
+  const FramePlan plan = make_frame_plan(grid, z_begin, z_end, run.workers.list.size(),
+                                         hint.plane_multiple, budget, config.checkpoint_seconds);
+  if (z_end > z_begin)
+    log().info(
+        "frames: planes {}..{} in blocks of {}, {} frame buffers, {} of host memory "
+        "(budget {})",
+        z_begin, z_end - 1, plan.block, plan.buffers, format_bytes(frame_plan_bytes(grid, plan)),
+        format_bytes(budget));
+  else
+    log().info(
+        "frames: no planes for this rank (more ranks than groups of {} planes); it reads the "
+        "frames' times only",
+        hint.plane_multiple);
+  FrameEngineReport& report = run.report;
+  run.executor.together([&] {
+    report = run_frame_engine(*run.source, grid, config.physics, run.workers.list,
+                              config.null_output ? nullptr : &*run.file, plan,
+                              leader ? run.progress : nullptr, run.job.label,
+                              run.maps ? &*run.maps : nullptr);
+  });
+  log().info(
+      "frames: {} computed, {} found in the checkpoints, in {:.3f} s ({:.2f} frames/s); "
+      "decoding {:.3f} s, adding {:.3f} s, checkpoints {:.3f} s",
+      report.frames_computed, report.frames_reused, report.wall_seconds,
+      static_cast<double>(report.frames_computed) / std::max(report.wall_seconds, 1e-9),
+      report.decode_seconds, report.accumulate_seconds, report.checkpoint_seconds);
+}
+
+/// The leader: the mean as the map of the one-map job, computed by a backend that reads it
+/// back (complete outputs: the job finds them so and skips them); then the frame maps
+/// committed and the statistics removed.
+void make_mean_map(TrajectoryRun& run) {
+  const RunConfig& config = run.config;
+  MapJob& job = run.job;
+  if (config.null_output) {
+    run.result.input = job.in.input;
+    return;
+  }
+  Workers mean_workers;
+  std::optional<io::MapExtras> extras;
+  if (run.file) {
+    mean_workers.owned.push_back(std::make_unique<MeanMapBackend>(
+        *run.file, static_cast<std::int64_t>(run.source->frames().size()), run.workers.first()));
+    mean_workers.list.push_back(mean_workers.owned.back().get());
+    const FrameChecks checks =
+        judge_frames(run.report, run.source->frames(), run.t.files.front(), run.t.strict);
+    extras.emplace(
+        trajectory_extras(config, *run.source, run.report, checks, *run.file, run.files.structure));
+    job.extras = &*extras;
+    job.extra_sink = [&run] {
+      return std::make_unique<StructureSink>(run.files.structure, run.source->first(),
+                                             run.t.topology, run.config.force);
+    };
+  }
+  job.in.atoms_box = run.report.atoms_box;  // the box check covers every frame's atoms
+  LocalExecutor alone;  // the statistics file is complete: the mean map is the leader's
+  run.result = run_read_map(config, job, run.file ? mean_workers : run.workers, alone, nullptr);
+  if (run.maps) {
+    run.maps->commit(run.files.maps, config.force);
+    run.result.outputs.push_back(run.files.maps);
+  }
+  if (run.file) {
+    run.file->remove();
+    run.lock.release();
+  }
+}
+
+/// What the run did, for the summary (the mean map's slabs are read back, not computed).
+void fill_result(TrajectoryRun& run, SteadyClock::time_point start) {
+  RunResult& result = run.result;
+  const FrameSource& source = *run.source;
+  result.frames = source.frames().size();
+  result.frames_computed = run.report.frames_computed;
+  result.slabs_computed = 0;
+  result.slabs_reused = 0;
+  result.decode_seconds = run.report.decode_seconds;
+  result.atoms = source.selected_atoms();
+  result.evaluations = static_cast<double>(run.job.in.grid.points()) *
+                       static_cast<double>(source.selected_atoms()) *
+                       static_cast<double>(run.report.frames_computed);
+  result.compute_seconds = run.report.wall_seconds;
+  result.busy_fraction = run.report.busy_fraction();
+  result.workers = run.workers.list.size();
+  result.total_seconds = seconds_since(start);
+}
+
+}  // namespace
+
+RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink* progress,
+                         Executor& executor) {
+  const auto start = SteadyClock::now();
+  TrajectoryRun run(config, workers, executor, progress);
+  open_source(run, start);
+  if (config.null_output && executor.size() == 1)
+    return run_without_output(config, *run.source, run.job.in.grid, workers, progress, start);
+  open_statistics(run);
+  try {
+    if (!run.complete) add_frames(run);
+    executor.on_leader([&] { make_mean_map(run); });
   } catch (const Error& error) {
     // A bad frame, selection or setting cannot be resumed (the inputs or options must change,
     // which --resume refuses): nothing is kept. Interruptions and I/O failures keep the
     // checkpoints for --resume.
     const ExitCode code = error.exit_code();
-    if (leader && (code == ExitCode::kInputError || code == ExitCode::kUsageError)) {
-      if (file) file->remove();
+    if (executor.leads() && (code == ExitCode::kInputError || code == ExitCode::kUsageError)) {
+      if (run.file) run.file->remove();
       std::error_code ignored;
-      if (!maps_partial.empty()) std::filesystem::remove(maps_partial, ignored);
+      if (!run.files.maps_partial.empty()) std::filesystem::remove(run.files.maps_partial, ignored);
     }
     throw;
   }
-  result.frames = source->frames().size();
-  result.frames_computed = report.frames_computed;
-  result.slabs_computed = 0;  // the mean map's slabs are read back, not computed
-  result.slabs_reused = 0;
-  result.decode_seconds = report.decode_seconds;
-  result.atoms = source->selected_atoms();
-  result.evaluations = static_cast<double>(grid.points()) *
-                       static_cast<double>(source->selected_atoms()) *
-                       static_cast<double>(report.frames_computed);
-  result.compute_seconds = report.wall_seconds;
-  result.busy_fraction = report.busy_fraction();
-  result.workers = workers.list.size();
-  result.total_seconds = seconds_since(start);
-  return result;
+  fill_result(run, start);
+  return run.result;
 }
 
 }  // namespace dcs::pipeline

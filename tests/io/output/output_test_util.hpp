@@ -1,12 +1,18 @@
 // Helpers shared by the map-writer tests: a small, fully described map (files: scratch_dir.hpp).
 #pragma once
 
+#include <sys/resource.h>
+
 #include <cmath>
+#include <csignal>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "../scratch_dir.hpp"
 
+#include "dcs/error.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/map.hpp"
 #include "dcs/physics.hpp"
@@ -14,6 +20,39 @@
 #include "dcs/types.hpp"
 
 namespace dcs::test {
+
+/// Lowers RLIMIT_FSIZE for the scope (SIGXFSZ ignored, so write() fails with EFBIG instead of
+/// killing the process): an honest "disk full" that works even as root.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &saved_);
+    saved_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = saved_;
+    limit.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &saved_);
+    std::signal(SIGXFSZ, saved_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit saved_{};
+  void (*saved_handler_)(int) = SIG_DFL;
+};
+
+/// The IoError `action` throws, as text; "(no IoError)" when it throws none.
+inline std::string error_text(const std::function<void()>& action) {
+  try {
+    action();
+  } catch (const IoError& error) {
+    return error.what();
+  }
+  return "(no IoError)";
+}
 
 /// A map whose value encodes its indices, so that any transposition shows:
 /// f(i, j, k) = 100 i + 10 j + k + 0.25, with the sign flipped on odd k.

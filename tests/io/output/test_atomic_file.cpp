@@ -25,16 +25,9 @@
 namespace dcs::io {
 namespace {
 
+using test::error_text;
+using test::FileSizeLimit;
 using test::ScratchDir;
-
-std::string error_text(const std::function<void()>& action) {
-  try {
-    action();
-  } catch (const IoError& error) {
-    return error.what();
-  }
-  return "(no IoError)";
-}
 
 TEST(AtomicFile, FinalNameAppearsOnlyAtCommit) {
   ScratchDir dir;
@@ -253,29 +246,6 @@ TEST(AtomicFile, UnwritableDirectoryIsReported) {
   EXPECT_NE(text.find("is not writable"), std::string::npos) << text;
   EXPECT_NE(text.find(dir.file("ro")), std::string::npos) << text;
 }
-
-/// Lowers RLIMIT_FSIZE for the scope (SIGXFSZ ignored, so write() fails with EFBIG instead of
-/// killing the process): an honest "disk full" that works even as root.
-class FileSizeLimit {
- public:
-  explicit FileSizeLimit(rlim_t bytes) {
-    ::getrlimit(RLIMIT_FSIZE, &saved_);
-    saved_handler_ = std::signal(SIGXFSZ, SIG_IGN);
-    rlimit limit = saved_;
-    limit.rlim_cur = bytes;
-    ::setrlimit(RLIMIT_FSIZE, &limit);
-  }
-  ~FileSizeLimit() {
-    ::setrlimit(RLIMIT_FSIZE, &saved_);
-    std::signal(SIGXFSZ, saved_handler_);
-  }
-  FileSizeLimit(const FileSizeLimit&) = delete;
-  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
-
- private:
-  rlimit saved_{};
-  void (*saved_handler_)(int) = SIG_DFL;
-};
 
 TEST(AtomicFile, WriteErrorIsReportedAndLeavesNothing) {
   ScratchDir dir;

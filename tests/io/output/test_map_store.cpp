@@ -225,6 +225,28 @@ TEST(MapStore, CompressedChunksAreTheSameOnAnyNumberOfThreads) {
   }
 }
 
+// Uncompressed slabs are written back by a pool of writers (MapStoreOptions::writers), a chunk
+// row of 1.6 MB in two pieces: the same chunks at the same addresses for any number of them.
+TEST(MapStore, UncompressedChunksAreTheSameForAnyNumberOfWriters) {
+  const Sample s = sample(300, 260, 11);  // 5 x 5 chunks a row, 3 rows (the last one plane)
+  std::vector<std::vector<std::string>> results;
+  for (const unsigned writers : {1u, 2u, 4u}) {
+    ScratchDir dir;
+    MapStoreOptions options = depth(4);
+    options.writers = writers;
+    MapStore store =
+        MapStore::create(dir.file("m.h5.partial"), s.meta, s.system, ResumeKey{}, options);
+    write_planes(store, s, 0, 5);
+    store.checkpoint();
+    write_planes(store, s, 5, 6);
+    store.finish(s.meta);
+    store.commit(dir.file("m.h5"), false);
+    results.push_back(raw_chunks(dir.file("m.h5")));
+    EXPECT_EQ(results.back().size(), 75u);
+    EXPECT_EQ(results.back(), results.front()) << writers << " writers";
+  }
+}
+
 TEST(MapStore, ASecondStoreOnTheSamePartialIsRefusedAndTheFirstCommits) {
   ScratchDir dir;
   const Sample s = sample(5, 6, 7);

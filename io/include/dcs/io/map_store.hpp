@@ -16,7 +16,10 @@
 // Uncompressed maps: every chunk is allocated when the file is created and its file address
 // read once; slabs are then written with pwrite() from several threads, so HDF5's metadata never
 // changes while values stream in (the file stays valid if the process is killed at any moment)
-// and writing runs at the speed of the file system. Compressed maps (gzip level 1-9): chunks
+// and writing runs at the speed of the file system. A slab's chunk rows are one contiguous range
+// of the file, whose writeback a small pool of writers starts as soon as it is written and
+// waits for at a checkpoint (MapStoreOptions::writers): the disk is fed by several threads, not
+// by one fdatasync(). Compressed maps (gzip level 1-9): chunks
 // are shuffled and deflated on several threads (libdeflate, zlib format, exactly HDF5's
 // shuffle + deflate filters) and stored with H5Dwrite_chunk; any HDF5 reader decompresses them
 // with the standard filters.
@@ -63,8 +66,11 @@ struct MapStoreOptions {
   std::int64_t chunk_depth = 16;  ///< z-planes per chunk (1..16); slabs of compressed maps must
                                   ///< start and end on multiples of it (or at nz)
   unsigned threads = 0;           ///< packing / compression threads (0: all hardware threads)
-  bool force = false;             ///< replace a file at the partial path that is not a dcs
-                                  ///< partial file (otherwise refused, see PartialLock::inspect())
+  /// Uncompressed maps: threads writing the values back to the disk (0: DCS_WRITERS, else
+  /// min(4, cores / 2); see parallel_writes.hpp). The file's bytes do not depend on it.
+  unsigned writers = 0;
+  bool force = false;  ///< replace a file at the partial path that is not a dcs
+                       ///< partial file (otherwise refused, see PartialLock::inspect())
   /// Leave /atoms for before_first_slab() (or finish()): 10^6 atoms take ~0.2 s to write, time
   /// the first slab's computation can hide. The System must outlive the store's writes.
   bool defer_atoms = false;

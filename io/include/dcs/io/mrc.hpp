@@ -1,6 +1,8 @@
 // MRC2014 maps (--mrc): the one grid format PyMOL, VMD, ChimeraX, Mol*, gemmi, mrcfile and
-// ParaView all read. Written as a stream: header, then z-slabs in order, then the header again
-// with the statistics; the file is complete under its final name or absent (AtomicFile).
+// ParaView all read. Written as header, then z-slabs in order (each pwrite()n at its offset of
+// the data block by a small pool of writers, which also write it back: parallel_writes.hpp),
+// then the header again with the statistics; the file is complete under its final name or
+// absent (AtomicFile).
 //
 // Header (1024 bytes, 256 little-endian 4-byte words;
 // https://www.ccpem.ac.uk/mrc_format/mrc2014.php):
@@ -45,12 +47,13 @@ inline constexpr std::size_t kMrcHeaderBytes = 1024;
 std::array<unsigned char, kMrcHeaderBytes> mrc_header(const MapMetadata& meta,
                                                       const GridStats* stats);
 
-/// Streams one MRC2014 map to `final_path` through an AtomicFile. One thread calls it.
+/// Streams one MRC2014 map to `final_path` through an AtomicFile. One thread calls it; its
+/// slabs are written by `writers` threads (0: io's default, DCS_WRITERS or min(4, cores / 2)).
 class MrcWriter {
  public:
   /// Checks the path (IoError: it exists without `force`, its directory is missing, ...) and
   /// creates the temporary file beside it.
-  MrcWriter(std::string final_path, bool force);
+  MrcWriter(std::string final_path, bool force, unsigned writers = 0);
   /// Removes the temporary unless commit() succeeded. Never throws.
   ~MrcWriter();
   MrcWriter(const MrcWriter&) = delete;
@@ -66,7 +69,7 @@ class MrcWriter {
   /// After the last slab: rewrites the header with DMIN, DMAX, DMEAN and the standard deviation
   /// (sqrt(rms^2 - mean^2)). UsageError when planes are missing.
   void finish(const GridStats& stats);
-  /// fsyncs the file (after finish()). Idempotent.
+  /// Waits for the writers' writeback and fsyncs the file (after finish()). Idempotent.
   void sync();
   /// sync()s unless done and renames the file onto its final name (after finish()).
   void commit();
@@ -83,7 +86,7 @@ class MrcWriter {
 /// `path` in commit(); abort() removes it. Holds no map data (memory_bytes() == 0).
 class MrcSink final : public MapSink {
  public:
-  MrcSink(std::string path, bool force);
+  MrcSink(std::string path, bool force, unsigned writers = 0);
   ~MrcSink() override;
   std::string name() const override { return path_; }
   void begin(const MapMetadata& meta) override;
@@ -96,6 +99,7 @@ class MrcSink final : public MapSink {
  private:
   std::string path_;
   bool force_;
+  unsigned writers_;
   std::unique_ptr<MrcWriter> writer_;
 };
 

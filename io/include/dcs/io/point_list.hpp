@@ -15,8 +15,10 @@
 #include <cstddef>
 #include <istream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "dcs/error.hpp"
 #include "dcs/types.hpp"
 
 namespace dcs::io {
@@ -25,8 +27,26 @@ namespace dcs::io {
 /// molecule; far beyond the vertices of any molecular surface.
 inline constexpr std::size_t kMaxPoints = 100'000'000;
 
-/// Reads a point list file (plain or .gz). Throws InputError.
-std::vector<Vec3> read_point_list(const std::string& path);
+/// read_point_list()'s refusal of a list of more than its `most` points (what the memory a
+/// caller has affords): the file and how many points it lists (the lines with content after the
+/// first `most` points are counted, not parsed). The caller says why (a UsageError: exit 2).
+class TooManyPoints : public UsageError {
+ public:
+  TooManyPoints(std::string file, std::size_t count)
+      : UsageError(file + ": " + std::to_string(count) + " points: more than fit"),
+        file_(std::move(file)),
+        count_(count) {}
+  const std::string& file() const noexcept { return file_; }
+  std::size_t count() const noexcept { return count_; }
+
+ private:
+  std::string file_;
+  std::size_t count_;
+};
+
+/// Reads a point list file (plain or .gz). Throws InputError, and TooManyPoints beyond `most`
+/// points (stored no further: the memory held stays that of `most` points).
+std::vector<Vec3> read_point_list(const std::string& path, std::size_t most = kMaxPoints);
 
 /// The same from a stream; `name` stands for the file in messages.
 std::vector<Vec3> parse_point_list(std::istream& in, const std::string& name);

@@ -1,12 +1,18 @@
-// Ranks given different runs are refused before any collective step depends on the settings
-// (ranks.hpp).
-#include <mpi.h>
+// The executor (executor.hpp): picking it, the units it deals, and the checks every job makes
+// through it before the participants share work.
+#include "executor.hpp"
+
+#include <algorithm>
 
 #include <fmt/format.h>
 
+#include "batch.hpp"
 #include "dcs/error.hpp"
-#include "dcs/io/rank_agreement.hpp"
-#include "ranks.hpp"
+#include "dcs/pipeline/mpi.hpp"
+
+#ifdef DCS_HAVE_MPI
+#include "mpi/ranks.hpp"
+#endif
 
 namespace dcs::pipeline {
 namespace {
@@ -38,8 +44,46 @@ std::vector<std::pair<std::string, std::string>> split(const std::string& text) 
 
 }  // namespace
 
-void check_same_run_on_ranks(const RunConfig& config, const Workers& workers) {
-  const std::vector<std::string> all = io::all_gather(MPI_COMM_WORLD, fingerprint(config, workers));
+std::vector<std::size_t> Executor::round_robin(std::size_t units) const {
+  std::vector<std::size_t> mine;
+  for (auto u = static_cast<std::size_t>(rank()); u < units; u += static_cast<std::size_t>(size()))
+    mine.push_back(u);
+  return mine;
+}
+
+std::pair<std::int64_t, std::int64_t> Executor::planes(std::int64_t nz,
+                                                       std::int64_t multiple) const {
+  multiple = std::max<std::int64_t>(multiple, 1);
+  const std::int64_t units = (nz + multiple - 1) / multiple;  // the last may be short
+  const int participants = size();
+  const auto bound = [&](int r) {
+    return std::min(nz, units * r / std::max(participants, 1) * multiple);
+  };
+  return {bound(rank()), rank() + 1 == participants ? nz : bound(rank() + 1)};
+}
+
+std::vector<RunResult> LocalExecutor::run_maps(const RunConfig& config,
+                                               const std::vector<Job>& jobs, Workers& workers,
+                                               ProgressSink* progress, ModelCache& cache) {
+  return run_batch(config, jobs, workers, progress, cache);
+}
+
+std::unique_ptr<Executor> make_executor() {
+#ifdef DCS_HAVE_MPI
+  if (mpi_info().active) return make_rank_executor();
+#endif
+  return std::make_unique<LocalExecutor>();
+}
+
+Workers make_workers_with(Executor& executor, const RunConfig& config) {
+  Workers workers;
+  executor.together([&] { workers = make_workers(config); });
+  return workers;
+}
+
+void check_same_run(Executor& executor, const RunConfig& config, const Workers& workers) {
+  if (executor.size() == 1) return;  // nothing to compare
+  const std::vector<std::string> all = executor.gather(fingerprint(config, workers));
   const auto first = split(all.front());
   for (std::size_t rank = 1; rank < all.size(); ++rank) {
     if (all[rank] == all.front()) continue;
