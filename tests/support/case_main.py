@@ -1,7 +1,10 @@
-"""The command line of the Python check scripts whose cases are functions named case_NAME:
-`SCRIPT --dcs DCS [--OPTION VALUE ...] CASE` runs one case in a fresh temporary directory and
-prints "SCRIPT: OK CASE", the line their CTest PASS_REGULAR_EXPRESSION waits for."""
+"""The command lines of the Python check scripts, each running one case in a fresh temporary
+directory: `SCRIPT --dcs DCS [--OPTION VALUE ...] CASE` for the scripts whose cases are
+functions named case_NAME (run_case: prints "SCRIPT: OK CASE", the line their CTest
+PASS_REGULAR_EXPRESSION waits for), `SCRIPT DCS SOURCE CASE` for the command-line scripts with
+a CASES table (run_listed_case: prints "CASE: ok"; CASE `list` prints the names)."""
 import argparse
+import sys
 import tempfile
 
 
@@ -25,3 +28,15 @@ def run_case(script, cases, options=(), context=None):
         else:
             cases[args.case](context(args, work))
     print(f"{script}: OK {args.case}")
+
+
+def run_listed_case(cases, prefix="dcs-cli-"):
+    """Runs cases[argv[3]](tmp) in a fresh temporary directory named prefix...; `list` prints
+    the case names."""
+    name = sys.argv[3]
+    if name == "list":
+        print("\n".join(cases))
+        sys.exit(0)
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        cases[name](tmp)
+    print(f"{name}: ok")
