@@ -30,7 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pipeline_bench import peak_rss  # noqa: E402  (one copy of the fork/wait4 timing)
+from pipeline_bench import logged_run  # noqa: E402  (one copy of the fork/wait4 timing)
 
 
 def dd_write(path, nbytes, sync):
@@ -120,14 +120,7 @@ def main():
 
     def dcs(extra, label, gpus=1):
         dev = ("cuda" if gpus > 1 else "cuda:0") if has_gpu else "cpu"
-        cmd = [args.dcs, "--no-progress", "-vv", "--device", dev] + extra
-        wall, code, rss, text = peak_rss(cmd)
-        log.write(f"$ {' '.join(cmd)}\n{text}\nexit {code}, {wall:.3f} s, peak RSS {rss}\n\n")
-        log.flush()
-        if code != 0:
-            print(text, file=sys.stderr)
-            raise SystemExit(f"{label}: exit {code}")
-        return wall, rss, text
+        return logged_run([args.dcs, "--no-progress", "-vv", "--device", dev] + extra, label, log)
 
     def map_run(atoms, n, extra, label, gpus=1, keep=None):
         out = keep or os.path.join(scratch, "map.h5")

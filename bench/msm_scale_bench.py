@@ -27,7 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from e2e_bench import dd_write, device_name  # noqa: E402
-from pipeline_bench import peak_rss  # noqa: E402
+from pipeline_bench import logged_run  # noqa: E402
 
 MOLECULES = ["examples/hca-bind/hca.pqr", "examples/geoflow/1a63.pqr",
              "examples/actin-dimer/complex.pqr"]
@@ -86,13 +86,7 @@ def main():
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
 
     def run(cmd, label):
-        wall, code, rss, text = peak_rss(cmd)
-        log.write(f"$ {' '.join(cmd)}\n{text}\nexit {code}, {wall:.3f} s, peak RSS {rss}\n\n")
-        log.flush()
-        if code != 0:
-            print(text[-4000:], file=sys.stderr)
-            raise SystemExit(f"{label}: exit {code}")
-        return wall, rss, text
+        return logged_run(cmd, label, log)
 
     for case in args.cases:
         count_text, grid = case.split(":")

@@ -50,6 +50,19 @@ def peak_rss(cmd):
     return wall, os.waitstatus_to_exitcode(status), usage.ru_maxrss * 1024, "".join(chunks)
 
 
+def logged_run(cmd, label, log):
+    """peak_rss(cmd), with the command line, its output and the measures appended to the open
+    file `log`; a failed run prints its output's tail (the log has it all) and exits naming
+    `label`. Returns (wall seconds, peak RSS bytes, output)."""
+    wall, code, rss, text = peak_rss(cmd)
+    log.write(f"$ {' '.join(cmd)}\n{text}\nexit {code}, {wall:.3f} s, peak RSS {rss}\n\n")
+    log.flush()
+    if code != 0:
+        print(text[-4000:], file=sys.stderr)
+        raise SystemExit(f"{label}: exit {code}")
+    return wall, rss, text
+
+
 def busy(text):
     found = re.search(r"(\d+) workers? (\d+)% busy", text)
     return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
@@ -90,14 +103,7 @@ def main():
         return "cuda" if gpus > 1 else "cuda:0"
 
     def dcs(extra, label):
-        cmd = [args.dcs, "--no-progress"] + extra
-        wall, code, rss, text = peak_rss(cmd)
-        log.write(f"$ {' '.join(cmd)}\n{text}\nexit {code}, {wall:.3f} s, peak RSS {rss}\n\n")
-        log.flush()
-        if code != 0:
-            print(text, file=sys.stderr)
-            raise SystemExit(f"{label}: exit {code}")
-        return wall, rss, text
+        return logged_run([args.dcs, "--no-progress"] + extra, label, log)
 
     for n in args.sizes:
         nbytes = n ** 3 * 4

@@ -19,21 +19,11 @@ import subprocess
 import sys
 import time
 
-import numpy as np
-
 import dcs
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-
-
-def read_pqr(path):
-    positions, charges = [], []
-    for line in open(path):
-        if line.startswith(("ATOM", "HETATM")):
-            f = line.split()
-            positions.append([float(c) for c in f[-5:-2]])
-            charges.append(float(f[-2]))
-    return np.array(positions), np.array(charges)
+sys.path.insert(0, str(ROOT / "tests" / "support"))
+from pqr_atoms import read_pqr  # noqa: E402  (the tests' reader of the same molecule)
 
 
 def cli_compute(binary, atoms, grid, device):

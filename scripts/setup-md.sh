@@ -10,22 +10,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/debian.sh
+source scripts/lib/venv.sh
 
 venv=.venv-md
-python=/usr/bin/python3
 # OpenMM: the periodic potential's cross-check (tests/periodic: NonbondedForce PME energies).
 pins=(MDAnalysis==2.11.0 MDAnalysisTests==2.11.0 h5py==3.16.0 openmm==8.6.1)
 install_missing_debs setup-md python3-venv
 
-stamp="$venv/.dcs-pins"
 want="$(printf '%s\n' "${pins[@]}")"
-if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-  echo "setup-md: $venv is up to date" >&2
-  exit 0
-fi
-rm -rf "$venv"
-"$python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}" >&2
+venv_up_to_date setup-md "$venv" "$want" && exit 0
+new_pinned_venv "$venv" -- "${pins[@]}"
 "$venv/bin/python" -c "import MDAnalysis, MDAnalysisTests.datafiles, h5py, openmm" >&2
-echo "$want" > "$stamp"
+echo "$want" > "$venv/.dcs-pins"
 echo "setup-md: $venv ready" >&2

@@ -12,24 +12,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/debian.sh
+source scripts/lib/venv.sh
 
 venv=.venv-py
-python=/usr/bin/python3
 pins=(
   numpy==1.26.4 xarray==2026.9.0 pandas==3.0.6 h5py==3.16.0 pytest==9.2.0
   nanobind==2.12.0 scikit-build-core==0.11.6 MDAnalysis==2.11.0 MDAnalysisTests==2.11.0
 )
 install_missing_debs setup-python python3-venv python3-pymol
 
-stamp="$venv/.dcs-pins"
 want="$(printf '%s\n' "${pins[@]}")"
-if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-  echo "setup-python: $venv is up to date" >&2
-else
-  rm -rf "$venv"
-  "$python" -m venv --system-site-packages "$venv"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}" >&2
-  echo "$want" > "$stamp"
+if ! venv_up_to_date setup-python "$venv" "$want"; then
+  new_pinned_venv "$venv" --system-site-packages -- "${pins[@]}"
+  echo "$want" > "$venv/.dcs-pins"
 fi
 
 cuda=OFF

@@ -14,9 +14,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/debian.sh
+source scripts/lib/venv.sh
 
 venv=.venv-viewers
-python=/usr/bin/python3
 # ChimeraX 0.1.71 is built against numpy 1.26 and PyTables 3.9.2 (its own pins).
 pins=(
   numpy==1.26.4 tables==3.9.2 h5py==3.16.0 mrcfile==1.5.4 gemmi==0.7.5 vtk==9.7.2
@@ -29,15 +29,9 @@ debs=(python3-venv python3-pymol)
 [[ "${DCS_NO_PARAVIEW:-0}" == 1 ]] || debs+=(paraview python3-paraview xvfb xauth)
 install_missing_debs setup-viewers "${debs[@]}"
 
-stamp="$venv/.dcs-pins"
 want="$(printf '%s\n' "$chimerax" "${pins[@]}")"
-if [[ -x "$venv/bin/python" && -f "$stamp" && "$(cat "$stamp")" == "$want" ]]; then
-  echo "setup-viewers: $venv is up to date" >&2
-  exit 0
-fi
-rm -rf "$venv"
-"$python" -m venv "$venv"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "${pins[@]}" >&2
+venv_up_to_date setup-viewers "$venv" "$want" && exit 0
+new_pinned_venv "$venv" -- "${pins[@]}"
 # The wheel's metadata pins Sphinx, Jupyter, Qt helpers and more that the map readers never
 # import; tests/viewers/chimerax_readers.py imports chimerax.map_data without running the
 # package's __init__ (which imports every bundle and needs the whole application).
@@ -48,5 +42,5 @@ sys.path.insert(0, "tests/viewers")
 import chimerax_readers  # noqa: F401  (fails here, not in the tests, if the readers do not import)
 import h5py, mrcfile, gemmi, vtk, xarray, h5netcdf, matplotlib, pdb2pqr  # noqa: F401
 EOF
-echo "$want" > "$stamp"
+echo "$want" > "$venv/.dcs-pins"
 echo "setup-viewers: $venv ready" >&2

@@ -105,6 +105,36 @@ using MixProbe = std::function<double(double seconds)>;
 /// repetition (0.3 s and more at the default sizes), long enough for a stable rate.
 constexpr double kInterleavedMixSeconds = 0.02;
 
+/// The timing loop of measure() and measure_points(): `run` (one computation on `backend`) once
+/// to warm up, then `repetitions` times, each timed by the backend's `kernels` clock and by the
+/// process CPU time, with `mix` measured before and after each one where given.
+Measurement timed_repetitions(PotentialBackend& backend, double evaluations, int repetitions,
+                              const MixProbe& mix, const std::function<void()>& run) {
+  run();  // warm-up
+  std::vector<double> seconds, cpu_seconds, shares;
+  for (int rep = 0; rep < repetitions; ++rep) {
+    const double mix_before = mix ? mix(kInterleavedMixSeconds) : 0.0;
+    const double before = backend.timings().kernels;
+    const double cpu_before = process_seconds();
+    run();
+    cpu_seconds.push_back(process_seconds() - cpu_before);
+    seconds.push_back(backend.timings().kernels - before);
+    if (mix) {
+      const double mix_now = 0.5 * (mix_before + mix(kInterleavedMixSeconds));
+      if (mix_now > 0.0) shares.push_back(evaluations / cpu_seconds.back() / mix_now);
+    }
+  }
+  Measurement m;
+  m.median_seconds = median(seconds);
+  m.median_cpu_seconds = median(cpu_seconds);
+  m.best_cpu_seconds = *std::min_element(cpu_seconds.begin(), cpu_seconds.end());
+  m.evaluations = evaluations;
+  if (!shares.empty()) m.interleaved_share = median(shares);
+  m.device = backend.device_name();
+  m.kernel = backend.kernel_name();
+  return m;
+}
+
 /// Median kernel time (the backend's own `kernels` timing, without the statistics pass) and
 /// median process CPU time of `repetitions` computations of the whole grid after one warm-up.
 /// With `mix`, for a one-thread backend (whose pool runs the work on this thread), the mix is
@@ -120,31 +150,10 @@ Measurement measure(const BackendOptions& options, bool reference, const System&
   auto backend = reference ? make_cpu_reference_backend(options) : make_cpu_fast_backend(options);
   backend->prepare(system, grid, physics);
   const Slab whole{0, grid.nz()};
-  backend->compute(whole, map.data());  // warm-up
   const double evaluations =
       static_cast<double>(grid.points()) * static_cast<double>(system.size());
-  std::vector<double> seconds, cpu_seconds, shares;
-  for (int rep = 0; rep < repetitions; ++rep) {
-    const double mix_before = mix ? mix(kInterleavedMixSeconds) : 0.0;
-    const double before = backend->timings().kernels;
-    const double cpu_before = process_seconds();
-    backend->compute(whole, map.data());
-    cpu_seconds.push_back(process_seconds() - cpu_before);
-    seconds.push_back(backend->timings().kernels - before);
-    if (mix) {
-      const double mix_now = 0.5 * (mix_before + mix(kInterleavedMixSeconds));
-      if (mix_now > 0.0) shares.push_back(evaluations / cpu_seconds.back() / mix_now);
-    }
-  }
-  Measurement m;
-  m.median_seconds = median(seconds);
-  m.median_cpu_seconds = median(cpu_seconds);
-  m.best_cpu_seconds = *std::min_element(cpu_seconds.begin(), cpu_seconds.end());
-  m.evaluations = evaluations;
-  if (!shares.empty()) m.interleaved_share = median(shares);
-  m.device = backend->device_name();
-  m.kernel = backend->kernel_name();
-  return m;
+  return timed_repetitions(*backend, evaluations, repetitions, mix,
+                           [&] { backend->compute(whole, map.data()); });
 }
 
 /// About `count` points on a jittered lattice over the system's bounding box (5 Å around it), in
@@ -186,31 +195,11 @@ Measurement measure_points(const BackendOptions& options, const System& system,
   std::vector<float> out(points.size());
   auto backend = make_cpu_fast_backend(options);
   backend->prepare_points(system, physics);
-  backend->compute_points(points.data(), nullptr, points.size(), out.data());  // warm-up
   const double evaluations =
       static_cast<double>(points.size()) * static_cast<double>(system.size());
-  std::vector<double> seconds, cpu_seconds, shares;
-  for (int rep = 0; rep < repetitions; ++rep) {
-    const double mix_before = mix ? mix(kInterleavedMixSeconds) : 0.0;
-    const double before = backend->timings().kernels;
-    const double cpu_before = process_seconds();
+  return timed_repetitions(*backend, evaluations, repetitions, mix, [&] {
     backend->compute_points(points.data(), nullptr, points.size(), out.data());
-    cpu_seconds.push_back(process_seconds() - cpu_before);
-    seconds.push_back(backend->timings().kernels - before);
-    if (mix) {
-      const double mix_now = 0.5 * (mix_before + mix(kInterleavedMixSeconds));
-      if (mix_now > 0.0) shares.push_back(evaluations / cpu_seconds.back() / mix_now);
-    }
-  }
-  Measurement m;
-  m.median_seconds = median(seconds);
-  m.median_cpu_seconds = median(cpu_seconds);
-  m.best_cpu_seconds = *std::min_element(cpu_seconds.begin(), cpu_seconds.end());
-  m.evaluations = evaluations;
-  if (!shares.empty()) m.interleaved_share = median(shares);
-  m.device = backend->device_name();
-  m.kernel = backend->kernel_name();
-  return m;
+  });
 }
 
 /// A physics model of the --models table: its name, the physics and its pair term.

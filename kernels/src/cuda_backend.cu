@@ -172,17 +172,10 @@ class CudaBackend final : public PotentialBackend {
     if (atom_count_ == 0) throw UsageError("CUDA backend: compute() before prepare()");
     const std::size_t plane = grid_.plane_points();
     const auto planes = static_cast<std::size_t>(slab.z_count);
-    const std::size_t n = plane * planes;
-
     ScopedDevice scoped(device_.ordinal);
     const detail::StreamView stream = stream_->view();
-    slab_.fit("CUDA backend", slab, grid_);
-    if (kernel_->requirements.zeroed_output) {
-      DCS_CUDA_CHECK(cudaMemsetAsync(slab_.values.data(), 0, n * sizeof(float), stream.get()));
-    } else if (detail::debug_sync_enabled()) {
-      // All-ones bytes are NaN: a point the kernel forgets to write shows up in the statistics.
-      DCS_CUDA_CHECK(cudaMemsetAsync(slab_.values.data(), 0xff, n * sizeof(float), stream.get()));
-    }
+    const std::size_t n =
+        slab_.begin("CUDA backend", slab, grid_, kernel_->requirements.zeroed_output, stream);
 
     events_->start.record(stream);
     detail::enqueue_potential(*kernel_, grid_, slab, min_r2_, d_atoms_.data(), atom_count_,

@@ -1,11 +1,13 @@
 // The buffers a CUDA map backend (CudaBackend, the MSM backend) computes one slab in, and the
-// steps both take around their kernels: the slab's check, the per-plane statistics, the copies.
+// steps both take around their kernels: the slab's check and clearing, the per-plane statistics,
+// the copies.
 // Private to dcs::cuda; host code, asynchronous on the stream given.
 #pragma once
 
 #include <cstddef>
 #include <string>
 
+#include "cuda_check.hpp"
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/stats.hpp"
@@ -42,6 +44,19 @@ struct SlabBuffers {
     grow_to(values, grid.plane_points() * planes);
     grow_to(plane_stats, planes);
     if (host_plane_stats.size() < planes) host_plane_stats = PinnedBuffer<StatsAccum>(planes);
+  }
+
+  /// fit(), then the slab's values cleared on `stream`: zeroed for a kernel that adds into them
+  /// (`zeroed`), else under DCS_DEBUG_SYNC set to all-ones bytes (NaN), so that a point the
+  /// kernel forgets to write shows up in the statistics. Returns the slab's value count.
+  std::size_t begin(const char* who, const Slab& slab, const GridSpec& grid, bool zeroed,
+                    StreamView stream) {
+    fit(who, slab, grid);
+    const std::size_t n = grid.plane_points() * static_cast<std::size_t>(slab.z_count);
+    if (zeroed) DCS_CUDA_CHECK(cudaMemsetAsync(values.data(), 0, n * sizeof(float), stream.get()));
+    else if (debug_sync_enabled())
+      DCS_CUDA_CHECK(cudaMemsetAsync(values.data(), 0xff, n * sizeof(float), stream.get()));
+    return n;
   }
 
   /// Enqueues one reduction per plane of the slab's values, so that a plane's statistics never

@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import cli_tests as base  # noqa: E402  (reads DCS and SOURCE from sys.argv)
-from cli_tests import GOOD, assert_in, run, write  # noqa: E402
+from cli_tests import GOOD, assert_in, assert_no_outputs, run, write  # noqa: E402
 
 GRID = ["--grid", "9", "--device", "cpu"]
 CASES = {}
@@ -49,8 +49,7 @@ def parse_errors_explained(tmp):
         proc = run(args, tmp, 2)
         assert_in(needle, proc.stderr)
         assert_in("Run with --help", proc.stderr)
-    if outputs(tmp):
-        raise AssertionError(f"files written: {outputs(tmp)}")
+    assert_no_outputs(tmp)
 
 
 @case
@@ -61,8 +60,7 @@ def option_bounds_show_the_value_given(tmp):
     assert_in("--msm-error must be in [1e-5, 1e-1], got 1e-09", proc.stderr)
     proc = run(["--atoms", src, "--method", "msm", "--msm-error", "0.1000001"] + GRID, tmp, 2)
     assert_in("got 0.1000001", proc.stderr)
-    if outputs(tmp):
-        raise AssertionError(f"files written: {outputs(tmp)}")
+    assert_no_outputs(tmp)
 
 
 @case

@@ -10,7 +10,6 @@ import resource
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
@@ -135,14 +134,5 @@ def newcomer_messages(tmp):
     assert_in("noradius.pqr:3: too few fields", proc.stderr)
 
 
-def main(name):
-    if name == "list":
-        print("\n".join(CASES))
-        return
-    with tempfile.TemporaryDirectory(prefix="dcs-hostile-") as tmp:
-        CASES[name](tmp)
-    print(f"{name}: ok")
-
-
 if __name__ == "__main__":
-    main(sys.argv[3])
+    base.main(CASES, prefix="dcs-hostile-")

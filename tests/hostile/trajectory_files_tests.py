@@ -11,7 +11,6 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 import h5py
@@ -245,14 +244,5 @@ def dcd_cut_in_its_atom_count_names_the_file(tmp):
             raise AssertionError(f"cut at {cut}: {proc.stderr} {listing(tmp)}")
 
 
-def main(name):
-    if name == "list":
-        print("\n".join(CASES))
-        return
-    with tempfile.TemporaryDirectory(prefix="dcs-trajectory-") as tmp:
-        CASES[name](tmp)
-    print(f"{name}: ok")
-
-
 if __name__ == "__main__":
-    main(sys.argv[3])
+    base.main(CASES, prefix="dcs-trajectory-")

@@ -12,21 +12,16 @@ import re
 import shutil
 import struct
 import sys
-import warnings
 
-try:
-    import numpy as np
-    import MDAnalysis as mda
-    import MDAnalysisTests.datafiles as data
-except ImportError as missing:
-    print(f"SKIPPED: {missing} (scripts/setup-md.sh installs MDAnalysis and MDAnalysisTests)")
-    sys.exit(77)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from md_or_skip import data, mda  # noqa: E402  (exit 77 without MDAnalysis)
+import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+sys.path.insert(0, os.path.join(HERE, "..", "integration"))
 import cli_tests as base  # noqa: E402  (reads DCS and SOURCE from sys.argv)
 from cli_tests import assert_in, run, write  # noqa: E402
 
-warnings.filterwarnings("ignore")
 GRID = ["--grid", "9", "--device", "cpu", "--no-progress"]
 CASES = {}
 case = lambda function: CASES.setdefault(function.__name__, function)  # noqa: E731

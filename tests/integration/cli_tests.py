@@ -9,8 +9,10 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from case_main import run_listed_case  # noqa: E402
 
 DCS, SOURCE = sys.argv[1], sys.argv[2]
 DATA = os.path.join(SOURCE, "tests", "data")
@@ -283,15 +285,8 @@ def pdb_through_pdb2pqr(tmp):
             raise AssertionError(f["potential"].shape)
 
 
-def main(cases):
-    """Runs the case named by argv[3] in a fresh temporary directory (`list`: the names)."""
-    name = sys.argv[3]
-    if name == "list":
-        print("\n".join(cases))
-        sys.exit(0)
-    with tempfile.TemporaryDirectory(prefix="dcs-cli-") as tmp:
-        cases[name](tmp)
-    print(f"{name}: ok")
+# The command line: cases[argv[3]] in a fresh temporary directory (also the hostile scripts').
+main = run_listed_case
 
 
 if __name__ == "__main__":

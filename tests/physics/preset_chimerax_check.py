@@ -33,38 +33,16 @@ or grid shows far above it.  Exit: 0 pass, 1 fail, 2 usage/run error, 77 skipped
 """
 import argparse
 import os
-import shlex
-import subprocess
 import sys
-import tempfile
 
-SKIP = 77
-try:
-    import numpy as np
-except ImportError as error:  # a Python without numpy (the GPU machine's): nothing to compare with
-    print("SKIP: numpy cannot be imported (%s)" % error)
-    sys.exit(SKIP)
+# preset_runs (beside this script) exits 77 without numpy and puts tests/support on the path.
+from preset_runs import SKIP, RunError, compare, has_presets, print_float64, run_on_grid
+import numpy as np  # noqa: I100
+from distances import squared_distances
+from pqr_atoms import read_pqr
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from distances import nearest_atom_distance, squared_distances  # noqa: E402
 EXPLICIT_DISTDEP = "--units kcal/mol/e --dielectric-model distance --dielectric 4"
 EXPLICIT_CONST = "--units kcal/mol/e --dielectric 4"
-
-
-def read_pqr(path):
-    """ATOM/HETATM records of the first model; whitespace fields, the last five are x y z q r."""
-    xyz, q = [], []
-    with open(path) as f:
-        for line in f:
-            rec = line[:6].strip()
-            if rec in ("ENDMDL", "END") and xyz:
-                break
-            if rec not in ("ATOM", "HETATM"):
-                continue
-            w = line.split()
-            xyz.append([float(w[-5]), float(w[-4]), float(w[-3])])
-            q.append(float(w[-2]))
-    return np.array(xyz, np.float64), np.array(q, np.float64)
 
 
 def chimerax_grid(coords, gspacing, gpadding):
@@ -121,7 +99,7 @@ def main():
     ap.add_argument("--keep", metavar="DIR")
     args = ap.parse_args()
     try:
-        import h5py
+        import h5py  # noqa: F401  (preset_runs reads the map with it)
     except ImportError as e:
         print("SKIP: h5py cannot be imported (%s)" % e)
         return SKIP
@@ -140,62 +118,27 @@ def main():
     cx = chimerax_esp(points, coords, charges, dist_dep, args.dielectric).astype(np.float64)
 
     if args.extra is None:
-        helptext = subprocess.run([args.dcs, "--help"], capture_output=True, text=True).stdout
         defaults = dist_dep and args.dielectric == 4.0
-        if "--preset" in helptext and defaults:
+        if has_presets(args.dcs) and defaults:
             extra = "--preset chimerax"
         else:
             extra = (EXPLICIT_DISTDEP.replace("--dielectric 4", "--dielectric %r" % args.dielectric) if dist_dep
                      else EXPLICIT_CONST.replace("--dielectric 4", "--dielectric %r" % args.dielectric))
     else:
         extra = args.extra
-    tmp = args.keep or tempfile.mkdtemp(prefix="dcs_chimerax_")
-    os.makedirs(tmp, exist_ok=True)
-    out = os.path.join(tmp, "chimerax_check.h5")
-    argv = [args.dcs, "--atoms", args.pqr, "--origin", *map(repr, origin.tolist()), "--spacing", repr(args.gspacing),
-            "--grid", *map(str, dims), "-o", out, "--force", "--no-progress"] + shlex.split(extra)
-    r = subprocess.run(argv, capture_output=True, text=True)
-    if r.returncode != 0:
-        print("ERROR: dcs failed (%d): %s\n%s" % (r.returncode, " ".join(argv), r.stderr.strip()))
+    try:
+        dcs, _, (apos, aq) = run_on_grid(args.dcs, args.pqr, origin, args.gspacing, dims, extra, args.keep,
+                                         "chimerax")
+    except RunError as e:
+        print("ERROR: %s" % e)
         return 2
-    with h5py.File(out, "r") as f:
-        ds = f["/potential"]
-        dcs = np.array(ds, np.float64).transpose(2, 1, 0).ravel()  # [z][y][x] -> [x][y][z], z fastest
-        attrs = dict(ds.attrs)
-        apos = np.array(f["/atoms/position"], np.float64)
-        aq = np.array(f["/atoms/charge"], np.float64)
-    if not args.keep:
-        os.remove(out)
-        os.rmdir(tmp)
     if apos.shape != coords.shape or np.abs(apos - coords).max() > 1e-6 or np.abs(aq - charges).max() > 1e-9:
         print("ERROR: dcs read different atoms from %s than this script's PQR reader" % args.pqr)
         return 2
-    if dcs.size != cx.size:
-        print("ERROR: dcs map has %d points, ChimeraX's grid %d" % (dcs.size, cx.size))
-        return 2
-    print("dcs: %s  (units %s, coulomb_factor %s %s, dielectric %s)" % (extra, attrs.get("units"),
-          attrs.get("coulomb_factor"), attrs.get("coulomb_factor_unit"), attrs.get("dielectric")))
-
-    keep = nearest_atom_distance(points, coords) >= args.exclude
-    a, b = cx[keep], dcs[keep]
-    vmax = np.abs(a).max()
-    diff = np.abs(a - b)
-    rel = diff.max() / vmax
-    i = np.argmax(diff)
-    big = np.abs(a) > 1e-3 * vmax
-    print("compared %d of %d points (%d within %g A of an atom left out); max|V_chimerax| %.6g"
-          % (keep.sum(), keep.size, keep.size - keep.sum(), args.exclude, vmax))
-    print("max|dcs - chimerax| %.4g (%.3g of max|V|) at V %.6g; rms %.3g of max|V|; median ratio dcs/chimerax %.8f"
-          % (diff.max(), rel, a[i], np.sqrt((diff ** 2).mean()) / vmax, np.median(b[big] / a[big])))
-    # The float64 formula is printed, not checked (the verdict is dcs against the float32
-    # esp.cpp re-implementation below): the sanitized suite (DCS_TEST_SANITIZED=1, the
-    # "sanitize" test preset), which is there for dcs's code, leaves it to the normal run.
-    if os.environ.get("DCS_TEST_SANITIZED") == "1":
-        print("vs float64 formula: not evaluated under the sanitizers (DCS_TEST_SANITIZED)")
-    else:
-        ref = reference64(points[keep], coords, charges, dist_dep, args.dielectric)
-        print("vs float64 formula: chimerax-float32 %.3g, dcs %.3g (max abs error / max|V|)"
-              % (np.abs(a - ref).max() / vmax, np.abs(b - ref).max() / vmax))
+    # [x][y][z] with z fastest: the order of cmd.py:166's points.
+    keep, a, b, vmax, rel = compare("chimerax", cx, dcs, points, coords, args.exclude)
+    print_float64("chimerax-float32", a, b, vmax,
+                  lambda: reference64(points[keep], coords, charges, dist_dep, args.dielectric))
     ok = rel <= args.tolerance
     print("%s: dcs %s vs ChimeraX esp.cpp formula (re-implemented, distDep %s, dielectric %g) on %s: "
           "max diff %.3g of max|V| (tolerance %g)" % ("PASS" if ok else "FAIL", extra, dist_dep, args.dielectric,

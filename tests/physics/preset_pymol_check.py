@@ -42,20 +42,13 @@ Exit: 0 pass, 1 fail, 2 usage/run error, 77 skipped (no pymol).
 """
 import argparse
 import os
-import shlex
-import subprocess
 import sys
-import tempfile
 
-SKIP = 77
-try:
-    import numpy as np
-except ImportError as error:  # a Python without numpy (the GPU machine's): nothing to compare with
-    print("SKIP: numpy cannot be imported (%s)" % error)
-    sys.exit(SKIP)
+# preset_runs (beside this script) exits 77 without numpy and puts tests/support on the path.
+from preset_runs import SKIP, RunError, compare, has_presets, print_float64, run_on_grid
+import numpy as np  # noqa: I100
+from distances import squared_distances
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from distances import nearest_atom_distance, squared_distances  # noqa: E402
 EXPLICIT_PYMOL = "--units kT/e --temperature 300.00169979363056 --dielectric 2"
 
 
@@ -108,7 +101,7 @@ def main():
         print("SKIP: pymol cannot be imported (%s); run with Debian's /usr/bin/python3 (python3-pymol)" % e)
         return SKIP
     try:
-        import h5py
+        import h5py  # noqa: F401  (preset_runs reads the map with it)
     except ImportError as e:
         print("SKIP: h5py cannot be imported (%s)" % e)
         return SKIP
@@ -150,51 +143,17 @@ def main():
           % (h, buffer, dims, *origin, np.array2string(span, precision=6)))
     p.stop()
 
-    have_preset = "--preset" in subprocess.run([args.dcs, "--help"], capture_output=True, text=True).stdout
-    extra = args.extra if args.extra is not None else ("--preset pymol" if have_preset else EXPLICIT_PYMOL)
-    tmp = args.keep or tempfile.mkdtemp(prefix="dcs_pymol_")
-    os.makedirs(tmp, exist_ok=True)
-    out = os.path.join(tmp, "pymol_check.h5")
-    argv = [args.dcs, "--atoms", args.pqr, "--origin", *map(repr, origin.tolist()), "--spacing", repr(h),
-            "--grid", *map(str, dims), "-o", out, "--force", "--no-progress"] + shlex.split(extra)
-    r = subprocess.run(argv, capture_output=True, text=True)
-    if r.returncode != 0:
-        print("ERROR: dcs failed (%d): %s\n%s" % (r.returncode, " ".join(argv), r.stderr.strip()))
+    extra = args.extra if args.extra is not None else ("--preset pymol" if has_presets(args.dcs) else EXPLICIT_PYMOL)
+    try:
+        dcs, _, _ = run_on_grid(args.dcs, args.pqr, origin, h, dims, extra, args.keep, "pymol")
+    except RunError as e:
+        print("ERROR: %s" % e)
         return 2
-    with h5py.File(out, "r") as f:
-        ds = f["/potential"]
-        dcs = np.array(ds, np.float64).transpose(2, 1, 0)  # [z][y][x] -> [x][y][z]
-        attrs = dict(ds.attrs)
-    if not args.keep:
-        os.remove(out)
-        os.rmdir(tmp)
-    if dcs.shape != field.shape or np.abs(np.array(attrs["origin"]) - origin).max() > 1e-9:
-        print("ERROR: dcs map dims %s origin %s differ from PyMOL's %s %s" % (dcs.shape, attrs.get("origin"), field.shape, origin))
-        return 2
-    print("dcs: %s  (units %s, coulomb_factor %s %s, dielectric %s)" % (extra, attrs.get("units"),
-          attrs.get("coulomb_factor"), attrs.get("coulomb_factor_unit"), attrs.get("dielectric")))
-
     idx = np.indices(dims).reshape(3, -1).T
     pts = origin[None, :] + idx * h
-    keep = nearest_atom_distance(pts, atoms) >= args.exclude
-    a, b = field.ravel()[keep], dcs.ravel()[keep]
-    vmax = np.abs(a).max()
-    diff = np.abs(a - b)
-    rel = diff.max() / vmax
-    i = np.argmax(diff)
-    print("compared %d of %d points (%d within %g A of an atom left out); max|V_pymol| %.6g"
-          % (keep.sum(), keep.size, keep.size - keep.sum(), args.exclude, vmax))
-    print("max|dcs - pymol| %.4g (%.3g of max|V|) at V_pymol %.6g; rms %.3g of max|V|; median ratio dcs/pymol %.8f"
-          % (diff.max(), rel, a[i], np.sqrt((diff ** 2).mean()) / vmax, np.median(b[np.abs(a) > 1e-3 * vmax] / a[np.abs(a) > 1e-3 * vmax])))
-    # The float64 formula is printed, not checked (the verdict is dcs against PyMOL below), and
-    # costs ~25 s of numpy: the sanitized suite (DCS_TEST_SANITIZED=1, the "sanitize" test
-    # preset), which is there for dcs's code, leaves it to the normal run.
-    if os.environ.get("DCS_TEST_SANITIZED") == "1" and not args.no_reference:
-        print("vs float64 PyMOL formula: not evaluated under the sanitizers (DCS_TEST_SANITIZED)")
-    elif not args.no_reference:
-        ref = reference64(pts[keep], atoms, charges, factor / eps)
-        print("vs float64 PyMOL formula: pymol %.3g, dcs %.3g (max abs error / max|V|)"
-              % (np.abs(a - ref).max() / vmax, np.abs(b - ref).max() / vmax))
+    keep, a, b, vmax, rel = compare("pymol", field, dcs, pts, atoms, args.exclude)
+    if not args.no_reference:
+        print_float64("pymol", a, b, vmax, lambda: reference64(pts[keep], atoms, charges, factor / eps))
     ok = rel <= args.tolerance
     print("%s: dcs %s vs PyMOL map_new coulomb on %s: max diff %.3g of max|V| (tolerance %g)"
           % ("PASS" if ok else "FAIL", extra, os.path.basename(args.pqr), rel, args.tolerance))

@@ -14,11 +14,13 @@ import random
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import h5py
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from case_main import run_listed_case  # noqa: E402
 
 DCS = sys.argv[1]
 MOLECULE = "/usr/share/apbs/examples/bem/test_proteins/1ajj.pqr"  # 519 atoms, apbs-data
@@ -315,13 +317,7 @@ def broken_ensembles_are_refused_with_file_and_line(tmp):
 
 
 if __name__ == "__main__":
-    name = sys.argv[3]
-    if name == "list":
-        print("\n".join(CASES))
-        sys.exit(0)
-    if not os.path.exists(MOLECULE):
+    if not os.path.exists(MOLECULE) and sys.argv[3] != "list":
         print(f"skipped: {MOLECULE} (Debian package apbs-data) is missing")
         sys.exit(77)
-    with tempfile.TemporaryDirectory(prefix="dcs-models-") as tmp:
-        CASES[name](tmp)
-    print(f"{name}: ok")
+    run_listed_case(CASES, "dcs-models-")

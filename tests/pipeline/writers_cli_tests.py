@@ -8,14 +8,13 @@ Usage: writers_cli_tests.py DCS_BINARY SOURCE_DIR CASE
 """
 import os
 import subprocess
-import sys
-import tempfile
 
 import h5py
 import numpy as np
 
 import pipeline_cli_tests as base  # noqa: E402  (reads DCS and SOURCE from sys.argv)
-from map_files import assert_same_map  # noqa: E402  (tests/support, on the path via base)
+from case_main import run_listed_case  # noqa: E402  (tests/support, on the path via base)
+from map_files import assert_same_map  # noqa: E402
 
 CASES = {}
 
@@ -106,10 +105,4 @@ def bad_writer_count_is_a_usage_error(tmp):
 
 
 if __name__ == "__main__":
-    name = sys.argv[3]
-    if name == "list":
-        print("\n".join(CASES))
-        sys.exit(0)
-    with tempfile.TemporaryDirectory(prefix="dcs-writers-") as tmp:
-        CASES[name](tmp)
-    print(f"{name}: ok")
+    run_listed_case(CASES, "dcs-writers-")

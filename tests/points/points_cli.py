@@ -27,6 +27,9 @@ except ImportError as error:  # the viewers' venv (scripts/setup-viewers.sh) has
     print("SKIP: %s" % error)
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from pqr_atoms import read_pqr  # noqa: E402
+
 E = 1.602176634e-19
 KB = 1.380649e-23
 EPS0 = 8.8541878188e-12
@@ -76,16 +79,6 @@ def direct_sum(points, atoms, charges, g, skip=None):
             terms[skip[i]] = 0.0
         out[i] = terms.sum()
     return out
-
-
-def read_pqr(path):
-    xyz, q = [], []
-    for line in open(path):
-        if line.startswith(("ATOM", "HETATM")):
-            f = line.split()
-            xyz.append([float(v) for v in f[-5:-2]])
-            q.append(float(f[-2]))
-    return np.array(xyz), np.array(q)
 
 
 def sphere(dcs, source, tmp):

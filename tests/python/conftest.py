@@ -3,9 +3,14 @@ float64 reference the Python results are compared with."""
 import os
 import pathlib
 import subprocess
+import sys
 
+import h5py
 import numpy as np
 import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "support"))
+from pqr_atoms import read_pqr as read_pqr_file  # noqa: E402
 
 SOURCE = pathlib.Path(os.environ.get("DCS_SOURCE", pathlib.Path(__file__).parents[2]))
 MOLECULE = SOURCE / "data" / "2lzt.pqr"
@@ -27,15 +32,18 @@ def run_cli(binary, *args, cwd):
     return done.stderr + done.stdout
 
 
+def cli_points(binary, tmp_path, *args):
+    """Runs dcs on the bundled molecule with `args` (--points FILE or --at-atoms, a device) into
+    tmp_path/points.h5; returns the file's /points/position and /points/potential."""
+    out = tmp_path / "points.h5"
+    run_cli(binary, "--atoms", MOLECULE, *args, "-o", out, cwd=tmp_path)
+    with h5py.File(out) as f:
+        return f["points/position"][()], f["points/potential"][()]
+
+
 def read_pqr(path=MOLECULE):
     """Positions (N, 3) and charges (N,) of a whitespace PQR file (the bundled molecule)."""
-    positions, charges = [], []
-    for line in open(path):
-        if line.startswith(("ATOM", "HETATM")):
-            f = line.split()
-            positions.append([float(c) for c in f[-5:-2]])
-            charges.append(float(f[-2]))
-    return np.array(positions), np.array(charges)
+    return read_pqr_file(path)
 
 
 def reference(points, positions, charges, factor=COULOMB_KT, min_distance=0.1):

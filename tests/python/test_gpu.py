@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import dcs
-from conftest import MOLECULE, grid_points, read_pqr, reference, run_cli
+from conftest import MOLECULE, cli_points, grid_points, read_pqr, reference, run_cli
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -38,19 +38,14 @@ def test_gpu_points_bit_identical_to_the_command_line(dcs_binary, tmp_path):
     positions, charges = read_pqr()
     points = np.round(np.random.default_rng(5).uniform(-25, 25, size=(5000, 3)), 3)
     np.savetxt(tmp_path / "p.csv", points, delimiter=",", fmt="%.3f")
-    run_cli(dcs_binary, "--atoms", MOLECULE, "--points", tmp_path / "p.csv", "--device", "cuda",
-            "-o", tmp_path / "out.h5", cwd=tmp_path)
-    with h5py.File(tmp_path / "out.h5") as f:
-        np.testing.assert_array_equal(f["points/position"][()], points)
-        cli = f["points/potential"][()]
+    where, cli = cli_points(dcs_binary, tmp_path, "--points", tmp_path / "p.csv", "--device",
+                            "cuda")
+    np.testing.assert_array_equal(where, points)
     assert dcs.potential_at(points, positions, charges, device="cuda").tobytes() == cli.tobytes()
 
 
 def test_gpu_at_atoms_bit_identical_to_the_command_line(dcs_binary, tmp_path):
     positions, charges = read_pqr()
-    run_cli(dcs_binary, "--atoms", MOLECULE, "--at-atoms", "--device", "cuda", "-o",
-            tmp_path / "atoms.h5", cwd=tmp_path)
-    with h5py.File(tmp_path / "atoms.h5") as f:
-        cli = f["points/potential"][()]
+    _, cli = cli_points(dcs_binary, tmp_path, "--at-atoms", "--device", "cuda")
     got = dcs.potential_at_atoms(positions, charges, device="cuda")
     assert got.tobytes() == cli.astype(np.float32).tobytes()

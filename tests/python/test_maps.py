@@ -8,7 +8,7 @@ import pytest
 import xarray as xr
 
 import dcs
-from conftest import MOLECULE, grid_points, read_pqr, reference, run_cli
+from conftest import MOLECULE, cli_points, grid_points, read_pqr, reference, run_cli
 
 
 @pytest.fixture(scope="module")
@@ -113,11 +113,8 @@ def test_potential_at_bit_identical_to_cli_points(dcs_binary, tmp_path):
     rng = np.random.default_rng(3)
     points = np.round(rng.uniform(-25, 25, size=(300, 3)), 3)
     np.savetxt(tmp_path / "p.csv", points, delimiter=",", fmt="%.3f")
-    run_cli(dcs_binary, "--atoms", MOLECULE, "--points", tmp_path / "p.csv", "--device", "cpu",
-            "-o", tmp_path / "out.h5", cwd=tmp_path)
-    with h5py.File(tmp_path / "out.h5") as f:
-        np.testing.assert_array_equal(f["points/position"][()], points)
-        cli = f["points/potential"][()]
+    where, cli = cli_points(dcs_binary, tmp_path, "--points", tmp_path / "p.csv", "--device", "cpu")
+    np.testing.assert_array_equal(where, points)
     values = dcs.potential_at(points, positions, charges, device="cpu")
     assert values.tobytes() == cli.tobytes()
 

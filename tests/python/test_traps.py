@@ -9,15 +9,12 @@ import numpy as np
 import pytest
 
 import dcs
-from conftest import MOLECULE, SOURCE, read_pqr, run_cli
+from conftest import MOLECULE, SOURCE, cli_points, read_pqr, run_cli
 
 
 def test_potential_at_atoms_is_the_command_lines_at_atoms(dcs_binary, tmp_path):
     positions, charges = read_pqr()
-    run_cli(dcs_binary, "--atoms", MOLECULE, "--at-atoms", "--device", "cpu", "-o",
-            tmp_path / "atoms.h5", cwd=tmp_path)
-    with h5py.File(tmp_path / "atoms.h5") as f:
-        cli = f["points/potential"][()]
+    _, cli = cli_points(dcs_binary, tmp_path, "--at-atoms", "--device", "cpu")
     py = dcs.potential_at_atoms(positions, charges, device="cpu")
     assert py.dtype == np.float32 and py.shape == (len(charges),)
     assert py.tobytes() == cli.astype(np.float32).tobytes()  # bit for bit

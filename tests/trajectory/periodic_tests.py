@@ -20,29 +20,20 @@ Cases:
   no_cell_refused   --center-on on a trajectory without a cell: exit 3 naming the frame
 Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
 """
-import argparse
 import bz2
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
-import warnings
 
-try:
-    import h5py
-    import numpy as np
-    import MDAnalysis as mda
-    import MDAnalysisTests.datafiles as data
-except ImportError as missing:
-    print(f"SKIPPED: {missing} (scripts/setup-md.sh installs MDAnalysis and MDAnalysisTests)")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from md_or_skip import data, mda  # noqa: E402  (exit 77 without MDAnalysis)
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+from case_main import cases_of, run_case  # noqa: E402
+from verdict import check  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trajectory_tests import (check, compare_statistics, dcs, fail,  # noqa: E402
-                              make_whole, reference_statistics)
-
-warnings.filterwarnings("ignore")
+from trajectory_tests import compare_statistics, dcs, make_whole, reference_statistics  # noqa: E402
 
 
 def truncoct_parm7(work):
@@ -137,6 +128,20 @@ def case_whole_from_wrapped(args, work):
     check(diff > 1e-2 * scale, f"--pbc none gave the whole map ({diff:.3g} of {scale:.3g})")
 
 
+def warned_then_refused(args, common, work, name, warning, frame):
+    """dcs `common` writes WORK/NAME.h5 and warns `warning` naming the listed frame `frame`;
+    with --strict it exits 3 naming the frame and writes nothing. Returns the map's path."""
+    out = os.path.join(work, f"{name}.h5")
+    run = dcs(args, *common, "-o", out)
+    check(warning in run.stderr and f"frames {frame}" in run.stderr,
+          f"frame {frame} ({warning}) is not named:\n{run.stderr}")
+    run = dcs(args, *common, "-o", os.path.join(work, f"{name}_strict.h5"), "--strict", rc=3)
+    check(f"frame {frame}" in run.stderr and "--strict" in run.stderr, run.stderr)
+    left = sorted(f for f in os.listdir(work) if f.startswith(f"{name}_strict"))
+    check(left == [], f"--strict left {left}")
+    return out
+
+
 def case_jumped_frame(args, work):
     universe = mda.Universe(data.TPR, data.XTC)
 
@@ -148,20 +153,12 @@ def case_jumped_frame(args, work):
     write_frames(universe, jumped, [0, 3, 6, 9], jump)
     common = ["--topology", data.TPR, "--trajectory", jumped, "--select", "protein", "--grid",
               "12", "--device", "cpu"]
-    out = os.path.join(work, "jumped.h5")
-    run = dcs(args, *common, "-o", out)
-    check("outside the grid" in run.stderr and "frames 2" in run.stderr,
-          f"the jumped frame (listed frame 2) is not named:\n{run.stderr}")
+    out = warned_then_refused(args, common, work, "jumped", "outside the grid", 2)
     with h5py.File(out, "r") as h5:
         outside = h5["trajectory/atoms_outside_grid"][...]
         check(outside[2] > 3000 and outside[0] == 0 and outside[1] == 0,
               f"atoms outside the grid per frame: {outside}")
         check(h5["trajectory"].attrs["frames_with_atoms_outside_grid"] == "1", "count attribute")
-    strict = os.path.join(work, "strict.h5")
-    run = dcs(args, *common, "-o", strict, "--strict", rc=3)
-    check("frame 2" in run.stderr and "--strict" in run.stderr, run.stderr)
-    left = sorted(f for f in os.listdir(work) if f.startswith("strict"))
-    check(left == [], f"--strict left {left}")
     # --center-on puts the protein back in the middle of the cell in every frame.
     centred = os.path.join(work, "centred.h5")
     run = dcs(args, *common, "-o", centred, "--center-on", "protein")
@@ -186,16 +183,11 @@ def case_fit_outlier(args, work):
     common = ["--topology", data.TPR, "--trajectory", wrapped_one, "--select", "protein",
               "--align", "protein and name CA", "--grid", "10", "--device", "cpu", "--pbc",
               "none"]
-    out = os.path.join(work, "fit.h5")
-    run = dcs(args, *common, "-o", out)
-    check("RMSD above" in run.stderr and "frames 7" in run.stderr,
-          f"frame 7's fit is not named:\n{run.stderr}")
+    out = warned_then_refused(args, common, work, "fit", "RMSD above", 7)
     with h5py.File(out, "r") as h5:
         rmsd = h5["trajectory/fit_rmsd"][...]
         check(h5["trajectory"].attrs["fit_rmsd_outliers"] == "1", "outlier count")
     print(f"fit RMSDs: {np.round(rmsd, 2)}")
-    dcs(args, *common, "-o", os.path.join(work, "fit_strict.h5"), "--strict", rc=3)
-    check(not os.path.exists(os.path.join(work, "fit_strict.h5")), "--strict wrote the map")
     # Made whole (the default), frame 7 is an ordinary frame.
     run = dcs(args, *common[:-2], "-o", os.path.join(work, "fit_whole.h5"))
     check("RMSD above" not in run.stderr, f"a whole frame 7 still stands out:\n{run.stderr}")
@@ -221,18 +213,5 @@ def case_no_cell_refused(args, work):
     check("has no cell" in run.stderr, f"no word that molecules stay as stored:\n{run.stderr}")
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--dcs", required=True)
-    parser.add_argument("case")
-    args = parser.parse_args()
-    case = globals().get("case_" + args.case)
-    if case is None:
-        fail(f"unknown case {args.case}")
-    with tempfile.TemporaryDirectory(prefix="dcs-periodic-") as work:
-        case(args, work)
-    print("periodic_tests: OK")
-
-
 if __name__ == "__main__":
-    main()
+    run_case("periodic_tests", cases_of(globals()))

@@ -22,44 +22,26 @@ Cases:
                       and the preview's PyMOL recipe loading it; a gzipped PSF read as the PSF
 Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
 """
-import argparse
 import os
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import warnings
-
-try:
-    import h5py
-    import numpy as np
-    import MDAnalysis as mda
-    from MDAnalysis.analysis import align
-    import MDAnalysisTests.datafiles as data
-except ImportError as missing:
-    print(f"SKIPPED: {missing} (scripts/setup-md.sh installs MDAnalysis and MDAnalysisTests)")
-    sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from md_or_skip import data, mda  # noqa: E402  (exit 77 without MDAnalysis)
+import h5py  # noqa: E402
+import numpy as np  # noqa: E402
+from MDAnalysis.analysis import align  # noqa: E402
+from case_main import cases_of, run_case  # noqa: E402
 from distances import squared_distances  # noqa: E402
+from verdict import check, fail  # noqa: E402
 
-warnings.filterwarnings("ignore")
 TOLERANCE = 1e-5  # of max|V|, the specification of float32 paths
 # The kill -9 cases' grid: 40^3 points, 98 frames on one thread, a couple of seconds a run. Under
 # the sanitizers (DCS_TEST_SANITIZED=1, the "sanitize" test preset) the binary is about 10 times
 # slower: 28^3 (a third of the points) keeps each run far longer than the 1 s before the kill.
 KILL_GRID = "28" if os.environ.get("DCS_TEST_SANITIZED") == "1" else "40"
-
-
-def fail(message):
-    print(f"FAIL: {message}")
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
 
 
 def dcs(args, *options, rc=0):
@@ -492,18 +474,8 @@ def case_outputs(args, work):
           "right")
 
 
-CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
-
-
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dcs", required=True)
-    p.add_argument("case", choices=sorted(CASES))
-    args = p.parse_args()
-    with tempfile.TemporaryDirectory(prefix="dcs-trajectory-") as work:
-        CASES[args.case](args, work)
-    print(f"trajectory_tests: OK {args.case}")
+CASES = cases_of(globals())
 
 
 if __name__ == "__main__":
-    main()
+    run_case("trajectory_tests", CASES)

@@ -24,37 +24,18 @@
 #include "dcs/parallel.hpp"
 #include "fft_convolution.hpp"
 #include "lattice.hpp"
+#include "msm_cases.hpp"
 #include "splitting.hpp"
 #include "test_systems.hpp"
 
 namespace dcs::test {
 namespace {
 
-constexpr double kTargets[] = {1e-2, 1e-3, 1e-4, 1e-5};
-
 std::unique_ptr<PotentialBackend> msm_backend(const MsmParameters& parameters,
                                               unsigned threads = 0) {
   BackendOptions options;
   options.threads = threads;
   return make_msm_backend(make_cpu_fast_backend(options), parameters, options);
-}
-
-/// rms(V - V_ref) / rms(V_ref) over the points: the error MSM's targets are stated in.
-double relative_rms(const std::vector<float>& computed, const std::vector<double>& reference) {
-  double diff = 0.0, norm = 0.0;
-  for (std::size_t p = 0; p < computed.size(); ++p) {
-    const double d = static_cast<double>(computed[p]) - reference[p];
-    diff += d * d;
-    norm += reference[p] * reference[p];
-  }
-  return std::sqrt(diff / norm);
-}
-
-/// The grid dcs places by default for --grid n: the atoms' box padded by 10 Å.
-GridSpec default_grid(const System& system, std::int64_t n) {
-  GridRequest request;
-  request.counts = std::array<std::int64_t, 3>{n, n, n};
-  return make_grid(system, request);
 }
 
 // --- Building blocks --------------------------------------------------------------------------
@@ -150,7 +131,7 @@ TEST(MsmLatticeSum, FftAgreesWithTheDirectStencilSum) {
 
 TEST(MsmParameters, TableTightensWithTheTargetAndRejectsNonsense) {
   double last_cost = 0.0;
-  for (const double target : kTargets) {
+  for (const double target : kMsmTargets) {
     const MsmParameters p = msm_parameters(target);
     EXPECT_EQ(p.target, target);
     EXPECT_NO_THROW(validate(p));
@@ -177,7 +158,7 @@ TEST(MsmAccuracy, OneChargeAtManyPositionsGivesQOverR) {
   std::uniform_real_distribution<double> offset(-3.0, 3.0);
   Physics physics;
   physics.unit = Unit::KcalPerMolPerE;
-  for (const double target : kTargets) {
+  for (const double target : kMsmTargets) {
     const MsmParameters parameters = msm_parameters(target);
     auto backend = msm_backend(parameters);
     double worst = 0.0;
@@ -208,17 +189,8 @@ TEST(MsmAccuracy, MapBesideTheMoleculeMeetsTheTarget) {
   }
 }
 
-struct Molecule {
-  std::string name;
-  std::string path;  ///< absolute, or relative to apbs_data_dir() when `apbs`
-  bool apbs = false;
-  std::int64_t grid = 0;
-};
-
-void PrintTo(const Molecule& molecule, std::ostream* os) { *os << molecule.name; }
-
-const std::vector<Molecule>& molecules() {
-  static const std::vector<Molecule> list = {
+const std::vector<MsmMoleculeCase>& molecules() {
+  static const std::vector<MsmMoleculeCase> list = {
       {"2lzt", std::string(DCS_SOURCE_DIR) + "/data/2lzt.pqr", false, 65},
       {"hca", "examples/hca-bind/hca.pqr", true, 65},
       {"1a63", "examples/geoflow/1a63.pqr", true, 65},
@@ -227,34 +199,12 @@ const std::vector<Molecule>& molecules() {
   return list;
 }
 
-/// The molecule, its default grid and the float64 reference on it (computed once per run).
-struct Case {
-  System system;
-  GridSpec grid;
-  std::vector<double> reference;
-};
-
-const Case* load_case(const Molecule& molecule) {
-  static std::map<std::string, Case> cache;
-  auto found = cache.find(molecule.name);
-  if (found != cache.end()) return &found->second;
-  const std::string path = molecule.apbs ? apbs_data_dir() + "/" + molecule.path : molecule.path;
-  std::FILE* probe = std::fopen(path.c_str(), "r");
-  if (probe == nullptr) return nullptr;
-  std::fclose(probe);
-  Case c;
-  c.system = read_pqr_fixture(path);
-  c.grid = default_grid(c.system, molecule.grid);
-  c.reference = reference_grid(c.system, c.grid, Physics{});
-  return &cache.emplace(molecule.name, std::move(c)).first->second;
-}
-
-class MsmMolecule : public ::testing::TestWithParam<Molecule> {};
+class MsmMolecule : public ::testing::TestWithParam<MsmMoleculeCase> {};
 
 TEST_P(MsmMolecule, MeetsEveryErrorTarget) {
-  const Case* c = load_case(GetParam());
+  const MsmLoadedCase* c = load_msm_case(GetParam());
   if (c == nullptr) GTEST_SKIP() << GetParam().path << " is not installed";
-  for (const double target : kTargets) {
+  for (const double target : kMsmTargets) {
     const MsmParameters parameters = msm_parameters(target);
     auto backend = msm_backend(parameters);
     const std::vector<float> map = compute_grid(*backend, c->system, c->grid, Physics{});
@@ -267,7 +217,7 @@ TEST_P(MsmMolecule, MeetsEveryErrorTarget) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Molecules, MsmMolecule, ::testing::ValuesIn(molecules()),
-                         [](const ::testing::TestParamInfo<Molecule>& param) {
+                         [](const ::testing::TestParamInfo<MsmMoleculeCase>& param) {
                            std::string name = param.param.name;
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
@@ -275,7 +225,7 @@ INSTANTIATE_TEST_SUITE_P(Molecules, MsmMolecule, ::testing::ValuesIn(molecules()
 
 // A wrong MSM must fail: a splitting too rough for its lattice misses 1e-3 by far.
 TEST(MsmAccuracy, CoarseParametersMissATightTargetSoTheTestsCanFail) {
-  const Case* c = load_case(molecules()[0]);
+  const MsmLoadedCase* c = load_msm_case(molecules()[0]);
   ASSERT_NE(c, nullptr);
   MsmParameters coarse{6.0, 12.0, 4, 1, 1e-3};
   auto backend = msm_backend(coarse);
@@ -380,9 +330,9 @@ TEST(MsmCalibration, DISABLED_Sweep) {
     at = end + 1;
   }
   const char* only = std::getenv("DCS_MSM_SWEEP_ONLY");  // "hca,1a63": these molecules only
-  for (const Molecule& molecule : molecules()) {
+  for (const MsmMoleculeCase& molecule : molecules()) {
     if (only != nullptr && std::string(only).find(molecule.name) == std::string::npos) continue;
-    const Case* c = load_case(molecule);
+    const MsmLoadedCase* c = load_msm_case(molecule);
     if (c == nullptr) continue;
     for (const MsmParameters& p : sets) {
       auto backend = msm_backend(p);
@@ -425,7 +375,7 @@ TEST(MsmTiming, DISABLED_AgainstExact) {
   std::printf("%s (%zu atoms) %lld^3, cpu-fast (%s): %.3f s\n", system.source_path.c_str(),
               system.size(), static_cast<long long>(n), exact->device_name().c_str(),
               exact_seconds);
-  for (const double target : kTargets) {
+  for (const double target : kMsmTargets) {
     auto backend =
         make_msm_backend(make_cpu_fast_backend(options), msm_parameters(target), options);
     const double seconds = time(*backend, map);

@@ -8,12 +8,10 @@ clean errors, and the PyMOL commands it prints (run in PyMOL).
 
 Prints "preview_tests: OK <case>"; raises (exit 1) on failure; exit 77 when a package is missing.
 """
-import argparse
 import os
 import re
 import subprocess
 import sys
-import tempfile
 
 try:
     import h5py
@@ -21,6 +19,10 @@ try:
 except ImportError:
     print("SKIPPED: h5py/numpy missing for this Python; run scripts/setup-viewers.sh")
     sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from case_main import cases_of, run_case  # noqa: E402
+from pymol_instance import start_pymol  # noqa: E402
 
 PROBE, SHELL = 1.4, 1.0  # dcs preview's defaults
 
@@ -207,33 +209,5 @@ def case_pymol(args, work):
           f"ramp limits: {line.group(1)}")
 
 
-def start_pymol():
-    """An in-process PyMOL instance (pymol2): pymol.finish_launching() starts PyMOL in a thread
-    and returns as soon as the C object exists, and under load a command could reach it before
-    it was ready ('null argument to internal routine')."""
-    try:
-        import pymol2
-    except ImportError:
-        print("SKIPPED: Debian's python3-pymol is not installed (scripts/setup-viewers.sh)")
-        sys.exit(77)
-    instance = pymol2.PyMOL()
-    instance.start()
-    return instance
-
-
-CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
-
-
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dcs", required=True)
-    p.add_argument("--source", required=True)
-    p.add_argument("case", choices=sorted(CASES))
-    args = p.parse_args()
-    with tempfile.TemporaryDirectory(prefix="dcs-preview-") as work:
-        CASES[args.case](args, work)
-    print(f"preview_tests: OK {args.case}")
-
-
 if __name__ == "__main__":
-    main()
+    run_case("preview_tests", cases_of(globals()), ("--source",))

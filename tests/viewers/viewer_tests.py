@@ -6,12 +6,10 @@ file: grid count, origin, step, axis order and values at and between grid points
 
 Prints "viewer_tests: OK <case>" on success; raises (exit 1) on failure.
 """
-import argparse
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 try:
     import numpy as np
@@ -21,6 +19,9 @@ except ImportError:  # a machine without the viewers' Python packages (the GPU m
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from case_main import cases_of, run_case  # noqa: E402
+from pymol_instance import start_pymol  # noqa: E402
 
 
 def fail(message):
@@ -468,13 +469,7 @@ def case_mrc_interrupted(ctx):
 
 def case_pymol(ctx):
     """PyMOL loads the MRC. Run with Debian's python3 (python3-pymol, python3-h5py)."""
-    try:
-        import pymol2  # an in-process instance; pymol.finish_launching() races its own thread
-    except ImportError:
-        print("SKIPPED: Debian's python3-pymol is not installed (scripts/setup-viewers.sh)")
-        sys.exit(77)
-    instance = pymol2.PyMOL()
-    instance.start()
+    instance = start_pymol()  # cmd refers to it weakly: keep it alive here
     cmd = instance.cmd
     # PyMOL rescales CCP4/MRC maps to mean 0, sigma 1 unless told not to (README says so too).
     cmd.set("normalize_ccp4_maps", 0)
@@ -669,21 +664,6 @@ def case_preview(ctx):
     check(not os.path.exists(png + "2"), "a failed preview left a file")
 
 
-CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case_")}
-
-
-def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dcs", required=True)
-    p.add_argument("--write-mrc", required=True)
-    p.add_argument("--write-sample", required=True)
-    p.add_argument("--source", required=True)
-    p.add_argument("case", choices=sorted(CASES))
-    args = p.parse_args()
-    with tempfile.TemporaryDirectory(prefix="dcs-viewers-") as work:
-        CASES[args.case](Ctx(args, work))
-    print(f"viewer_tests: OK {args.case}")
-
-
 if __name__ == "__main__":
-    main()
+    run_case("viewer_tests", cases_of(globals()), ("--write-mrc", "--write-sample", "--source"),
+             Ctx)

@@ -47,29 +47,21 @@ constexpr int kChains = 8;  // independent rsqrt chains per thread (latency hidi
 constexpr int kCeilingThreads = 256;
 
 /// Only MUFU.RSQ in the loop (checked in the SASS: with -ftz=true rsqrtf is one MUFU.RSQ):
-/// x <- rsqrt(x) converges towards 1 without under- or overflow, and kChains chains per
-/// thread keep the unit busy while each chain waits for its previous result.
-__global__ void __launch_bounds__(kCeilingThreads)
-    rsqrt_ceiling_kernel(float* gm_out, int iterations) {
-  float value[kChains];
-#pragma unroll
-  for (int c = 0; c < kChains; ++c)
-    value[c] = 1.5f + 1e-3f * static_cast<float>(threadIdx.x + static_cast<unsigned>(c));
-#pragma unroll 4
-  for (int it = 0; it < iterations; ++it) {
-#pragma unroll
-    for (int c = 0; c < kChains; ++c) value[c] = rsqrtf(value[c]);
-  }
-  float sum = 0.0f;
-#pragma unroll
-  for (int c = 0; c < kChains; ++c) sum += value[c];
-  gm_out[blockIdx.x * blockDim.x + threadIdx.x] = sum;
-}
+/// x <- rsqrt(x) converges towards 1 without under- or overflow.
+struct RsqrtStep {
+  __device__ __forceinline__ static float next(float x) { return rsqrtf(x); }
+};
 
 /// MUFU.RSQ and MUFU.EX2 alternating in each chain (the screened term's two special functions
 /// per pair): x <- 2^(-rsqrt(x)/2) stays in [0.5, 1.5]; the FMUL goes to the FMA pipe.
-__global__ void __launch_bounds__(kCeilingThreads)
-    rsqrt_ex2_ceiling_kernel(float* gm_out, int iterations) {
+struct RsqrtEx2Step {
+  __device__ __forceinline__ static float next(float x) { return exponential2(-0.5f * rsqrtf(x)); }
+};
+
+/// `iterations` of Step::next on each of kChains independent chains per thread, which keep the
+/// unit busy while each chain waits for its previous result.
+template <class Step>
+__global__ void __launch_bounds__(kCeilingThreads) ceiling_kernel(float* gm_out, int iterations) {
   float value[kChains];
 #pragma unroll
   for (int c = 0; c < kChains; ++c)
@@ -77,7 +69,7 @@ __global__ void __launch_bounds__(kCeilingThreads)
 #pragma unroll 4
   for (int it = 0; it < iterations; ++it) {
 #pragma unroll
-    for (int c = 0; c < kChains; ++c) value[c] = exponential2(-0.5f * rsqrtf(value[c]));
+    for (int c = 0; c < kChains; ++c) value[c] = Step::next(value[c]);
   }
   float sum = 0.0f;
 #pragma unroll
@@ -123,21 +115,20 @@ Ceiling measure_ceiling(const DeviceInfo& device, int repetitions, StreamView st
   const detail::LaunchConfig config{dim3(static_cast<unsigned>(ceiling.blocks)),
                                     dim3(kCeilingThreads), 0};
   detail::log_launch("rsqrt ceiling", config);
-  const auto ms = time_repeated(repetitions, stream, [&] {
-    rsqrt_ceiling_kernel<<<config.grid, config.block, 0, stream.get()>>>(d_out.data(),
-                                                                         ceiling.iterations);
+  ceiling.median_ms = median(time_repeated(repetitions, stream, [&] {
+    ceiling_kernel<RsqrtStep>
+        <<<config.grid, config.block, 0, stream.get()>>>(d_out.data(), ceiling.iterations);
     DCS_CUDA_CHECK_LAUNCH("rsqrt ceiling", stream.get());
-  });
-  ceiling.median_ms = median(ms);
-  const auto ex2_ms = time_repeated(repetitions, stream, [&] {
-    rsqrt_ex2_ceiling_kernel<<<config.grid, config.block, 0, stream.get()>>>(d_out.data(),
-                                                                             ceiling.iterations);
+  }));
+  const double ex2_ms = median(time_repeated(repetitions, stream, [&] {
+    ceiling_kernel<RsqrtEx2Step>
+        <<<config.grid, config.block, 0, stream.get()>>>(d_out.data(), ceiling.iterations);
     DCS_CUDA_CHECK_LAUNCH("rsqrt + ex2 ceiling", stream.get());
-  });
+  }));
   const double count =
       static_cast<double>(ceiling.blocks) * kCeilingThreads * kChains * ceiling.iterations;
   ceiling.rsqrt_per_second = count / (1e-3 * ceiling.median_ms);
-  ceiling.rsqrt_ex2_per_second = count / (1e-3 * median(ex2_ms));
+  ceiling.rsqrt_ex2_per_second = count / (1e-3 * ex2_ms);
   ceiling.per_sm_per_clock = ceiling.rsqrt_per_second /
                              (static_cast<double>(device.multiprocessors) * device.clock_khz * 1e3);
   return ceiling;

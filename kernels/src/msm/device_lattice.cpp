@@ -2,6 +2,7 @@
 // (libdcs/src/msm/lattice.cpp) does it on the CPU.
 #include "device_lattice.hpp"
 
+#include <array>
 #include <climits>
 #include <cmath>
 #include <string>
@@ -40,38 +41,38 @@ DeviceBuffer<double> zeros(std::size_t n, StreamView stream) {
   return d;
 }
 
+/// The three one-axis passes of a grid transfer from `from` to `to`, along `axes` in order: each
+/// pass takes its axis's lo and n from `to`, through two temporaries (zeroed where the passes
+/// add into them: prolongation).
+void transfer_by_axes(bool prolong, const std::array<int, 3>& axes, const TransferWeights& J,
+                      const LatticeExtent& from, const double* d_from, const LatticeExtent& to,
+                      double* d_to, StreamView stream) {
+  LatticeExtent one = from;
+  one.lo[axes[0]] = to.lo[axes[0]];
+  one.n[axes[0]] = to.n[axes[0]];
+  LatticeExtent two = one;
+  two.lo[axes[1]] = to.lo[axes[1]];
+  two.n[axes[1]] = to.n[axes[1]];
+  DeviceBuffer<double> d_one =
+      prolong ? zeros(one.points(), stream) : DeviceBuffer<double>(one.points());
+  DeviceBuffer<double> d_two =
+      prolong ? zeros(two.points(), stream) : DeviceBuffer<double>(two.points());
+  launch_msm_transfer(prolong, axes[0], J, from, d_from, one, d_one.data(), stream);
+  launch_msm_transfer(prolong, axes[1], J, one, d_one.data(), two, d_two.data(), stream);
+  launch_msm_transfer(prolong, axes[2], J, two, d_two.data(), to, d_to, stream);
+  stream.synchronize();  // before the temporaries are freed
+}
+
 /// coarse = fine restricted, x then y then z (restrict_to).
 void restrict_to(const TransferWeights& J, const LatticeExtent& fine, const double* d_fine,
                  const LatticeExtent& coarse, double* d_coarse, StreamView stream) {
-  LatticeExtent x = fine, xy = fine;
-  x.lo[0] = coarse.lo[0];
-  x.n[0] = coarse.n[0];
-  xy.lo[0] = coarse.lo[0];
-  xy.n[0] = coarse.n[0];
-  xy.lo[1] = coarse.lo[1];
-  xy.n[1] = coarse.n[1];
-  DeviceBuffer<double> d_x(x.points()), d_xy(xy.points());
-  launch_msm_transfer(false, 0, J, fine, d_fine, x, d_x.data(), stream);
-  launch_msm_transfer(false, 1, J, x, d_x.data(), xy, d_xy.data(), stream);
-  launch_msm_transfer(false, 2, J, xy, d_xy.data(), coarse, d_coarse, stream);
-  stream.synchronize();  // before the temporaries are freed
+  transfer_by_axes(false, {0, 1, 2}, J, fine, d_fine, coarse, d_coarse, stream);
 }
 
 /// fine += coarse prolonged, z then y then x (prolong_into).
 void prolong_into(const TransferWeights& J, const LatticeExtent& coarse, const double* d_coarse,
                   const LatticeExtent& fine, double* d_fine, StreamView stream) {
-  LatticeExtent z = coarse, zy = coarse;
-  z.lo[2] = fine.lo[2];
-  z.n[2] = fine.n[2];
-  zy.lo[2] = fine.lo[2];
-  zy.n[2] = fine.n[2];
-  zy.lo[1] = fine.lo[1];
-  zy.n[1] = fine.n[1];
-  DeviceBuffer<double> d_z = zeros(z.points(), stream), d_zy = zeros(zy.points(), stream);
-  launch_msm_transfer(true, 2, J, coarse, d_coarse, z, d_z.data(), stream);
-  launch_msm_transfer(true, 1, J, z, d_z.data(), zy, d_zy.data(), stream);
-  launch_msm_transfer(true, 0, J, zy, d_zy.data(), fine, d_fine, stream);
-  stream.synchronize();
+  transfer_by_axes(true, {2, 1, 0}, J, coarse, d_coarse, fine, d_fine, stream);
 }
 
 }  // namespace

@@ -253,13 +253,9 @@ class MsmCudaBackend final : public PotentialBackend {
     if (!prepared_) throw UsageError("CUDA msm: compute() before prepare()");
     const std::size_t plane = grid_.plane_points();
     const auto planes = static_cast<std::size_t>(slab.z_count);
-    const std::size_t n = plane * planes;
-
     ScopedDevice scoped(device_.ordinal);
     const detail::StreamView stream = stream_->view();
-    slab_.fit("CUDA msm", slab, grid_);
-    if (detail::debug_sync_enabled())  // NaN bytes: a point the kernel forgets shows up
-      DCS_CUDA_CHECK(cudaMemsetAsync(slab_.values.data(), 0xff, n * sizeof(float), stream.get()));
+    const std::size_t n = slab_.begin("CUDA msm", slab, grid_, false, stream);
 
     start_->record(stream);
     detail::MsmSlabLaunch l = launch_;

@@ -104,20 +104,32 @@ __device__ __forceinline__ void atomic_max_double(double* address, double value)
               static_cast<unsigned long long>(bits));
 }
 
-/// Statistics of n floats (the map). Never writes to `values`.
-struct StatsReduction {
-  using Accum = StatsAccum;
-  using Thread = ThreadStats;
+/// The n floats a reduction policy of floats reads, never writes: one element into a thread's
+/// partial (add), or four (load_vector).
+struct FloatInput {
   const float* __restrict__ values;
   std::size_t n;
 
-  __device__ __forceinline__ void add(Thread& t, std::size_t index) const { t.add(values[index]); }
+  template <class Thread>
+  __device__ __forceinline__ void add(Thread& t, std::size_t index) const {
+    t.add(values[index]);
+  }
   /// Elements first .. first+3, where values + first is 16-byte aligned. Loading and adding are
   /// separate so that a kernel can put several loads in flight before the first use.
   using Vector = float4;
   __device__ __forceinline__ Vector load_vector(std::size_t first) const {
     return *reinterpret_cast<const float4*>(values + first);
   }
+  /// Number of leading elements before values+head is 16-byte aligned (0..3); the vector loop
+  /// covers [head, head + 4*num_vectors).
+  std::size_t vector_head() const noexcept { return aligned_float_head(values); }
+};
+
+/// Statistics of n floats (the map).
+struct StatsReduction : FloatInput {
+  using Accum = StatsAccum;
+  using Thread = ThreadStats;
+
   __device__ __forceinline__ static void add_vector(Thread& t, const Vector& q) {
     t.add(q.x);
     t.add(q.y);
@@ -140,16 +152,12 @@ struct StatsReduction {
     atomicAdd(reinterpret_cast<unsigned long long*>(&target->nonfinite),
               static_cast<unsigned long long>(v.nonfinite));
   }
-  /// Number of leading elements before values+head is 16-byte aligned (0..3); the vector loop
-  /// covers [head, head + 4*num_vectors).
-  std::size_t vector_head() const noexcept { return aligned_float_head(values); }
 };
 static_assert(sizeof(std::uint64_t) == sizeof(unsigned long long));
 
 /// As StatsReduction, with the float-per-float4 thread partial (benchmark ablation only).
 struct StatsReductionF32x4 : StatsReduction {
   using Thread = ThreadStatsF32x4;
-  __device__ __forceinline__ void add(Thread& t, std::size_t index) const { t.add(values[index]); }
   __device__ __forceinline__ static void add_vector(Thread& t, const Vector& q) { t.add4(q); }
   __device__ static Accum to_accum(const Thread& t) { return to_stats_accum(t); }
 };
@@ -255,17 +263,10 @@ struct ThreadSum {
   __device__ __forceinline__ void add(float value) { sum += value; }
 };
 
-struct SumReduction {
+struct SumReduction : FloatInput {
   using Accum = float;
   using Thread = ThreadSum;
-  const float* __restrict__ values;
-  std::size_t n;
 
-  __device__ __forceinline__ void add(Thread& t, std::size_t index) const { t.add(values[index]); }
-  using Vector = float4;
-  __device__ __forceinline__ Vector load_vector(std::size_t first) const {
-    return *reinterpret_cast<const float4*>(values + first);
-  }
   __device__ __forceinline__ static void add_vector(Thread& t, const Vector& q) {
     t.sum += (q.x + q.y) + (q.z + q.w);
   }
@@ -273,7 +274,6 @@ struct SumReduction {
   __device__ static Accum identity() { return 0.0f; }
   __device__ static Accum combine(Accum a, Accum b) { return a + b; }
   __device__ static void atomic_merge(Accum* target, Accum v) { atomicAdd(target, v); }
-  std::size_t vector_head() const noexcept { return aligned_float_head(values); }
 };
 
 /// The binary operator of a policy as a functor (what the block and warp algorithms take).

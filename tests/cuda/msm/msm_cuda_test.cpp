@@ -26,12 +26,11 @@
 #include "dcs/msm.hpp"
 #include "dcs/msm_plan.hpp"
 #include "dcs/parallel.hpp"
+#include "msm_cases.hpp"
 #include "test_systems.hpp"
 
 namespace dcs::test {
 namespace {
-
-constexpr double kTargets[] = {1e-2, 1e-3, 1e-4, 1e-5};
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -48,18 +47,6 @@ std::unique_ptr<PotentialBackend> cpu_msm(const MsmParameters& parameters) {
   return make_msm_backend(make_cpu_fast_backend(options), parameters, options);
 }
 
-/// rms(a - b) / rms(b): the error MSM's targets are stated in.
-template <class T>
-double relative_rms(const std::vector<float>& computed, const std::vector<T>& reference) {
-  double diff = 0.0, norm = 0.0;
-  for (std::size_t p = 0; p < computed.size(); ++p) {
-    const double d = static_cast<double>(computed[p]) - static_cast<double>(reference[p]);
-    diff += d * d;
-    norm += static_cast<double>(reference[p]) * static_cast<double>(reference[p]);
-  }
-  return std::sqrt(diff / norm);
-}
-
 /// max|a - b| / max|b|.
 double relative_max(const std::vector<float>& computed, const std::vector<float>& reference) {
   double worst = 0.0, peak = 0.0;
@@ -68,12 +55,6 @@ double relative_max(const std::vector<float>& computed, const std::vector<float>
     peak = std::max(peak, std::fabs(static_cast<double>(reference[p])));
   }
   return worst / peak;
-}
-
-GridSpec default_grid(const System& system, std::int64_t n) {
-  GridRequest request;
-  request.counts = std::array<std::int64_t, 3>{n, n, n};
-  return make_grid(system, request);
 }
 
 class MsmCuda : public ::testing::Test {
@@ -133,41 +114,15 @@ System tiled_molecules(std::size_t atoms, double density) {
 
 // --- Accuracy: GPU vs CPU MSM vs the float64 reference ----------------------------------------
 
-struct Molecule {
-  std::string name, path;
-  bool apbs = false;
-  std::int64_t grid = 0;
-};
-
-const Molecule kMolecules[] = {
+const MsmMoleculeCase kMolecules[] = {
     {"2lzt", std::string(DCS_SOURCE_DIR) + "/data/2lzt.pqr", false, 65},
     {"hca", "examples/hca-bind/hca.pqr", true, 65},
 };
 
-struct Case {
-  System system;
-  GridSpec grid;
-  std::vector<double> reference;
-};
-
-const Case* load_case(const Molecule& molecule) {
-  static std::map<std::string, Case> cache;
-  if (auto found = cache.find(molecule.name); found != cache.end()) return &found->second;
-  const std::string path = molecule.apbs ? apbs_data_dir() + "/" + molecule.path : molecule.path;
-  std::FILE* probe = std::fopen(path.c_str(), "r");
-  if (probe == nullptr) return nullptr;
-  std::fclose(probe);
-  Case c;
-  c.system = read_pqr_fixture(path);
-  c.grid = default_grid(c.system, molecule.grid);
-  c.reference = reference_grid(c.system, c.grid, Physics{});
-  return &cache.emplace(molecule.name, std::move(c)).first->second;
-}
-
-void check_molecule(const Molecule& molecule) {
-  const Case* c = load_case(molecule);
+void check_molecule(const MsmMoleculeCase& molecule) {
+  const MsmLoadedCase* c = load_msm_case(molecule);
   if (c == nullptr) GTEST_SKIP() << molecule.path << " is not installed under " << apbs_data_dir();
-  for (const double target : kTargets) {
+  for (const double target : kMsmTargets) {
     const MsmParameters parameters = msm_parameters(target);
     auto gpu = gpu_msm(parameters);
     auto cpu = cpu_msm(parameters);
@@ -226,7 +181,7 @@ constexpr double kLatticeTolerance = 1e-11;
 void check_lattice(const System& system, const GridSpec& grid, const std::string& label,
                    int min_levels = 1) {
   ThreadPool pool(0);
-  for (const double target : kTargets) {
+  for (const double target : kMsmTargets) {
     const MsmParameters parameters = msm_parameters(target);
     auto gpu = gpu_msm(parameters);
     gpu->prepare(system, grid, Physics{});
@@ -243,13 +198,13 @@ void check_lattice(const System& system, const GridSpec& grid, const std::string
 }
 
 TEST_F(MsmCuda, LatticeMatchesTheCpuOn2lzt) {
-  const Case* c = load_case(kMolecules[0]);
+  const MsmLoadedCase* c = load_msm_case(kMolecules[0]);
   ASSERT_NE(c, nullptr);
   check_lattice(c->system, c->grid, "2lzt");
 }
 
 TEST_F(MsmCuda, LatticeMatchesTheCpuOnApbsHca) {
-  const Case* c = load_case(kMolecules[1]);
+  const MsmLoadedCase* c = load_msm_case(kMolecules[1]);
   if (c == nullptr) GTEST_SKIP() << kMolecules[1].path << " is not installed";
   check_lattice(c->system, c->grid, "hca");
 }
@@ -283,7 +238,7 @@ TEST_F(MsmCuda, LatticeIsTheSameBitsTiledOrDirectAndOnEveryRun) {
   const System system = tiled_molecules(30000, 0.1);
   const GridSpec grid = default_grid(system, 64);
   const bool two = cuda::cuda_devices().size() >= 2;
-  for (const double target : kTargets) {
+  for (const double target : kMsmTargets) {
     const MsmLatticeValues tiled = device_lattice(system, grid, target, 0, false);
     const MsmLatticeValues direct = device_lattice(system, grid, target, 0, true);
     const MsmLatticeValues again = device_lattice(system, grid, target, 0, false);
@@ -304,7 +259,7 @@ TEST_F(MsmCuda, OneChargeGivesQOverR) {
   request.counts = std::array<std::int64_t, 3>{41, 41, 41};
   const GridSpec grid = make_grid(system, request);
   const std::vector<double> reference = reference_grid(system, grid, Physics{});
-  for (const double target : kTargets) {
+  for (const double target : kMsmTargets) {
     auto gpu = gpu_msm(msm_parameters(target));
     const std::vector<float> map = compute_grid(*gpu, system, grid, Physics{});
     const double error = relative_rms(map, reference);

@@ -25,15 +25,8 @@ import numpy as np
 import vtk
 from vtk.util.numpy_support import vtk_to_numpy
 
-
-def fail(message):
-    print(f"point_formats: FAIL: {message}")
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "support"))
+from verdict import check  # noqa: E402
 
 
 def sphere():
