@@ -15,6 +15,7 @@
 #include "dcs/msm.hpp"
 #include "dcs/presets.hpp"
 #include "dcs/timer.hpp"
+#include "msm_cost.hpp"
 #include "validation.hpp"
 
 namespace dcs::pipeline {
@@ -109,7 +110,7 @@ void refuse_nonfinite(const GridStats& stats) {
                     stats.nonfinite, stats.count));
 }
 
-MethodInfo method_info(const RunConfig& config) {
+MethodInfo method_info(const RunConfig& config, const System& system, const GridSpec& grid) {
   MethodInfo m;
   m.method = config.method;
   if (config.method != Method::kMsm) return m;
@@ -119,6 +120,9 @@ MethodInfo method_info(const RunConfig& config) {
   m.order = p.order;
   m.split = p.split;
   m.target = p.target;
+  const MsmWork work = msm_run_work(config, system, grid, config.msm_error);
+  m.estimated_work = work.msm();
+  m.estimated_exact_work = work.exact;
   return m;
 }
 
@@ -264,7 +268,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   MapMetadata& meta = result.metadata;
   meta.stats = finalize(combined_stats(report.plane_stats));
   refuse_nonfinite(meta.stats);
-  meta.method = method_info(config);
+  meta.method = method_info(config, job.in.system, job.in.grid);
   if (traits(config.method).measures_error && !measures_method_error(config))
     log().warn(
         "--method msm: the error of a trajectory's mean map is not measured (it is the mean of "

@@ -25,8 +25,9 @@ std::vector<MapSink*> begin_sinks(const std::vector<std::unique_ptr<MapSink>>& s
 /// prevent any): every map run refuses to finish one.
 void refuse_nonfinite(const GridStats& stats);
 
-/// --method and its parameters for the metadata (the error is measured later).
-MethodInfo method_info(const RunConfig& config);
+/// --method and its parameters for the metadata, with msm's and exact's estimated work on
+/// `system` and `grid` (the error is measured later).
+MethodInfo method_info(const RunConfig& config, const System& system, const GridSpec& grid);
 
 /// --validate (against the tolerance) and msm's error (against its target) on `sample`, into
 /// meta.validation and meta.method (method_info() first); logs each and throws
