@@ -1,6 +1,7 @@
 // Whether --method msm is worth it for a run (msm_cost.hpp).
 #include "msm_cost.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include <fmt/format.h>

@@ -125,7 +125,7 @@ MsmWork msm_work(const MsmParameters& parameters, const MsmBox& box, const GridS
                  std::size_t atoms, std::size_t check_points);
 
 /// How much slower msm may be estimated before dcs says so: the model's measured error (within
-/// 0.70-1.79x the measured ratio on the calibration runs, libdcs/src/msm/work.cpp) covered.
+/// 0.58-1.79x the measured ratio on the calibration runs, libdcs/src/msm/work.cpp) covered.
 inline constexpr double kMsmSlowerMargin = 2.0;
 
 /// The refusal of a box too large for msm: what it needs (`need` bytes, `what`), the box that

@@ -9,16 +9,18 @@
 // boxes (8k-40k atoms in 30 A), 33^3-97^3, --msm-error 1e-3 to 1e-5: each phase's time
 // (provenance: upload = prepare, compute = slabs, validate = the check) over its count, in the
 // exact kernel's seconds per pair of the same case; weights fitted by least squares on the
-// relative error. The whole estimate's msm/exact was 0.70-1.79x the measured one over 15 runs
-// (a shared 2-core machine, load 4-7): kMsmSlowerMargin (2) covers the overestimates, so a
-// warning means msm measured slower. Calibrated on the CPU; the GPU's ratios are not measured.
+// relative error. The whole estimate's msm/exact was 0.58-1.79x the measured one over two
+// passes of 15 runs (a shared 2-core machine, load 2-7): kMsmSlowerMargin (2) covers the
+// overestimates, so a warning means msm measured slower. Calibrated on the CPU; the GPU's
+// ratios are not measured.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numbers>
+#include <vector>
 
 #include "dcs/msm_plan.hpp"
 #include "fft_convolution.hpp"
-#include "splitting.hpp"
 
 namespace dcs {
 namespace {
@@ -28,7 +30,7 @@ namespace {
 // which also carries each point's share of its row and block (the candidates' gather, the
 // lattice line); a multiply-add of the lattice work (strided, FFT butterflies); a float64 pair
 // of the error check (the reference sum, not vectorised). Fitted by least squares on relative
-// error over the ten runs of the bench note.
+// error over a first pass of the bench note's cases.
 constexpr double kShortRangePair = 11.0;
 constexpr double kInterpolationMultiplyAdd = 42.0;
 constexpr double kLatticeMultiplyAdd = 3.4;
