@@ -170,7 +170,10 @@ void write_method(hid_t file, const MethodInfo& method, const Writer& w) {
   w.count(group.get(), "points", method.points);
   w.boolean(group.get(), "all_points", method.all_points);
   write_numbers(group.get(),
-                {{"rms_rel_error", method.rms_rel_error}, {"max_rel_error", method.max_rel_error}},
+                {{"rms_rel_error", method.rms_rel_error},
+                 {"max_rel_error", method.max_rel_error},
+                 {"estimated_work", method.estimated_work},
+                 {"estimated_exact_work", method.estimated_exact_work}},
                 w);
   w.boolean(group.get(), "met", method.met);
 }

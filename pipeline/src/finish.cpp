@@ -16,6 +16,7 @@
 #include "dcs/periodic/ewald_backend.hpp"
 #include "dcs/presets.hpp"
 #include "dcs/timer.hpp"
+#include "msm_cost.hpp"
 #include "validation.hpp"
 
 namespace dcs::pipeline {
@@ -136,6 +137,9 @@ MethodInfo method_info(const RunConfig& config, const System& system, const Grid
   m.order = p.order;
   m.split = p.split;
   m.target = p.target;
+  const MsmWork work = msm_run_work(config, system, grid, config.msm_error);
+  m.estimated_work = work.msm();
+  m.estimated_exact_work = work.exact;
   return m;
 }
 

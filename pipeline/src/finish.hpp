@@ -25,8 +25,9 @@ std::vector<MapSink*> begin_sinks(const std::vector<std::unique_ptr<MapSink>>& s
 /// prevent any): every map run refuses to finish one.
 void refuse_nonfinite(const GridStats& stats);
 
-/// --method and its parameters for the metadata (the error is measured later); ewald's depend
-/// on the cell of `system` and whether `grid` tiles it.
+/// --method and its parameters for the metadata (the error is measured later): msm's and
+/// exact's estimated work on `system` and `grid`; ewald's parameters depend on the cell of
+/// `system` and whether `grid` tiles it.
 MethodInfo method_info(const RunConfig& config, const System& system, const GridSpec& grid);
 
 /// --validate (against the tolerance) and msm's error (against its target) on `sample`, into

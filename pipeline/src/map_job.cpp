@@ -24,6 +24,7 @@
 #include "dcs/timer.hpp"
 #include "dcs/version.hpp"
 #include "finish.hpp"
+#include "msm_cost.hpp"
 #include "sample_sink.hpp"
 #include "slab_plan.hpp"
 #include "validation.hpp"
@@ -431,6 +432,7 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers, E
                        ProgressSink* progress) {
   const auto start = job.start;
   check_agreement(executor, config, job);
+  if (executor.leads()) warn_if_msm_slower(config, job.in.system, job.in.grid);
   if (config.null_output) return run_without_output(config, job.in, workers, progress, start);
 
   decide(executor, job, [&] {

@@ -256,6 +256,41 @@ def msm_interrupted_then_resumed_same_bytes(tmp):
         raise AssertionError("the resumed msm map differs from the uninterrupted one")
 
 
+@case
+def msm_says_when_it_is_expected_slower_than_exact(tmp):
+    """Issue 38 item 10, scaled down: many atoms in a small box at --msm-error 1e-5 is estimated
+    slower than exact by more than the margin: a warning with both estimates and the advice,
+    and the estimates in /method. 2lzt on 97^3 at the default target: no warning."""
+    import random
+    rng = random.Random(1)
+    dense = os.path.join(tmp, "dense.xyzq")
+    with open(dense, "w") as f:
+        for _ in range(8000):
+            f.write(" ".join(f"{rng.uniform(0, 20):.3f}" for _ in range(3)) +
+                    f" {rng.uniform(-0.5, 0.5):.4f}\n")
+    out = os.path.join(tmp, "dense.h5")
+    proc = run(["--atoms", dense, "--grid", "33", "--device", "cpu", "-o", out,
+                "--method", "msm", "--msm-error", "1e-5"], tmp, 0)
+    warning = [l for l in proc.stderr.splitlines() if "expected to take about" in l]
+    if not warning or "--method exact" not in warning[0] or "pair evaluations" not in warning[0]:
+        raise AssertionError(f"no slower-than-exact warning:\n{proc.stderr}")
+    print(warning[0])
+    with h5py.File(out, "r") as f:
+        m = f["method"].attrs
+        exact, work = float(m["estimated_exact_work"]), float(m["estimated_work"])
+    if exact != 8000 * 33 ** 3 or not work > 2 * exact:
+        raise AssertionError(f"/method estimates: msm {work}, exact {exact}")
+    out = os.path.join(tmp, "default.h5")
+    proc = run(["--atoms", MOLECULE, "--grid", "97", "--device", "cpu", "-o", out,
+                "--method", "msm"], tmp, 0)
+    if "expected to take about" in proc.stderr:
+        raise AssertionError(f"warned on the default target:\n{proc.stderr}")
+    with h5py.File(out, "r") as f:
+        m = f["method"].attrs
+        if not 0 < float(m["estimated_work"]) < 2 * float(m["estimated_exact_work"]):
+            raise AssertionError(f"/method estimates: {dict(m)}")
+
+
 def main():
     name = sys.argv[3]
     with tempfile.TemporaryDirectory() as tmp:

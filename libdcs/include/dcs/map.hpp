@@ -93,6 +93,9 @@ struct MethodInfo {
   double rms_rel_error = 0.0;  ///< rms(V - V_exact) / rms(V_exact) over the points
   double max_rel_error = 0.0;  ///< max|V - V_exact| / max|V| of the map (as --validate)
   bool met = false;            ///< rms_rel_error <= target
+  /// Work estimated before the run (dcs/msm_plan.hpp: msm_work), in exact pair evaluations:
+  /// this msm's, and the exact method's on the same atoms and grid.
+  double estimated_work = 0.0, estimated_exact_work = 0.0;
 };
 
 struct MapMetadata {

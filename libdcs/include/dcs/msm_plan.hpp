@@ -107,6 +107,27 @@ struct MsmMemory {
 MsmMemory msm_memory(const MsmParameters& parameters, const MsmBox& box, const GridSpec& grid,
                      unsigned threads);
 
+/// The work of one map by either method, in units of one exact pair evaluation (the CPU exact
+/// kernel's, one thread), from the plan's sizes alone (libdcs/src/msm/work.cpp has the weights
+/// and their measured accuracy). exact: atoms x points. msm: the short-range pairs (the atoms
+/// within the cutoff of each point's row block, from the bins' density), the interpolation
+/// (points x order and rows x order^2 x the finest lattice's x extent), the levels (anterpolation,
+/// atoms x order^3, each level's lattice sum, stencil or FFT as lattice.cpp chooses, and the
+/// transfers), the top level's and the error check's float64 sample.
+struct MsmWork {
+  double exact = 0.0;
+  double short_range = 0.0, interpolation = 0.0, levels = 0.0, top = 0.0, check = 0.0;
+  double msm() const noexcept { return short_range + interpolation + levels + top + check; }
+};
+/// `atoms`: every atom (exact's count); `check_points`: the points msm's error check compares
+/// with the float64 direct sum (0: none, or the same --validate sample for both methods).
+MsmWork msm_work(const MsmParameters& parameters, const MsmBox& box, const GridSpec& grid,
+                 std::size_t atoms, std::size_t check_points);
+
+/// How much slower msm may be estimated before dcs says so: the model's measured error (within
+/// 0.58-1.79x the measured ratio on the calibration runs, libdcs/src/msm/work.cpp) covered.
+inline constexpr double kMsmSlowerMargin = 2.0;
+
 /// The refusal of a box too large for msm: what it needs (`need` bytes, `what`), the box that
 /// sets it and what to do, after `have` ("--memory-limit allows 100 MiB").
 std::string msm_too_large(const MsmParameters& parameters, const MsmBox& box, double need,
