@@ -33,28 +33,14 @@ except ImportError as missing:
     print(f"SKIPPED: {missing} (the venv of scripts/setup-md.sh has h5py and numpy)")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from map_files import grid_points  # noqa: E402
+from verdict import check, dcs, fail  # noqa: E402
+
 warnings.filterwarnings("ignore")
 TOLERANCE = 1e-5  # relative RMS against the float64 Ewald sum (--ewald-error's default)
 CASES = {}
 case = lambda function: CASES.setdefault(function.__name__, function)  # noqa: E731
-
-
-def fail(message):
-    print(f"FAIL: {message}")
-    sys.exit(1)
-
-
-def check(condition, message):
-    if not condition:
-        fail(message)
-
-
-def dcs(args, *options, rc=0, env=None):
-    run = subprocess.run([args.dcs, *options, "--no-progress"], capture_output=True, text=True,
-                         env=env)
-    if run.returncode != rc:
-        fail(f"dcs {' '.join(options)}: exit {run.returncode} (expected {rc})\n{run.stderr}")
-    return run
 
 
 def oracle(args, work, dimensions, positions, charges, points):
@@ -71,16 +57,6 @@ def oracle(args, work, dimensions, positions, charges, points):
                          text=True)
     check(run.returncode == 0, f"periodic_dump: {run.stderr}")
     return np.fromfile(values, dtype="<f8")
-
-
-def grid_points(h5):
-    pot = h5["potential"]
-    nz, ny, nx = pot.shape
-    origin = np.array(pot.attrs["origin"], dtype=np.float64)
-    spacing = np.array(pot.attrs["spacing"], dtype=np.float64)
-    z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
-    return np.stack([origin[0] + x * spacing[0], origin[1] + y * spacing[1],
-                     origin[2] + z * spacing[2]], axis=-1).reshape(-1, 3)
 
 
 def relative_rms(values, reference):

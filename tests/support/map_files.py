@@ -28,3 +28,15 @@ def assert_same_map(a, b):
     for key in sa:
         if np.asarray(sa[key]).tobytes() != np.asarray(sb[key]).tobytes():
             raise AssertionError(f"{a} and {b}: statistics {key} {sa[key]!r} != {sb[key]!r}")
+
+
+def grid_points(h5):
+    """Every grid point's (x, y, z) in Å, z slowest, as /potential stores the values (an open
+    h5py file)."""
+    pot = h5["potential"]
+    nz, ny, nx = pot.shape
+    origin = np.array(pot.attrs["origin"], dtype=np.float64)
+    spacing = np.array(pot.attrs["spacing"], dtype=np.float64)
+    z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
+    return np.stack([origin[0] + x * spacing[0], origin[1] + y * spacing[1],
+                     origin[2] + z * spacing[2]], axis=-1).reshape(-1, 3)

@@ -35,30 +35,14 @@ import numpy as np  # noqa: E402
 from MDAnalysis.analysis import align  # noqa: E402
 from case_main import cases_of, run_case  # noqa: E402
 from distances import squared_distances  # noqa: E402
-from verdict import check, fail  # noqa: E402
+from map_files import grid_points  # noqa: E402
+from verdict import check, dcs, fail  # noqa: E402
 
 TOLERANCE = 1e-5  # of max|V|, the specification of float32 paths
 # The kill -9 cases' grid: 40^3 points, 98 frames on one thread, a couple of seconds a run. Under
 # the sanitizers (DCS_TEST_SANITIZED=1, the "sanitize" test preset) the binary is about 10 times
 # slower: 28^3 (a third of the points) keeps each run far longer than the 1 s before the kill.
 KILL_GRID = "28" if os.environ.get("DCS_TEST_SANITIZED") == "1" else "40"
-
-
-def dcs(args, *options, rc=0):
-    run = subprocess.run([args.dcs, *options, "--no-progress"], capture_output=True, text=True)
-    if run.returncode != rc:
-        fail(f"dcs {' '.join(options)}: exit {run.returncode} (expected {rc})\n{run.stderr}")
-    return run
-
-
-def grid_points(h5):
-    pot = h5["potential"]
-    nz, ny, nx = pot.shape
-    origin = np.array(pot.attrs["origin"], dtype=np.float64)
-    spacing = np.array(pot.attrs["spacing"], dtype=np.float64)
-    z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
-    return np.stack([origin[0] + x * spacing[0], origin[1] + y * spacing[1],
-                     origin[2] + z * spacing[2]], axis=-1).reshape(-1, 3)
 
 
 def potential(points, positions, charges, factor, r_min):
