@@ -29,9 +29,19 @@ trap 'rm -rf "$work"' EXIT
 if [[ -n "${DCS_CHEMFILES_SDIST:-}" ]]; then
   cp "$DCS_CHEMFILES_SDIST" "$work/chemfiles-$version.tar.gz"
 else
-  "${DCS_CHEMFILES_PYTHON:-python3}" -m pip download -q --disable-pip-version-check --no-deps \
-    --no-binary chemfiles \
-    "chemfiles==$version" -d "$work" >&2
+  # An interpreter with pip: the one asked for, else python3. Under `pip install .` the
+  # configure passes the build's own interpreter, whose isolated environment hides pip
+  # (PYTHONPATH points into pip's overlay): each candidate is tried without it.
+  pip_python=""
+  for candidate in "${DCS_CHEMFILES_PYTHON:-}" python3 /usr/bin/python3; do
+    if [[ -n "$candidate" ]] && env -u PYTHONPATH -u PYTHONNOUSERSITE "$candidate" -c "import pip" 2>/dev/null; then
+      pip_python="$candidate"
+      break
+    fi
+  done
+  [[ -n "$pip_python" ]] || { echo "setup-chemfiles: no Python with pip to download chemfiles' source (apt install python3-pip)" >&2; exit 1; }
+  env -u PYTHONPATH -u PYTHONNOUSERSITE "$pip_python" -m pip download -q --disable-pip-version-check \
+    --no-deps --no-binary chemfiles "chemfiles==$version" -d "$work" >&2
 fi
 tar -xzf "$work/chemfiles-$version.tar.gz" -C "$work"
 for p in scripts/chemfiles-patches/*.patch; do
