@@ -51,7 +51,9 @@ def points_beyond_the_memory_limit_are_refused(tmp):
     for needle in (f"many.txt: {count} points would need about", "--memory-limit allows 100.0 MiB",
                    "bytes a point", "points fit; split the points over several runs"):
         assert_in(needle, proc.stderr)
-    if took > 20 or peak > 100:
+    # Under ASan (SANITIZED) shadow memory and quarantine inflate the peak RSS by design (as for
+    # pipeline.memory_limit_bounds_the_resident_set): the bound is checked in the plain run.
+    if took > 20 or (peak > 100 and not SANITIZED):
         raise AssertionError(f"took {took:.1f} s, peak RSS {peak:.0f} MiB\n{proc.stderr}")
     assert outputs(tmp) == [], outputs(tmp)
 
@@ -66,7 +68,7 @@ def points_within_the_memory_limit_run(tmp):
     with open(os.path.join(tmp, "some.csv")) as table:
         rows = sum(1 for line in table if line[:1] not in "#x")
     assert rows == 200_000, rows
-    if peak > 100:
+    if peak > 100 and not SANITIZED:  # ASan inflates the peak RSS: checked in the plain run
         raise AssertionError(f"peak RSS {peak:.0f} MiB under --memory-limit 100M")
 
 

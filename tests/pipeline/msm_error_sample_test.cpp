@@ -115,7 +115,9 @@ TEST(MsmErrorSample, ReportedRelativeRmsIsTheMapWideOne) {
               m.method.rms_rel_error, static_cast<unsigned long long>(m.method.points),
               grid.points(), m.whole, m.method.rms_rel_error / m.whole);
   EXPECT_FALSE(m.method.all_points);
-  EXPECT_GE(m.method.points, 4000u);  // the uniform draws, without the corners and extremes
+  // The uniform draws, without the corners and extremes: ~4086 draws, fewer once repeats are
+  // merged (3892 of the 43,890 points of the coarser grid under ASan).
+  EXPECT_GE(m.method.points, 3800u);
   EXPECT_LE(m.method.points, kMethodCheckPoints);
   EXPECT_GT(m.method.rms_rel_error, m.whole / kFactor);
   EXPECT_LT(m.method.rms_rel_error, m.whole * kFactor);
