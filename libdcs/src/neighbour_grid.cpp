@@ -41,6 +41,12 @@ NeighbourGrid::NeighbourGrid(std::span<const Vec3> points, double cutoff, const 
     if (finite(p)) kept.push_back(cell.is_periodic() ? cell.wrap(p) : p);
   // Bin counts: as many bins as fit at least `reach` wide along each direction.
   if (cell.is_periodic()) {
+    // No minimum image is longer than half the sum of the cell vectors' lengths: from there on
+    // every point is within the cutoff (and the bins a query would visit are not counted).
+    double half_sum = 0.0;
+    for (int i = 0; i < 3; ++i)
+      half_sum += 0.5 * std::sqrt(dot(cell.vectors()[i], cell.vectors()[i]));
+    everything_ = cutoff >= half_sum;
     for (int i = 0; i < 3; ++i) {
       const double spacing = 1.0 / std::sqrt(dot(cell.reciprocal()[i], cell.reciprocal()[i]));
       const double fit = reach > 0.0 ? std::floor(spacing / reach) : double(kMaxPerAxis);
@@ -51,7 +57,7 @@ NeighbourGrid::NeighbourGrid(std::span<const Vec3> points, double cutoff, const 
     for (int i = 0; i < 3; ++i) {
       const double spacing = 1.0 / std::sqrt(dot(cell.reciprocal()[i], cell.reciprocal()[i]));
       const double width = spacing / static_cast<double>(counts_[i]);
-      reach_[i] = std::max(1LL, static_cast<long long>(std::ceil(reach / width)));
+      if (!everything_) reach_[i] = std::max(1LL, static_cast<long long>(std::ceil(reach / width)));
     }
   } else {
     Vec3 high{};
@@ -62,7 +68,8 @@ NeighbourGrid::NeighbourGrid(std::span<const Vec3> points, double cutoff, const 
     for (int i = 0; i < 3; ++i) {
       const double extent = high[i] - low_[i];
       width_[i] = std::max({reach, extent / double(kMaxPerAxis), 1e-6});
-      counts_[i] = static_cast<long long>(std::floor(extent / width_[i])) + 1;
+      const double fit = std::floor(extent / width_[i]);
+      counts_[i] = std::isfinite(fit) ? static_cast<long long>(fit) + 1 : 1;  // inf: one bin
     }
     const std::array<long long, 3> before = counts_;
     cap_bins(counts_, cap);
@@ -93,6 +100,7 @@ NeighbourGrid::NeighbourGrid(std::span<const Vec3> points, double cutoff, const 
 
 bool NeighbourGrid::any_within(const Vec3& q) const {
   if (!finite(q) || points_.empty()) return false;
+  if (everything_) return true;
   return cell_.is_periodic() ? any_within_periodic(q) : any_within_open(q);
 }
 
@@ -131,8 +139,9 @@ bool NeighbourGrid::any_within_open(const Vec3& q) const {
   std::array<long long, 3> home{};
   for (int i = 0; i < 3; ++i) {
     const double f = std::floor((q[i] - low_[i]) / width_[i]);
+    if (counts_[i] == 1) continue;  // one bin: every point is a candidate
     // A point within the cutoff is at most one bin away: farther queries find nothing.
-    if (f < -1.0 || f > double(counts_[i])) return false;
+    if (!(f >= -1.0 && f <= double(counts_[i]))) return false;
     home[i] = static_cast<long long>(f);
   }
   std::array<long long, 3> b{};

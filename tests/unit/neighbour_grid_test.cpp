@@ -100,6 +100,21 @@ TEST(NeighbourGrid, ImagesAcrossTheBoundary) {
   EXPECT_FALSE(open.any_within({19.5, 10.0, 10.0}));
 }
 
+TEST(NeighbourGrid, HugeCutoffsAndCoordinatesStayBounded) {
+  // A cutoff beyond any minimum image: every point is near, without visiting 10^300 bins.
+  const UnitCell skewed = UnitCell::from_lengths_angles({20.0, 25.0, 30.0}, {70.0, 110.0, 50.0});
+  const std::vector<Vec3> points = {{1.0, 2.0, 3.0}, {-40.0, 7.0, 90.0}};
+  for (const UnitCell& cell : {skewed, UnitCell()}) {
+    const NeighbourGrid grid(points, 1e300, cell);
+    EXPECT_TRUE(grid.any_within({1e5, -3e5, 7.0}));
+  }
+  // Coordinates far apart: one bin along the overflowing axis, answers still right.
+  const NeighbourGrid spread(std::vector<Vec3>{{-1e308, 0.0, 0.0}, {1e308, 0.0, 0.0}}, 1.0,
+                             UnitCell());
+  EXPECT_TRUE(spread.any_within({1e308, 0.5, 0.0}));
+  EXPECT_FALSE(spread.any_within({0.0, 0.0, 0.0}));
+}
+
 TEST(NeighbourGrid, NonFiniteCoordinatesAreNeverNear) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();

@@ -56,6 +56,8 @@ TEST(SelectionDistance, AroundUsesTheNearestImageAndExcludesItsOwnAtoms) {
   EXPECT_EQ(sel("around 1.5 index 0"), (V{1, 2, 5}));  // 1.5 Å exactly: within (<=)
   EXPECT_EQ(sel("around 1.4999 index 0"), (V{1, 5}));
   EXPECT_EQ(sel("around 100 index 4"), (V{0, 1, 2, 3, 5}));  // never itself
+  EXPECT_EQ(sel("around 1e300 index 4"), (V{0, 1, 2, 3, 5}));
+  EXPECT_EQ(sel("around 1e300 index 4", UnitCell()), (V{0, 1, 2, 3, 5}));
   EXPECT_EQ(sel("around 2 none"), V{});
   EXPECT_EQ(sel("not around 2 resname LIG"), (V{0, 1, 3, 4}));
 }

@@ -36,6 +36,7 @@ class NeighbourGrid {
 
   UnitCell cell_;
   double cutoff2_ = 0.0;
+  bool everything_ = false;  ///< periodic, cutoff beyond any minimum image: all points near
   std::array<long long, 3> counts_{1, 1, 1};  ///< bins along each cell vector (or axis)
   std::array<long long, 3> reach_{1, 1, 1};   ///< bins a query looks at on each side
   Vec3 low_{};                                ///< open case: the bounding box's lowest corner
