@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cmath>
@@ -23,6 +24,7 @@
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/log.hpp"
+#include "dcs/parallel.hpp"
 #include "dcs/periodic/ewald_backend.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/timer.hpp"
@@ -99,7 +101,10 @@ class EwaldCudaBackend final : public PotentialBackend {
  public:
   EwaldCudaBackend(std::unique_ptr<PotentialBackend> exact,
                    const periodic::PeriodicSettings& settings, const BackendOptions& options)
-      : exact_(std::move(exact)), settings_(settings), reduction_(exact_->reduction_name()) {
+      : exact_(std::move(exact)),
+        settings_(settings),
+        pool_(resolve_threads(options.threads)),
+        reduction_(exact_->reduction_name()) {
     settings_.threads = options.threads;
     device_ = detail::query_device(options.device);
     ScopedDevice scoped(device_.ordinal);
@@ -260,6 +265,7 @@ class EwaldCudaBackend final : public PotentialBackend {
 
   std::unique_ptr<PotentialBackend> exact_;
   periodic::PeriodicSettings settings_;
+  ThreadPool pool_;
   std::string reduction_;
   DeviceInfo device_;
   std::unique_ptr<Stream> stream_;
@@ -295,20 +301,35 @@ void EwaldCudaBackend::build(const System& system, const Physics& physics, const
   const std::size_t n = system.atoms.size();
   if (n >= std::numeric_limits<std::uint32_t>::max())
     throw UsageError(fmt::format("CUDA ewald: {} atoms exceed the kernels' 32-bit indices", n));
-  std::vector<double> xyz(3 * n), q(n);
-  double total = 0.0, abs_total = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Atom& atom = system.atoms[i];
-    for (int d = 0; d < 3; ++d) xyz[3 * i + std::size_t(d)] = atom.position[std::size_t(d)];
-    q[i] = atom.charge;
-    if (!std::isfinite(atom.position[0]) || !std::isfinite(atom.position[1]) ||
-        !std::isfinite(atom.position[2]) || !std::isfinite(atom.charge))
-      throw Error(fmt::format("atom {} has a position or charge that is not a finite number", i));
-    total += atom.charge;
-    abs_total += std::fabs(atom.charge);
-  }
   const auto start = std::chrono::steady_clock::now();
   prepare_timings_ = {};
+  // The atoms as x, y, z and q arrays, converted on the pool's threads (a 1e6-atom System is
+  // ~200 MB of Atom records to stream through).
+  std::vector<double> xyz(3 * n), q(n);
+  std::atomic<bool> finite{true};
+  pool_.parallel_for(
+      n,
+      [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) {
+          const Atom& atom = system.atoms[i];
+          for (int d = 0; d < 3; ++d) xyz[3 * i + std::size_t(d)] = atom.position[std::size_t(d)];
+          q[i] = atom.charge;
+          if (!std::isfinite(atom.position[0]) || !std::isfinite(atom.position[1]) ||
+              !std::isfinite(atom.position[2]) || !std::isfinite(atom.charge))
+            finite = false;
+        }
+      },
+      16384);
+  if (!finite)
+    for (std::size_t i = 0; i < n; ++i)
+      if (!std::isfinite(q[i]) || !std::isfinite(xyz[3 * i]) || !std::isfinite(xyz[3 * i + 1]) ||
+          !std::isfinite(xyz[3 * i + 2]))
+        throw Error(fmt::format("atom {} has a position or charge that is not a finite number", i));
+  double total = 0.0, abs_total = 0.0;  // in atom order: the same sums on every run
+  for (const double charge : q) {
+    total += charge;
+    abs_total += std::fabs(charge);
+  }
   const detail::Region region =
       work_region(cell, grid, parameters_.real_cutoff * (1.0 + 1e-6) + 1e-3);
   ScopedDevice scoped(device_.ordinal);

@@ -154,8 +154,9 @@ __global__ void __launch_bounds__(kTileThreads, 4)  // 4 blocks: 72 registers, n
         for (int m = 0; m < kPointsPerThread; ++m) {
           const float dx = atom.x - pt[m][0], dy = atom.y - pt[m][1], dz = atom.z - pt[m][2];
           const float r2 = fmaf(dz, dz, fmaf(dy, dy, dx * dx));
-          // Beyond the cutoff the term adds +0: the same bits with or without the image.
-          acc[m] = fmaf(r2 < cutoff2 ? atom.w : 0.0f, pair_term(r2, p.term, min_r2), acc[m]);
+          // Beyond the cutoff nothing is added (erfc skipped): the same bits with or without
+          // the image, so the tile's pruning never changes a value.
+          if (r2 < cutoff2) acc[m] = fmaf(atom.w, pair_term(r2, p.term, min_r2), acc[m]);
         }
       }
       __syncthreads();

@@ -98,10 +98,11 @@ TEST(EwaldCudaBench, FramesPerSecond) {
     const cuda::EwaldCudaPrepareTimings p = cuda::ewald_cuda_prepare_timings(*gpu);
     const BackendTimings t = gpu->timings();
     std::printf(
-        "frame %d: %.4f s = prepare %.4f (host %.4f, binning %.4f, PME %.4f; %zu images, mesh "
+        "frame %d: %.4f s = prepare %.4f (wall %.4f: atoms converted and uploaded %.4f, binning "
+        "%.4f, PME %.4f; %zu images, mesh "
         "%zu points) + slabs %.4f (kernel %.4f, statistics %.4f, download %.4f)%s\n",
-        f, total, prepared, p.host, p.binning, p.pme, p.images, p.mesh, total - prepared, t.kernels,
-        t.statistics, t.download, f == 0 ? " [warm-up]" : "");
+        f, total, prepared, p.total, p.host, p.binning, p.pme, p.images, p.mesh, total - prepared,
+        t.kernels, t.statistics, t.download, f == 0 ? " [warm-up]" : "");
     if (f > 0) best = std::min(best, total);
     if (f == frames) {
       const double within = 4.0 / 3.0 * std::numbers::pi * std::pow(parameters.real_cutoff, 3) *
