@@ -373,8 +373,8 @@ std::vector<std::string> read_atom_list(const std::string& path) {
 }
 
 /// --periodic (= --method ewald) and --box: the method, the cell of atom files, a grid over the
-/// cell unless the user places it, every frame's cell required, and the CPU for --device auto
-/// (there is no GPU periodic path yet; check_config() refuses --device cuda).
+/// cell unless the user places it, every frame's cell required (the device as for any method:
+/// the GPUs where there are any, kernels/src/periodic).
 void set_periodic(const CLI::App& app, const RunOptions& o, RunConfig& config) {
   if (!o.box.empty() || app.count("--box") > 0) config.box = parse_box(o.box);
   if (o.periodic && app.count("--method") > 0 && config.method != Method::kEwald)

@@ -52,6 +52,56 @@ __device__ inline float pair_term(float r2, const RealTerm& t, float min_r2) {
   return erfcf(t.beta * clamped * inverse) * inverse;
 }
 
+/// Thread d < 3 of a tile: axis d of its first point (box[0]) and of its box's lower (box[1]) and
+/// upper (box[2]) corners (whole tiles, also past the grid's edge).
+__device__ inline void tile_box(const EwaldSlabLaunch& p, const int tile[3], int d,
+                                double box[3][3]) {
+  const double first =
+      p.origin[d] + tile[0] * p.step[0][d] + tile[1] * p.step[1][d] + tile[2] * p.step[2][d];
+  double lower = first, upper = first;
+  for (int axis = 0; axis < 3; ++axis) {
+    const int last = (axis == 0 ? kEwaldTileX : axis == 1 ? kEwaldTileY : kEwaldTileZ) - 1;
+    const double e = last * p.step[axis][d];
+    (e < 0.0 ? lower : upper) += e;
+  }
+  box[0][d] = first;
+  box[1][d] = lower;
+  box[2][d] = upper;
+}
+
+/// The images [begin, begin + count) of bin row (by, bz) in the x-bins within reach of the box
+/// [lo, hi]; count 0 when the whole row is out of reach.
+__device__ inline void row_span(const EwaldBins& b, const double* lo, const double* hi,
+                                double reach, int by, int bz, unsigned& begin, unsigned& count) {
+  const double side = b.side;
+  const double dy = gap(lo[1], hi[1], b.lower[1] + by * side, side);
+  const double dz = gap(lo[2], hi[2], b.lower[2] + bz * side, side);
+  const double d2 = dy * dy + dz * dz;
+  begin = count = 0;
+  if (d2 >= reach * reach) return;
+  const double rx = sqrt(reach * reach - d2);
+  const int bx0 = clamp_bin((lo[0] - rx - b.lower[0]) / side, b.n[0]);
+  const int bx1 = clamp_bin((hi[0] + rx - b.lower[0]) / side, b.n[0]);
+  const long long row = (static_cast<long long>(bz) * b.n[1] + by) * b.n[0];
+  begin = b.d_start[row + bx0];
+  count = b.d_start[row + bx1 + 1] - begin;
+}
+
+/// The g-th image listed by a batch of rows (row_begin, inclusive prefix of their counts), as a
+/// float offset from p0 and its charge.
+__device__ inline float4 listed_image(const EwaldBins& b, const unsigned* row_begin,
+                                      const unsigned* row_prefix, unsigned g, const double* p0) {
+  int row_lo = 0, row_hi = kRowsPerBatch - 1;  // the last row with prefix <= g
+  while (row_lo < row_hi) {
+    const int mid = (row_lo + row_hi + 1) >> 1;
+    if (row_prefix[mid] <= g) row_lo = mid;
+    else row_hi = mid - 1;
+  }
+  const EwaldAtom atom = b.d_atoms[row_begin[row_lo] + (g - row_prefix[row_lo])];
+  return make_float4(static_cast<float>(atom.x - p0[0]), static_cast<float>(atom.y - p0[1]),
+                     static_cast<float>(atom.z - p0[2]), atom.q);
+}
+
 __global__ void __launch_bounds__(kTileThreads, 4)  // 4 blocks: 72 registers, no spills
     ewald_slab_kernel(const EwaldSlabLaunch p, int tile_z_first) {
   __shared__ float4 sm_atoms[kChunkAtoms];
@@ -64,21 +114,7 @@ __global__ void __launch_bounds__(kTileThreads, 4)  // 4 blocks: 72 registers, n
   const int tile[3] = {static_cast<int>(blockIdx.x) * kEwaldTileX,
                        static_cast<int>(blockIdx.y) * kEwaldTileY,
                        (tile_z_first + static_cast<int>(blockIdx.z)) * kEwaldTileZ};
-  // The tile's first point and its box (whole tiles, also past the grid's edge).
-  if (thread < 3) {
-    const int d = thread;
-    const double first =
-        p.origin[d] + tile[0] * p.step[0][d] + tile[1] * p.step[1][d] + tile[2] * p.step[2][d];
-    double lower = first, upper = first;
-    for (int axis = 0; axis < 3; ++axis) {
-      const int last = (axis == 0 ? kEwaldTileX : axis == 1 ? kEwaldTileY : kEwaldTileZ) - 1;
-      const double e = last * p.step[axis][d];
-      (e < 0.0 ? lower : upper) += e;
-    }
-    sm_box[0][d] = first;
-    sm_box[1][d] = lower;
-    sm_box[2][d] = upper;
-  }
+  if (thread < 3) tile_box(p, tile, thread, sm_box);
   __syncthreads();
   const double* p0 = sm_box[0];
   const double* lo = sm_box[1];
@@ -108,20 +144,7 @@ __global__ void __launch_bounds__(kTileThreads, 4)  // 4 blocks: 72 registers, n
     {  // Each thread lists one row: its images in the x-bins within reach.
       const int r = batch + thread;
       unsigned begin = 0, count = 0;
-      if (r < rows) {
-        const int by = by0 + r % rows_y, bz = bz0 + r / rows_y;
-        const double dy = gap(lo[1], hi[1], b.lower[1] + by * side, side);
-        const double dz = gap(lo[2], hi[2], b.lower[2] + bz * side, side);
-        const double d2 = dy * dy + dz * dz;
-        if (d2 < reach * reach) {
-          const double rx = sqrt(reach * reach - d2);
-          const int bx0 = clamp_bin((lo[0] - rx - b.lower[0]) / side, b.n[0]);
-          const int bx1 = clamp_bin((hi[0] + rx - b.lower[0]) / side, b.n[0]);
-          const long long row = (static_cast<long long>(bz) * b.n[1] + by) * b.n[0];
-          begin = b.d_start[row + bx0];
-          count = b.d_start[row + bx1 + 1] - begin;
-        }
-      }
+      if (r < rows) row_span(b, lo, hi, reach, by0 + r % rows_y, bz0 + r / rows_y, begin, count);
       sm_row_begin[thread] = begin;
       sm_row_prefix[thread + 1] = count;
     }
@@ -134,19 +157,8 @@ __global__ void __launch_bounds__(kTileThreads, 4)  // 4 blocks: 72 registers, n
     const unsigned total = sm_row_prefix[kRowsPerBatch];
     for (unsigned chunk = 0; chunk < total; chunk += kChunkAtoms) {
       const unsigned in_chunk = min(total - chunk, static_cast<unsigned>(kChunkAtoms));
-      for (unsigned s = thread; s < in_chunk; s += kTileThreads) {
-        const unsigned g = chunk + s;
-        int row_lo = 0, row_hi = kRowsPerBatch - 1;  // the last row with prefix <= g
-        while (row_lo < row_hi) {
-          const int mid = (row_lo + row_hi + 1) >> 1;
-          if (sm_row_prefix[mid] <= g) row_lo = mid;
-          else row_hi = mid - 1;
-        }
-        const EwaldAtom atom = b.d_atoms[sm_row_begin[row_lo] + (g - sm_row_prefix[row_lo])];
-        sm_atoms[s] =
-            make_float4(static_cast<float>(atom.x - p0[0]), static_cast<float>(atom.y - p0[1]),
-                        static_cast<float>(atom.z - p0[2]), atom.q);
-      }
+      for (unsigned s = thread; s < in_chunk; s += kTileThreads)
+        sm_atoms[s] = listed_image(b, sm_row_begin, sm_row_prefix, chunk + s, p0);
       __syncthreads();
       for (unsigned a = 0; a < in_chunk; ++a) {
         const float4 atom = sm_atoms[a];
