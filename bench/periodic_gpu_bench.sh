@@ -8,7 +8,9 @@
 # OUT/periodic_gpu_bench.md. Decode and the file writer are not in these times (the backend's
 # frame rate, what the trajectory job calls per frame).
 # Usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR   (BUILD_DIR built with dcs_cuda_periodic_tests)
-# Environment: EWALD_BENCH_ATOMS (default "100000 1000000"), DCS_EWALD_BENCH_FRAMES (5).
+# Environment: EWALD_BENCH_ATOMS (default "100000 1000000"), DCS_EWALD_BENCH_FRAMES (5),
+# EWALD_BENCH_BIN_SIDES (default "0.5": bin sides as fractions of the cutoff, each a run with
+# DCS_EWALD_TESTING_BIN_SIDE, to compare the tiles' pruning).
 set -euo pipefail
 build="${1:?usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR}"
 out="${2:?usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR}"
@@ -25,9 +27,12 @@ report="$out/periodic_gpu_bench.md"
   echo
   echo '```'
 } >"$report"
-for atoms in ${EWALD_BENCH_ATOMS:-100000 1000000}; do
-  DCS_EWALD_BENCH=1 DCS_EWALD_BENCH_ATOMS="$atoms" "$bin" \
-    --gtest_filter='EwaldCudaBench.FramesPerSecond' 2>&1 | grep -v '^\[' | tee -a "$report"
+for side in ${EWALD_BENCH_BIN_SIDES:-0.5}; do
+  for atoms in ${EWALD_BENCH_ATOMS:-100000 1000000}; do
+    echo "bins of $side x the cutoff:" | tee -a "$report"
+    DCS_EWALD_BENCH=1 DCS_EWALD_BENCH_ATOMS="$atoms" DCS_EWALD_TESTING_BIN_SIDE="$side" "$bin" \
+      --gtest_filter='EwaldCudaBench.FramesPerSecond' 2>&1 | grep -v '^\[' | tee -a "$report"
+  done
 done
 echo '```' >>"$report"
 echo "wrote $report"

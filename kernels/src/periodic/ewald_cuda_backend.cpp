@@ -11,6 +11,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <memory>
 #include <numbers>
@@ -95,6 +96,20 @@ detail::Region work_region(const UnitCell& cell, const GridSpec* grid, double ma
     region.upper[d] += margin;
   }
   return region;
+}
+
+/// The bins' side as a fraction of the real-space cutoff: 0.5; testing aid (benchmarks of the
+/// tiles' pruning): DCS_EWALD_TESTING_BIN_SIDE="f", f in [0.2, 1]. Any side gives a point's value
+/// in one fixed order (not the same bits as another side: the order follows the bins).
+double bin_fraction() {
+  const char* text = std::getenv("DCS_EWALD_TESTING_BIN_SIDE");
+  if (text == nullptr || *text == '\0') return 0.5;
+  char* end = nullptr;
+  const double f = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(f >= 0.2 && f <= 1.0))
+    throw UsageError(
+        fmt::format("DCS_EWALD_TESTING_BIN_SIDE={} is not a number in [0.2, 1]", text));
+  return f;
 }
 
 class EwaldCudaBackend final : public PotentialBackend {
@@ -273,6 +288,7 @@ class EwaldCudaBackend final : public PotentialBackend {
   detail::ReduceWorkspace workspace_;
   periodic::EwaldParameters parameters_;
   std::size_t atoms_ = 0;
+  detail::PinnedBuffer<double> h_xyz_, h_q_;
   DeviceBuffer<double> d_positions_, d_charges_;
   DeviceBuffer<detail::EwaldAtom> d_images_;
   DeviceBuffer<std::uint32_t> d_bin_start_;
@@ -303,9 +319,12 @@ void EwaldCudaBackend::build(const System& system, const Physics& physics, const
     throw UsageError(fmt::format("CUDA ewald: {} atoms exceed the kernels' 32-bit indices", n));
   const auto start = std::chrono::steady_clock::now();
   prepare_timings_ = {};
-  // The atoms as x, y, z and q arrays, converted on the pool's threads (a 1e6-atom System is
-  // ~200 MB of Atom records to stream through).
-  std::vector<double> xyz(3 * n), q(n);
+  // The atoms as x, y, z and q arrays in pinned staging kept from frame to frame, converted on
+  // the pool's threads (a 1e6-atom System is ~200 MB of Atom records to stream through).
+  if (h_xyz_.size() < 3 * n) h_xyz_ = detail::PinnedBuffer<double>(3 * n);
+  if (h_q_.size() < n) h_q_ = detail::PinnedBuffer<double>(n);
+  double* xyz = h_xyz_.data();
+  double* q = h_q_.data();
   std::atomic<bool> finite{true};
   pool_.parallel_for(
       n,
@@ -326,9 +345,9 @@ void EwaldCudaBackend::build(const System& system, const Physics& physics, const
           !std::isfinite(xyz[3 * i + 2]))
         throw Error(fmt::format("atom {} has a position or charge that is not a finite number", i));
   double total = 0.0, abs_total = 0.0;  // in atom order: the same sums on every run
-  for (const double charge : q) {
-    total += charge;
-    abs_total += std::fabs(charge);
+  for (std::size_t i = 0; i < n; ++i) {
+    total += q[i];
+    abs_total += std::fabs(q[i]);
   }
   const detail::Region region =
       work_region(cell, grid, parameters_.real_cutoff * (1.0 + 1e-6) + 1e-3);
@@ -349,20 +368,20 @@ void EwaldCudaBackend::build(const System& system, const Physics& physics, const
   const std::size_t max_images = (free_bytes - mesh_bytes - atom_bytes) / 100;
   detail::grow_to(d_positions_, 3 * n);
   detail::grow_to(d_charges_, n);
-  d_positions_.upload(xyz.data(), 3 * n, stream);
-  d_charges_.upload(q.data(), n, stream);
+  d_positions_.upload(xyz, 3 * n, stream);
+  d_charges_.upload(q, n, stream);
   const detail::CellRows rows = cell_rows(cell);
   start_->record(stream);
   prepare_timings_.host = seconds_since(start);
   // Bins of half the cutoff: a tile's rows then cover little more than its reach.
   bins_ = detail::bin_images(d_positions_.data(), d_charges_.data(), n, rows, region,
-                             0.5 * parameters_.real_cutoff, max_images, d_images_, d_bin_start_,
-                             stream);
+                             bin_fraction() * parameters_.real_cutoff, max_images, d_images_,
+                             d_bin_start_, stream);
   kernels_->record(stream);
   pme_.solve(d_positions_.data(), d_charges_.data(), n, abs_total, rows, cell.volume(),
              parameters_.beta, parameters_.mesh, parameters_.order, stream);
   statistics_->record(stream);
-  stream.synchronize();  // the host vectors go out of scope
+  stream.synchronize();  // the staging is written again by the next frame
   prepare_timings_.binning = 1e-3 * kernels_->elapsed_ms_since(*start_);
   prepare_timings_.pme = 1e-3 * statistics_->elapsed_ms_since(*kernels_);
   prepare_timings_.images = d_images_.size();

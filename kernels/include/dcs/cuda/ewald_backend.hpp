@@ -19,7 +19,8 @@ namespace dcs::cuda {
 /// compute_points() do the same at points and atoms (own term excluded, self term added).
 /// reference_points() is the CPU's float64 Ewald oracle (periodic::ewald_reference_points). A
 /// point's value is the same bits for any slab split and device count (not the CPU backend's
-/// bits: float real-space sums).
+/// bits: float real-space sums). Testing aid: DCS_EWALD_TESTING_BIN_SIDE="f" sets the bins'
+/// side to f × the cutoff (default 0.5), for benchmarks of the tiles' pruning.
 std::unique_ptr<PotentialBackend> make_ewald_cuda_backend(
     std::unique_ptr<PotentialBackend> exact, const periodic::PeriodicSettings& settings,
     const BackendOptions& options);
