@@ -191,6 +191,9 @@ EwaldBins bin_images(const double* d_positions, const double* d_charges, std::si
   for (int d = 0; d < 3; ++d) bins.lower[d] = region.lower[d];
   bins.side = side;
   const long long bin_count = static_cast<long long>(bins.n[0]) * bins.n[1] * bins.n[2];
+  if (bin_count >= static_cast<long long>(std::numeric_limits<std::uint32_t>::max()))
+    throw UsageError("CUDA ewald: " + std::to_string(bin_count) +
+                     " bins exceed the device sort's 32-bit keys");
 
   const std::size_t images_n = static_cast<std::size_t>(total);
   DeviceBuffer<EwaldAtom> images(images_n);
