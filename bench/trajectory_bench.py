@@ -8,8 +8,12 @@ The system is synthetic (numpy only, so it runs where MDAnalysis is absent): N a
 charges of +-0.5 e in a 60 Å box, as a PQR topology, and F frames of a random walk written as a
 CHARMM DCD (the layout chemfiles and VMD read).
 
+With --periodic the DCD carries the cubic cell (--side, Å) in every frame and every run is
+`--periodic` (the Ewald method, kernels/src/periodic on the GPU); --side 100 at 1e5 atoms is
+water's density (0.1 atoms/Å³), the issue's 1e5 atoms x 100^3 case.
+
 Usage: bench/trajectory_bench.py DCS OUTDIR [--atoms 100000] [--frames 60] [--grid 100]
-       [--devices cuda:0 cuda]
+       [--devices cuda:0 cuda] [--periodic] [--side 60]
 Writes OUTDIR/trajectory_bench.md.
 """
 import argparse
@@ -35,7 +39,9 @@ def fortran_record(f, payload):
     f.write(struct.pack("<i", len(payload)))
 
 
-def write_dcd(path, frames):
+def write_dcd(path, frames, side=None):
+    """CHARMM DCD; with `side` every frame starts with its cubic cell (A, gamma, B, beta, alpha, C
+    as doubles, the angles in degrees: CHARMM 24's layout, which chemfiles reads)."""
     n = frames.shape[1]
     with open(path, "wb") as f:
         icntrl = [0] * 20
@@ -43,13 +49,16 @@ def write_dcd(path, frames):
         icntrl[1] = 0  # ISTART
         icntrl[2] = 1  # NSAVC
         icntrl[3] = len(frames)
-        icntrl[19] = 24  # CHARMM version: no unit cell (icntrl[10] = 0)
+        icntrl[10] = 1 if side else 0  # unit cell in every frame
+        icntrl[19] = 24  # CHARMM version
         fortran_record(f, b"CORD" + struct.pack("<9i", *icntrl[:9]) + struct.pack("<f", 0.002)
                        + struct.pack("<10i", *icntrl[10:]))
         title = b"dcs trajectory benchmark".ljust(80)
         fortran_record(f, struct.pack("<i", 1) + title)
         fortran_record(f, struct.pack("<i", n))
         for xyz in frames:
+            if side:
+                fortran_record(f, struct.pack("<6d", side, 90.0, side, 90.0, 90.0, side))
             for axis in range(3):
                 fortran_record(f, xyz[:, axis].astype("<f4").tobytes())
 
@@ -71,21 +80,26 @@ def main():
     p.add_argument("--frames", type=int, default=60)
     p.add_argument("--grid", type=int, default=100)
     p.add_argument("--devices", nargs="+", default=["cuda:0", "cuda"])
+    p.add_argument("--periodic", action="store_true")
+    p.add_argument("--side", type=float, default=60.0)
     args = p.parse_args()
     work = os.path.join(args.outdir, "trajectory_scratch")
     os.makedirs(work, exist_ok=True)
     rng = np.random.default_rng(7)
-    start = rng.uniform(0, 60, (args.atoms, 3))
+    start = rng.uniform(0, args.side, (args.atoms, 3))
     charges = np.where(rng.random(args.atoms) < 0.5, -0.5, 0.5)
     steps = rng.normal(0, 0.05, (args.frames, args.atoms, 3)).cumsum(0)
     frames = (start[None] + steps).astype(np.float32)
     pqr, dcd = os.path.join(work, "sys.pqr"), os.path.join(work, "sys.dcd")
     write_pqr(pqr, frames[0], charges)
-    write_dcd(dcd, frames)
+    write_dcd(dcd, frames, args.side if args.periodic else None)
     rows = []
     grid = ["--grid", str(args.grid), "--no-progress", "--force"]
+    if args.periodic:
+        grid.append("--periodic")
+    box = ["--box", f"{args.side},{args.side},{args.side}"] if args.periodic else []
     for device in args.devices:
-        _, log = run([args.dcs, "--atoms", pqr, *grid, "--device", device, "--null-output"])
+        _, log = run([args.dcs, "--atoms", pqr, *box, *grid, "--device", device, "--null-output"])
         one_map = None
         for line in log.splitlines():
             mm = re.search(r"([0-9.]+) s compute and write", line)
@@ -107,8 +121,9 @@ def main():
     with open(os.path.join(args.outdir, "trajectory_bench.md"), "w") as f:
         f.write(f"# Trajectory throughput\n\nDevice: {gpu}\n\n"
                 f"System: {args.atoms} atoms, {args.frames} frames (DCD), grid {args.grid}^3 "
-                f"({args.grid ** 3} points); command: `bench/trajectory_bench.py DCS OUT "
-                f"--atoms {args.atoms} --frames {args.frames} --grid {args.grid}`\n\n"
+                f"({args.grid ** 3} points){', periodic in a cubic cell of ' + str(args.side) + ' A' if args.periodic else ''}; "
+                f"command: `bench/trajectory_bench.py DCS OUT --atoms {args.atoms} --frames "
+                f"{args.frames} --grid {args.grid}{' --periodic --side ' + str(args.side) if args.periodic else ''}`\n\n"
                 "| device | one map, compute only (s) | kernel limit (frames/s) | frames/s, "
                 "--null-output | frames/s, frame engine | frames/s, whole run (process wall) "
                 "| decode (s) | wall (s) |\n|---|---|---|---|---|---|---|---|\n")

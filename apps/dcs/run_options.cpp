@@ -276,12 +276,13 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
                  "cutoff and interpolation order)")
       ->capture_default_str()
       ->group(g_comp);
-  app.add_flag("--periodic", o.periodic,
-               "The periodic potential of the unit cell and all its images (Ewald summation: "
-               "real space + smooth PME, tin-foil boundary, a net charge neutralised by a uniform "
-               "background, mean over the cell 0), the same as --method ewald; the cell from "
-               "the trajectory's frames, --box or the PQR's CRYST1; the grid spans the cell "
-               "unless --origin/--center/--padding place it. CPU only for now")
+  app.add_flag(
+         "--periodic", o.periodic,
+         "The periodic potential of the unit cell and all its images (Ewald summation: "
+         "real space + smooth PME, tin-foil boundary, a net charge neutralised by a uniform "
+         "background, mean over the cell 0), the same as --method ewald; the cell from "
+         "the trajectory's frames, --box or the PQR's CRYST1; the grid spans the cell "
+         "unless --origin/--center/--padding place it. On the GPUs where there are any (--device)")
       ->group(g_comp);
   app.add_option("--box", o.box,
                  "The unit cell of the atom file(s): a,b,c (Å) or a,b,c,alpha,beta,gamma "
@@ -372,8 +373,8 @@ std::vector<std::string> read_atom_list(const std::string& path) {
 }
 
 /// --periodic (= --method ewald) and --box: the method, the cell of atom files, a grid over the
-/// cell unless the user places it, every frame's cell required, and the CPU for --device auto
-/// (there is no GPU periodic path yet; check_config() refuses --device cuda).
+/// cell unless the user places it, every frame's cell required (the device as for any method:
+/// the GPUs where there are any, kernels/src/periodic).
 void set_periodic(const CLI::App& app, const RunOptions& o, RunConfig& config) {
   if (!o.box.empty() || app.count("--box") > 0) config.box = parse_box(o.box);
   if (o.periodic && app.count("--method") > 0 && config.method != Method::kEwald)
@@ -439,8 +440,6 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
   if (app.count("--tolerance")) config.tolerance = o.tolerance;
   if (!o.memory_limit.empty()) config.memory_limit = parse_size(o.memory_limit);
   config.device = parse_device(o.device);
-  if (config.method == Method::kEwald && config.device.kind == DeviceRequest::Kind::kAuto)
-    config.device = parse_device("cpu");  // no GPU periodic path yet: auto is the CPU
   if (!o.shard.empty()) config.shard = parse_shard(o.shard);
   config.mpi_schedule = parse_mpi_schedule(o.mpi_schedule);
   config.command_line = std::move(command_line);

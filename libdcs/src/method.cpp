@@ -22,7 +22,7 @@ constexpr std::array<MethodTraits, 3> kMethods{{
      1u << static_cast<unsigned>(PairKind::kCoulomb)},
     {Method::kEwald, "ewald",
      "the periodic potential of the unit cell and all its images (Ewald: real space + smooth "
-     "PME), to the relative RMS error --ewald-error; the same as --periodic (Coulomb only; CPU)",
+     "PME), to the relative RMS error --ewald-error; the same as --periodic (Coulomb only)",
      /*measures_error=*/true, /*computes_points=*/true,
      1u << static_cast<unsigned>(PairKind::kCoulomb)},
 }};

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "dcs/cuda/cuda_backend.hpp"
+#include "dcs/cuda/ewald_backend.hpp"
 #include "dcs/cuda/msm_backend.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
@@ -71,16 +72,10 @@ std::string Workers::device_names(const char* separator) const {
 }
 
 Workers make_workers(const RunConfig& config) {
-  // Both methods take the GPUs when there are any (msm: dcs/cuda/msm_backend.hpp), else the CPU;
+  // Every method takes the GPUs when there are any (msm: dcs/cuda/msm_backend.hpp), else the CPU;
   // rank_local_config() gives each MPI rank its GPU on the same rule.
   const DeviceChoice choice = resolve_device(config.device, config.backend);
   Workers workers;
-  // No GPU periodic path yet: check_config() refuses --device cuda with --periodic and the app
-  // takes --device auto to the CPU; this catches any other caller.
-  if (choice.kind == BackendKind::Cuda && config.method == Method::kEwald)
-    throw UsageError(
-        "--periodic (--method ewald) runs on the CPU only: there is no GPU periodic path yet; "
-        "use --device cpu");
   if (choice.kind == BackendKind::Cuda) {
     // Each GPU's context starts on its own thread: a context takes 0.1-0.3 s to create, and
     // one after the other they were the serial start of a several-GPU run.
@@ -91,10 +86,15 @@ Workers make_workers(const RunConfig& config) {
                      BackendOptions options = config.backend;
                      options.device = choice.ordinals[i];
                      workers.owned[i] = make_backend(choice.kind, options);
-                     // MSM wraps the exact CUDA backend, which keeps the reductions and points.
+                     // MSM wraps the exact CUDA backend, which keeps the reductions and points;
+                     // ewald wraps it the same way (kernels/src/periodic).
                      if (config.method == Method::kMsm)
                        workers.owned[i] = cuda::make_msm_cuda_backend(
                            std::move(workers.owned[i]), msm_parameters(config.msm_error), options);
+                     if (config.method == Method::kEwald)
+                       workers.owned[i] = cuda::make_ewald_cuda_backend(
+                           std::move(workers.owned[i]),
+                           periodic::ewald_settings(config.ewald_error), options);
                    }
                  });
   } else {

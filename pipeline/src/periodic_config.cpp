@@ -63,11 +63,6 @@ void check_periodic(const RunConfig& config) {
                      describe_model(config.physics) +
                      " model has no periodic form here: leave out --ionic-strength and "
                      "--dielectric-model distance, or drop --periodic");
-  if (config.device.kind == DeviceRequest::Kind::kCuda)
-    throw UsageError(fmt::format(
-        "--device {}: --periodic (--method ewald) runs on the CPU only, there is no GPU "
-        "periodic path yet; use --device cpu (or auto)",
-        to_string(config.device)));
   if (config.trajectory && !config.trajectory->align.empty())
     throw UsageError(
         "--align with --periodic: fitting rotates the atoms but not their cell, which breaks "

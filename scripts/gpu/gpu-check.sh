@@ -17,6 +17,8 @@
 #   e2e (bench/e2e_bench.py: end to end against the floors; E2E_ARGS="--gpus 1 2" on 2 GPUs),
 #   msm (MSM on the GPU: its tests and the float64 reference's, sanitizers, a --validate run
 #   with --device auto and bench/msm_gpu_bench.sh),
+#   periodic (the periodic method on the GPU: its tests, memcheck, the periodic CLI cases on the
+#   GPU and bench/periodic_gpu_bench.sh),
 #   msmscale (bench/msm_scale_bench.py: dcs --method msm end to end at 1.5e6 atoms x 464^3 and
 #   1e8 atoms x 2048^3; MSM_SCALE_CASES overrides the cases),
 #   msmcost (bench/msm_cost_bench.py --device cuda: msm's CPU-calibrated work estimate against
@@ -237,6 +239,24 @@ if want msm; then
        bash bench/msm_gpu_bench.sh "$build" "$out"
   grep -hE "^\[  (PASSED|FAILED|SKIPPED) |rel RMS|prepare|atoms x" "$out/msm_cuda_tests.log" \
        "$out/msm_bench.log" | tail -n 40
+fi
+if want periodic; then
+  # The periodic (Ewald) method on the GPU (kernels/src/periodic): its tests (GPU vs the CPU ewald
+  # backend and the float64 Ewald sum: a single charge, a truncated octahedron, 2lzt in a box,
+  # tz2 frame 0 from .carry-gpu/md-data/tz2_frame0.pqr; slab splits, reruns and a second GPU
+  # bit for bit; at atoms), the CPU ewald tests, memcheck on the small cases, the periodic CLI
+  # cases with DCS_TEST_DEVICE=cuda, and bench/periodic_gpu_bench.sh (frames per second).
+  [[ -f $build/build.ninja ]] || configure
+  step "build periodic" build_periodic.log cmake --build "$build" -j "$jobs" --target \
+       dcs periodic_dump dcs_cuda_periodic_tests dcs_ewald_tests
+  step "periodic CUDA tests" periodic_cuda_tests.log "$build/tests/cuda/periodic/dcs_cuda_periodic_tests"
+  step "ewald CPU tests" ewald_cpu_tests.log "$build/tests/unit/dcs_ewald_tests"
+  step "periodic compute-sanitizer memcheck" periodic_memcheck.log compute-sanitizer \
+       --tool memcheck --error-exitcode 1 "$build/tests/cuda/periodic/dcs_cuda_periodic_tests" \
+       --gtest_filter='EwaldCuda.SingleCharge*:EwaldCuda.Refuses*'
+  step "periodic CLI on the GPU" periodic_cli.log env DCS_TEST_DEVICE=cuda \
+       ctest --test-dir "$build" -R 'periodic\.cli_' --output-on-failure
+  step "periodic GPU bench" periodic_bench.log bench/periodic_gpu_bench.sh "$build" "$out"
 fi
 if want msmcost; then
   [[ -f $build/build.ninja ]] || configure

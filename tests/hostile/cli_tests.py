@@ -258,7 +258,6 @@ def periodic_refusals_are_explained(tmp):
             (["--ionic-strength", "0.15"] + box, "supports the Coulomb model only"),
             (["--dielectric-model", "distance", "--dielectric", "4"] + box,
              "supports the Coulomb model only"),
-            (box + ["--device", "cuda"], "runs on the CPU only, there is no GPU periodic path yet"),
             (box + ["--method", "msm"], "--periodic is --method ewald; it contradicts --method msm"),
             (box + ["--ewald-error", "0.5"], "--ewald-error must be a number from 1e-08 to 0.01, got 0.5"),
             ([], "m.pqr: --periodic needs the unit cell, and it has none: give it with --box")):

@@ -16,6 +16,8 @@ Cases:
                        frames' periodic potentials, each in its own cell
   missed_target        a run made to miss --ewald-error (DCS_EWALD_TESTING_ACCURACY) exits 4 and
                        writes nothing
+With DCS_TEST_DEVICE=cuda (the GPU machine) every run computes on the GPUs (kernels/src/periodic)
+instead of the CPU, against the same oracle.
 Exit 77 (skipped) where h5py, numpy or (truncoct cases) MDAnalysisTests are missing.
 """
 import argparse
@@ -38,6 +40,7 @@ from map_files import grid_points  # noqa: E402
 from verdict import check, dcs, fail  # noqa: E402
 
 warnings.filterwarnings("ignore")
+DEVICE = os.environ.get("DCS_TEST_DEVICE", "cpu")
 TOLERANCE = 1e-5  # relative RMS against the float64 Ewald sum (--ewald-error's default)
 CASES = {}
 case = lambda function: CASES.setdefault(function.__name__, function)  # noqa: E731
@@ -93,7 +96,7 @@ def single_charge_cubic(args, work):
         out.write("3.0 4.0 5.0 1.0\n")
     out = os.path.join(work, "one.h5")
     run = dcs(args, "--atoms", atoms, "--box", "20,20,20", "--periodic", "--spacing", "2",
-              "--units", "e/A", "--device", "cpu", "-o", out)
+              "--units", "e/A", "--device", DEVICE, "-o", out)
     check("net charge +1 e neutralised by a uniform background" in run.stdout, run.stdout)
     check("the map tiles the box periodically" in run.stdout, run.stdout)
     with h5py.File(out, "r") as h5:
@@ -146,7 +149,7 @@ def truncoct_map(args, work):
     # the float64 sum over 5827 atoms is most of the run's time.
     small = os.environ.get("DCS_TEST_SANITIZED") == "1"
     run = dcs(args, "--atoms", pqr, "--periodic", "--grid", "12" if small else "18", "--units",
-              "e/A", "--validate-points", "512" if small else "1024", "--device", "cpu", "-o", out)
+              "e/A", "--validate-points", "512" if small else "1024", "--device", DEVICE, "-o", out)
     check("ewald error relative RMS" in run.stdout, run.stdout)
     # Atoms outside the bounding box are images of atoms inside: no open-map box warning.
     check("outside the box" not in run.stderr and "--padding" not in run.stderr, run.stderr)
@@ -168,7 +171,7 @@ def truncoct_frames(args, work):
     mda, data, truncoct_parm7 = truncoct_frame0()
     out = os.path.join(work, "frames.h5")
     dcs(args, "--topology", truncoct_parm7(work), "--trajectory", data.NCDFtruncoct, "--frames", "0:2",
-        "--periodic", "--grid", "14", "--units", "e/A", "--device", "cpu", "-o", out)
+        "--periodic", "--grid", "14", "--units", "e/A", "--device", DEVICE, "-o", out)
     with h5py.File(out, "r") as h5:
         values = h5["potential"][...].reshape(-1)
         points = grid_points(h5)
@@ -199,7 +202,7 @@ def missed_target(args, work):
     out = os.path.join(work, "two.h5")
     env = dict(os.environ, DCS_EWALD_TESTING_ACCURACY="1e-2")
     run = dcs(args, "--atoms", atoms, "--box", "16,16,16", "--periodic", "--grid", "8",
-              "--device", "cpu", "-o", out, rc=4, env=env)
+              "--device", DEVICE, "-o", out, rc=4, env=env)
     check("--method ewald missed its error target" in run.stderr, run.stderr)
     check("--ewald-error 1.0e-05" in run.stderr, run.stderr)
     check(not os.path.exists(out), "a map was written")

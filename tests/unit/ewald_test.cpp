@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "bspline.hpp"
 #include "dcs/error.hpp"
+#include "dcs/periodic/bspline.hpp"
 #include "dcs/periodic/ewald_reference.hpp"
 #include "dcs/periodic/periodic_potential.hpp"
 

@@ -117,17 +117,7 @@ class EwaldBackend final : public PotentialBackend {
   /// The float64 Ewald sum at reference_parameters(), the oracle of the measured error.
   std::string reference_points(const System& system, const Physics& physics, const Vec3* points,
                                std::size_t n, double* out, unsigned threads) override {
-    check_ewald_input(system, physics);
-    PeriodicSettings settings = settings_;
-    settings.min_distance = physics.min_distance;
-    const EwaldParameters parameters = reference_parameters(system.cell, settings);
-    const std::vector<double> values = ewald_reference_at(
-        positions_of(system), charges_of(system), system.cell, std::span<const Vec3>(points, n),
-        parameters, physics.min_distance, threads);
-    const double factor = coulomb_factor(physics);
-    for (std::size_t i = 0; i < n; ++i) out[i] = factor * values[i];
-    return fmt::format("CPU, {} threads, float64 Ewald sum ({})", resolve_threads(threads),
-                       parameters.describe());
+    return ewald_reference_points(settings_, system, physics, points, n, out, threads);
   }
 
  private:
@@ -182,6 +172,22 @@ void check_ewald_input(const System& system, const Physics& physics) {
         system.source_path.empty() ? std::string("the input") : system.source_path,
         system.cell.why_unusable() ? "its cell is unusable: " + *system.cell.why_unusable()
                                    : std::string("it has none")));
+}
+
+std::string ewald_reference_points(const PeriodicSettings& run_settings, const System& system,
+                                   const Physics& physics, const Vec3* points, std::size_t n,
+                                   double* out, unsigned threads) {
+  check_ewald_input(system, physics);
+  PeriodicSettings settings = run_settings;
+  settings.min_distance = physics.min_distance;
+  const EwaldParameters parameters = reference_parameters(system.cell, settings);
+  const std::vector<double> values = ewald_reference_at(
+      positions_of(system), charges_of(system), system.cell, std::span<const Vec3>(points, n),
+      parameters, physics.min_distance, threads);
+  const double factor = coulomb_factor(physics);
+  for (std::size_t i = 0; i < n; ++i) out[i] = factor * values[i];
+  return fmt::format("CPU, {} threads, float64 Ewald sum ({})", resolve_threads(threads),
+                     parameters.describe());
 }
 
 EwaldParameters ewald_parameters(const UnitCell& cell, double target) {

@@ -9,9 +9,9 @@
 #include <fftw3.h>
 #include <fmt/format.h>
 
-#include "bspline.hpp"
 #include "dcs/error.hpp"
 #include "dcs/parallel.hpp"
+#include "dcs/periodic/bspline.hpp"
 
 namespace dcs::periodic {
 namespace {

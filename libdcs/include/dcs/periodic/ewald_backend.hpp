@@ -28,6 +28,13 @@ PeriodicSettings ewald_settings(double target);
 /// other than Coulomb, a cell that is not periodic (naming the input and why).
 void check_ewald_input(const System& system, const Physics& physics);
 
+/// The oracle of every ewald backend's reference_points() (CPU and CUDA alike): the float64
+/// Ewald sum at reference_parameters() of a run with `settings` at points[0..n), times the
+/// Coulomb factor of `physics`, into out; returns its description for the run's summary.
+std::string ewald_reference_points(const PeriodicSettings& settings, const System& system,
+                                   const Physics& physics, const Vec3* points, std::size_t n,
+                                   double* out, unsigned threads);
+
 /// The Ewald parameters of a run for `cell`: "beta 0.3290 1/A, real cutoff 10.00 A, ...".
 EwaldParameters ewald_parameters(const UnitCell& cell, double target);
 

@@ -2,7 +2,8 @@
 // the p-fold convolution of the unit box, non-zero on (0, p). A charge at mesh coordinate u
 // (fractional coordinate × K) is spread onto the p mesh points k = floor(u) - m, m = 0..p-1,
 // with weights M_p(u - k) = M_p(t + m), t = u - floor(u); the potential is read back with the
-// same weights. Private to libdcs/src/periodic.
+// same weights. Public so that the CUDA PME (kernels/src/periodic) uses the very same weights:
+// bspline_weights() is DCS_HD (host and device).
 #pragma once
 
 #include <array>
@@ -10,13 +11,15 @@
 #include <numbers>
 #include <vector>
 
+#include "dcs/host_device.hpp"
+
 namespace dcs::periodic::detail {
 
 inline constexpr int kMaxOrder = 8;
 
 /// w[m] = M_p(t + m) for m = 0..p-1 and t in [0, 1), by the recursion
 /// M_n(x) = (x M_{n-1}(x) + (n - x) M_{n-1}(x - 1)) / (n - 1) from M_2 = [t, 1 - t].
-inline void bspline_weights(double t, int order, double* w) noexcept {
+DCS_HD inline void bspline_weights(double t, int order, double* w) noexcept {
   w[0] = t;
   w[1] = 1.0 - t;
   for (int n = 3; n <= order; ++n) {

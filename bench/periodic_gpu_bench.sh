@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The periodic (Ewald) method on one GPU at the issue's goals: 1e5 atoms x 100^3 (goal >= 60
+# frames/s) and 1e6 atoms on a 1 A grid (216^3, goal >= 20 frames/s), random +-0.5 e charges at
+# 0.1 atoms/A^3 in a cubic cell, --ewald-error 1e-5. Runs the DCS_EWALD_BENCH test of
+# tests/cuda/periodic (per frame: prepare = atoms uploaded, images binned, PME solved with
+# cuFFT; then every slab's kernel, plane statistics and download), with the ceilings measured in
+# the same run (the exact kernel's pair rate on the same atoms), and writes
+# OUT/periodic_gpu_bench.md. Decode and the file writer are not in these times (the backend's
+# frame rate, what the trajectory job calls per frame).
+# Usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR   (BUILD_DIR built with dcs_cuda_periodic_tests)
+# Environment: EWALD_BENCH_ATOMS (default "100000 1000000"), DCS_EWALD_BENCH_FRAMES (5),
+# EWALD_BENCH_BIN_SIDES (default "0.5": bin sides as fractions of the cutoff, each a run with
+# DCS_EWALD_TESTING_BIN_SIDE, to compare the tiles' pruning).
+set -euo pipefail
+build="${1:?usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR}"
+out="${2:?usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR}"
+bin="$build/tests/cuda/periodic/dcs_cuda_periodic_tests"
+[[ -x $bin ]] || { echo "$bin not built (cmake --build $build --target dcs_cuda_periodic_tests)"; exit 2; }
+mkdir -p "$out"
+report="$out/periodic_gpu_bench.md"
+{
+  echo "# The periodic method on the GPU: frames per second"
+  echo
+  echo "device: $(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -n 1)"
+  echo "revision: ${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
+  echo "command: bench/periodic_gpu_bench.sh $build $out"
+  echo
+  echo '```'
+} >"$report"
+for side in ${EWALD_BENCH_BIN_SIDES:-0.5}; do
+  for atoms in ${EWALD_BENCH_ATOMS:-100000 1000000}; do
+    echo "bins of $side x the cutoff:" | tee -a "$report"
+    DCS_EWALD_BENCH=1 DCS_EWALD_BENCH_ATOMS="$atoms" DCS_EWALD_TESTING_BIN_SIDE="$side" "$bin" \
+      --gtest_filter='EwaldCudaBench.FramesPerSecond' 2>&1 | grep -v '^\[' | tee -a "$report"
+  done
+done
+echo '```' >>"$report"
+echo "wrote $report"
