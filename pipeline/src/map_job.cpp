@@ -168,7 +168,7 @@ MapMetadata initial_metadata(const RunConfig& config, const MapJob& job, const W
   meta.physics = config.physics;
   meta.coulomb_factor = coulomb_factor(config.physics);
   Provenance& prov = meta.provenance;
-  const PotentialBackend& lead = *workers.list.front();
+  const MapSource& lead = *workers.list.front();
   prov.version = fmt::format("{} (git {})", kVersion, kGitRevision);
   prov.command_line = config.command_line;
   // A file's path made absolute; atoms from memory (no source file) keep their label.
@@ -291,7 +291,7 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   meta.method = method_info(config, in.system, in.grid);
   refuse_nonfinite(meta.stats);  // as finish_map() does; the sample's extremes then exist
   if (sample) {
-    PotentialBackend& lead = *workers.list.front();
+    PotentialBackend& lead = workers.lead();
     judge_sample(config, in.input, lead,
                  reference_sample(config, lead, in.system, in.grid, *sample), meta);
   }
@@ -383,7 +383,7 @@ void decide(Executor& executor, MapJob& job, const std::function<void()>& leader
 }  // namespace
 
 io::ResumeKey resume_key(const RunConfig& config, const System& system, const GridSpec& grid,
-                         const PotentialBackend& backend) {
+                         const MapSource& backend) {
   io::ResumeKey key;
   key.input_sha256 = system.source_sha256;
   auto add = [&](const char* name, std::string value) {

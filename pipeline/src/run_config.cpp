@@ -125,10 +125,14 @@ void check_config(const RunConfig& config) {
   (void)io::map_writers();  // a bad DCS_WRITERS is refused before any file is made
   if (config.method == Method::kMsm) msm_parameters(config.msm_error);  // throws for a bad target
   check_periodic(config);
+  check_points_method(config, config.points.has_value());
+}
+
+void check_points_method(const RunConfig& config, bool points) {
   // MSM interpolates a lattice laid over a map's box; at arbitrary points (and at atoms, whose
   // own long-range part would have to be taken out again) it is not implemented: say so rather
   // than compute exactly under an msm label.
-  if (!traits(config.method).computes_points && config.points)
+  if (!traits(config.method).computes_points && points)
     throw UsageError(
         "--method msm computes maps only; --points and --at-atoms are computed by direct "
         "summation: use --method exact (the default) for them");

@@ -94,7 +94,7 @@ struct MapRun {
 MapRun compute(const System& system, const GridSpec& grid, unsigned workers, std::int64_t step,
                std::size_t buffers) {
   std::vector<std::unique_ptr<PotentialBackend>> owned;
-  std::vector<PotentialBackend*> list;
+  std::vector<MapSource*> list;
   for (unsigned w = 0; w < workers; ++w) {
     BackendOptions options;
     options.threads = 1 + w % 2;  // thread counts differ between workers: must not matter

@@ -24,7 +24,7 @@
 #include "frame_checks.hpp"
 #include "frame_engine.hpp"
 #include "frame_source.hpp"
-#include "mean_map_backend.hpp"
+#include "mean_map_source.hpp"
 #include "structure_sink.hpp"
 
 namespace dcs::pipeline {
@@ -463,9 +463,8 @@ void make_mean_map(TrajectoryRun& run) {
   Workers mean_workers;
   std::optional<io::MapExtras> extras;
   if (run.file) {
-    mean_workers.owned.push_back(std::make_unique<MeanMapBackend>(
+    mean_workers.add_source(std::make_unique<MeanMapSource>(
         *run.file, static_cast<std::int64_t>(run.source->frames().size()), run.workers.first()));
-    mean_workers.list.push_back(mean_workers.owned.back().get());
     const FrameChecks checks =
         judge_frames(run.report, run.source->frames(), run.t.files.front(), run.t.strict);
     extras.emplace(
