@@ -89,33 +89,7 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
     step("atoms");
   }
 
-  // /resume: flags and plane statistics in contiguous storage allocated now, zero-filled, so
-  // that their bytes can be updated in place without touching HDF5's metadata.
-  const Handle resume = w.group(root, "resume");
-  w.text(resume.get(), "input_sha256", key.input_sha256);
-  w.text(resume.get(), "settings", settings_text(key));
-  w.int64s(resume.get(), "chunk_depth", &s.chunk[0], 1);
-  w.text(resume.get(), "description",
-         "Partial map: plane_done[k] = 1 once plane k of /potential and plane_stats[k] (min, "
-         "max, sum, sum of squares, count, non-finite count) are on stable storage.");
-  Handle flat(failure.id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
-  failure.status(H5Pset_layout(flat.get(), H5D_CONTIGUOUS), "H5Pset_layout");
-  failure.status(H5Pset_alloc_time(flat.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
-  failure.status(H5Pset_fill_time(flat.get(), H5D_FILL_TIME_ALLOC), "H5Pset_fill_time");
-  {
-    const Handle done_space = w.space({dims[0]});
-    const Handle done_set(
-        failure.id(H5Dcreate2(resume.get(), "plane_done", H5T_STD_U8LE, done_space.get(),
-                              H5P_DEFAULT, flat.get(), H5P_DEFAULT),
-                   "H5Dcreate2(plane_done)"),
-        H5Dclose);
-    const Handle stats_space = w.space({dims[0], kStatFields});
-    const Handle stats_set(
-        failure.id(H5Dcreate2(resume.get(), "plane_stats", H5T_IEEE_F64LE, stats_space.get(),
-                              H5P_DEFAULT, flat.get(), H5P_DEFAULT),
-                   "H5Dcreate2(plane_stats)"),
-        H5Dclose);
-  }
+  const Handle resume = create_resume(root, key, w);
   step("resume datasets");
   failure.status(H5Fflush(root, H5F_SCOPE_LOCAL), "H5Fflush");
   step("flush");
@@ -135,6 +109,37 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
               s.writes ? fmt::format("{} writer{}", s.writes->writers(),
                                      s.writes->writers() == 1 ? "" : "s")
                        : std::string("one writer (compressed)"));
+}
+
+/// /resume: flags and plane statistics in contiguous storage allocated now, zero-filled, so
+/// that their bytes can be updated in place without touching HDF5's metadata.
+Handle MapStore::Impl::create_resume(hid_t root, const ResumeKey& key, const Writer& w) {
+  Handle resume = w.group(root, "resume");
+  w.text(resume.get(), "input_sha256", key.input_sha256);
+  w.text(resume.get(), "settings", settings_text(key));
+  w.int64s(resume.get(), "chunk_depth", &chunk[0], 1);
+  w.text(resume.get(), "description",
+         "Partial map: plane_done[k] = 1 once plane k of /potential and plane_stats[k] (min, "
+         "max, sum, sum of squares, count, non-finite count) are on stable storage.");
+  Handle flat(failure.id(H5Pcreate(H5P_DATASET_CREATE), "H5Pcreate"), H5Pclose);
+  failure.status(H5Pset_layout(flat.get(), H5D_CONTIGUOUS), "H5Pset_layout");
+  failure.status(H5Pset_alloc_time(flat.get(), H5D_ALLOC_TIME_EARLY), "H5Pset_alloc_time");
+  failure.status(H5Pset_fill_time(flat.get(), H5D_FILL_TIME_ALLOC), "H5Pset_fill_time");
+  {
+    const Handle done_space = w.space({static_cast<hsize_t>(grid.nz())});
+    const Handle done_set(
+        failure.id(H5Dcreate2(resume.get(), "plane_done", H5T_STD_U8LE, done_space.get(),
+                              H5P_DEFAULT, flat.get(), H5P_DEFAULT),
+                   "H5Dcreate2(plane_done)"),
+        H5Dclose);
+    const Handle stats_space = w.space({static_cast<hsize_t>(grid.nz()), kStatFields});
+    const Handle stats_set(
+        failure.id(H5Dcreate2(resume.get(), "plane_stats", H5T_IEEE_F64LE, stats_space.get(),
+                              H5P_DEFAULT, flat.get(), H5P_DEFAULT),
+                   "H5Dcreate2(plane_stats)"),
+        H5Dclose);
+  }
+  return resume;
 }
 
 void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key,

@@ -73,6 +73,8 @@ struct MapStore::Impl {
 
   /// Creates the file's layout (MapStore::create()).
   void build(const MapMetadata& meta, const System& system, const ResumeKey& key, bool defer_atoms);
+  /// The /resume group of a new file, its flags and statistics allocated (hdf5_store_layout.cpp).
+  Handle create_resume(hid_t root, const ResumeKey& key, const Writer& w);
   /// Opens the locked partial file to continue it (MapStore::open_partial()).
   void open_existing(const MapMetadata& meta, const ResumeKey& key, unsigned n_threads,
                      bool verify);
