@@ -443,7 +443,7 @@ void PendingFile::release() noexcept {
 CommitGroup::CommitGroup() {
   bool expected = false;
   if (!g_commit_group.compare_exchange_strong(expected, true, std::memory_order_acq_rel))
-    throw IoError("internal error: a commit group is open already");
+    throw InternalError("a commit group is open already (one map's outputs at a time)");
 }
 
 CommitGroup::~CommitGroup() {

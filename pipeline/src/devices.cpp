@@ -64,6 +64,22 @@ std::unique_ptr<PotentialBackend> make_backend(BackendKind kind, const BackendOp
 
 namespace dcs::pipeline {
 
+void Workers::add_backend(std::unique_ptr<PotentialBackend> backend) {
+  backends.push_back(backend.get());
+  list.push_back(backend.get());
+  owned.push_back(std::move(backend));
+}
+
+void Workers::add_source(std::unique_ptr<MapSource> source) {
+  list.push_back(source.get());
+  owned.push_back(std::move(source));
+}
+
+PotentialBackend& Workers::lead() const {
+  if (backends.empty()) throw InternalError("these workers serve a map; none computes potentials");
+  return *backends.front();
+}
+
 std::string Workers::device_names(const char* separator) const {
   std::string names;
   for (std::size_t w = 0; w < list.size(); ++w)
@@ -79,24 +95,25 @@ Workers make_workers(const RunConfig& config) {
   if (choice.kind == BackendKind::Cuda) {
     // Each GPU's context starts on its own thread: a context takes 0.1-0.3 s to create, and
     // one after the other they were the serial start of a several-GPU run.
-    workers.owned.resize(choice.ordinals.size());
+    std::vector<std::unique_ptr<PotentialBackend>> made(choice.ordinals.size());
     parallel_for(choice.ordinals.size(), static_cast<unsigned>(choice.ordinals.size()),
                  [&](std::size_t begin, std::size_t end) {
                    for (std::size_t i = begin; i < end; ++i) {
                      BackendOptions options = config.backend;
                      options.device = choice.ordinals[i];
-                     workers.owned[i] = make_backend(choice.kind, options);
+                     made[i] = make_backend(choice.kind, options);
                      // MSM wraps the exact CUDA backend, which keeps the reductions and points;
                      // ewald wraps it the same way (kernels/src/periodic).
                      if (config.method == Method::kMsm)
-                       workers.owned[i] = cuda::make_msm_cuda_backend(
-                           std::move(workers.owned[i]), msm_parameters(config.msm_error), options);
+                       made[i] = cuda::make_msm_cuda_backend(
+                           std::move(made[i]), msm_parameters(config.msm_error), options);
                      if (config.method == Method::kEwald)
-                       workers.owned[i] = cuda::make_ewald_cuda_backend(
-                           std::move(workers.owned[i]),
-                           periodic::ewald_settings(config.ewald_error), options);
+                       made[i] = cuda::make_ewald_cuda_backend(
+                           std::move(made[i]), periodic::ewald_settings(config.ewald_error),
+                           options);
                    }
                  });
+    for (auto& backend : made) workers.add_backend(std::move(backend));
   } else {
     if (config.cpu_workers < 1 || config.cpu_workers > 64)
       throw UsageError(fmt::format("--cpu-workers must be 1..64, got {}", config.cpu_workers));
@@ -117,14 +134,13 @@ Workers make_workers(const RunConfig& config) {
       if (config.method == Method::kEwald)
         backend = periodic::make_ewald_backend(
             std::move(backend), periodic::ewald_settings(config.ewald_error), options);
-      workers.owned.push_back(std::move(backend));
+      workers.add_backend(std::move(backend));
     }
   }
-  for (auto& backend : workers.owned) workers.list.push_back(backend.get());
   return workers;
 }
 
-void prepare_workers(const std::vector<PotentialBackend*>& workers, const System& system,
+void prepare_workers(const std::vector<MapSource*>& workers, const System& system,
                      const GridSpec& grid, const Physics& physics) {
   parallel_for(workers.size(), static_cast<unsigned>(workers.size()),
                [&](std::size_t begin, std::size_t end) {
@@ -135,7 +151,7 @@ void prepare_workers(const std::vector<PotentialBackend*>& workers, const System
 
 SlabHint combined_hint(const Workers& workers) {
   SlabHint hint;
-  for (const PotentialBackend* w : workers.list) {
+  for (const MapSource* w : workers.list) {
     hint.plane_multiple =
         std::lcm(hint.plane_multiple, std::max<std::int64_t>(1, w->slab_hint().plane_multiple));
     hint.min_points = std::max(hint.min_points, w->slab_hint().min_points);

@@ -11,10 +11,18 @@
 
 namespace dcs::pipeline {
 
+/// The workers of a run, in order. Each serves the map's slabs (`list`); those that compute
+/// potentials are also in `backends` (the points, the float64 reference, validation), which is
+/// empty when the map already exists (a trajectory's mean, a map from memory).
 struct Workers {
-  std::vector<std::unique_ptr<PotentialBackend>> owned;
-  std::vector<PotentialBackend*> list;
-  PotentialBackend& first() { return *owned.front(); }
+  std::vector<std::unique_ptr<MapSource>> owned;
+  std::vector<MapSource*> list;
+  std::vector<PotentialBackend*> backends;
+  void add_backend(std::unique_ptr<PotentialBackend> backend);
+  void add_source(std::unique_ptr<MapSource> source);
+  MapSource& first() { return *owned.front(); }
+  /// The first computing worker; InternalError when the workers only serve an existing map.
+  PotentialBackend& lead() const;
   /// "cuda:0 (H100); cuda:1 (H100)": every worker's device, joined by `separator`.
   std::string device_names(const char* separator) const;
 };
@@ -25,7 +33,7 @@ Workers make_workers(const RunConfig& config);
 
 /// prepare() on every worker, each on its own thread when there are several (uploading and
 /// ordering 10^6 atoms takes a GPU ~0.1 s: one after the other, that was serial time).
-void prepare_workers(const std::vector<PotentialBackend*>& workers, const System& system,
+void prepare_workers(const std::vector<MapSource*>& workers, const System& system,
                      const GridSpec& grid, const Physics& physics);
 
 /// What every worker's slabs must satisfy: plane counts in multiples of each one's

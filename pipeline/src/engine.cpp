@@ -207,9 +207,9 @@ namespace {
 /// One run of the engine: the slabs, the buffer pool, the workers' threads and the writer.
 class EngineRun {
  public:
-  EngineRun(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
-            const MapPlan& plan, io::SlabStore* store, const std::vector<MapSink*>& sinks,
-            ProgressSink* progress, std::size_t atoms, SlabSource* source)
+  EngineRun(const GridSpec& grid, const std::vector<MapSource*>& workers, const MapPlan& plan,
+            io::SlabStore* store, const std::vector<MapSink*>& sinks, ProgressSink* progress,
+            std::size_t atoms, SlabSource* source)
       : grid_(grid),
         workers_(workers),
         plan_(plan),
@@ -410,7 +410,7 @@ class EngineRun {
   }
 
   const GridSpec& grid_;
-  const std::vector<PotentialBackend*>& workers_;
+  const std::vector<MapSource*>& workers_;
   const MapPlan& plan_;
   io::SlabStore* store_;
   const std::vector<MapSink*>& sinks_;
@@ -431,7 +431,7 @@ class EngineRun {
 
 }  // namespace
 
-EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
+EngineReport run_engine(const GridSpec& grid, const std::vector<MapSource*>& workers,
                         const MapPlan& plan, io::SlabStore* store,
                         const std::vector<MapSink*>& sinks, ProgressSink* progress,
                         const std::string& label, std::size_t atoms, SlabSource* source) {

@@ -21,7 +21,7 @@ namespace {
 /// different runs compare equal less often, never more).
 std::string fingerprint(const RunConfig& config, const Workers& workers) {
   std::vector<std::pair<std::string, std::string>> settings = shared_settings(config);
-  PotentialBackend& lead = *workers.list.front();
+  MapSource& lead = *workers.list.front();
   settings.emplace_back("backend", lead.name());
   settings.emplace_back("kernel", lead.kernel_name());
   settings.emplace_back("reduction", lead.reduction_name());

@@ -151,7 +151,7 @@ std::vector<std::pair<std::string, double>> stage_timings(const MapJob& job, con
                                                           const EngineReport& report,
                                                           double validate_seconds) {
   BackendTimings stages;
-  for (const PotentialBackend* w : workers.list) {
+  for (const MapSource* w : workers.list) {
     const BackendTimings t = w->timings();
     stages.upload += t.upload;
     stages.kernels += t.kernels;
@@ -296,7 +296,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
         to_string(config.method));
   const double validate_seconds =
       config.validate || measures_method_error(config)
-          ? check_values(config, job, *workers.list.front(), store, sinks, report, meta)
+          ? check_values(config, job, workers.lead(), store, sinks, report, meta)
           : 0.0;
   meta.provenance.timings = stage_timings(job, workers, result, report, validate_seconds);
 

@@ -69,17 +69,16 @@ class MemoryReader final : public MapReader {
 };
 
 /// A map already in memory served as slabs to the one-map job, so that write_map() stores,
-/// reduces and commits it exactly as a computed map (the trajectory's MeanMapBackend does the
+/// reduces and commits it exactly as a computed map (the trajectory's MeanMapSource does the
 /// same for a mean). Its names are those of the run that computed the values.
-class HostMapBackend final : public PotentialBackend {
+class HostMapSource final : public MapSource {
  public:
-  HostMapBackend(const float* values, const Provenance& made_by)
+  HostMapSource(const float* values, const Provenance& made_by)
       : values_(values), made_by_(made_by) {}
   std::string name() const override { return made_by_.backend; }
   std::string kernel_name() const override { return made_by_.kernel; }
   std::string reduction_name() const override { return made_by_.reduction; }
   std::string device_name() const override { return made_by_.device; }
-  double tolerance() const override { return 1e-5; }
   void prepare(const System&, const GridSpec& grid, const Physics&) override { grid_ = grid; }
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     const std::size_t plane = grid_.plane_points();
@@ -91,15 +90,6 @@ class HostMapBackend final : public PotentialBackend {
   }
   StatsAccum statistics(const float* values, std::size_t n) override {
     return cpu_statistics(values, n);
-  }
-  DiffAccum difference(const float*, const double*, std::size_t) override {
-    throw InternalError("a map written from memory is not validated");
-  }
-  void prepare_points(const System&, const Physics&) override {
-    throw InternalError("a map written from memory has no points to compute");
-  }
-  void compute_points(const Vec3*, const std::uint32_t*, std::size_t, float*) override {
-    throw InternalError("a map written from memory has no points to compute");
   }
 
  private:
@@ -208,6 +198,7 @@ ColourRange colour_range_of(const GridSpec& grid, const float* values) {
 std::vector<float> compute_at_atoms(const RunConfig& config, const System& system,
                                     const std::string& source, ProgressSink* progress,
                                     WorkerCache* cache) {
+  check_points_method(config, true);
   check_atoms(system, source);
   check_potential_bound(system, config.physics);
   PointsRequest request;
@@ -224,6 +215,7 @@ std::vector<float> compute_points(const RunConfig& config, const System& system,
                                   const std::string& source, const std::vector<Vec3>& points,
                                   const std::string& points_source, ProgressSink* progress,
                                   WorkerCache* cache) {
+  check_points_method(config, true);
   check_atoms(system, source);
   for (std::size_t i = 0; i < points.size(); ++i)
     for (const double c : points[i])
@@ -253,8 +245,7 @@ void write_map(const RunConfig& given, const System& system, const GridSpec& gri
   job.in.grid = grid;
   job.label = config.output;
   pipeline::Workers workers;
-  workers.owned.push_back(std::make_unique<HostMapBackend>(values, made_by));
-  workers.list.push_back(workers.owned.front().get());
+  workers.add_source(std::make_unique<HostMapSource>(values, made_by));
   pipeline::LocalExecutor executor;
   pipeline::run_read_map(config, job, workers, executor, nullptr);
 }

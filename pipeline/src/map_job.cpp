@@ -16,15 +16,14 @@
 #include "dcs/io/atomic_file.hpp"
 #include "dcs/io/box_faces.hpp"
 #include "dcs/io/colour_range.hpp"
-#include "dcs/io/mrc.hpp"
 #include "dcs/io/null_sink.hpp"
-#include "dcs/io/opendx_sink.hpp"
 #include "dcs/log.hpp"
 #include "dcs/sysinfo.hpp"
 #include "dcs/timer.hpp"
 #include "dcs/version.hpp"
 #include "finish.hpp"
 #include "msm_cost.hpp"
+#include "output_formats.hpp"
 #include "sample_sink.hpp"
 #include "slab_plan.hpp"
 #include "validation.hpp"
@@ -68,15 +67,16 @@ bool outputs_complete(const RunConfig& config, MapJob& job) {
   if (done.input_sha256 != job.key.input_sha256 || done.settings != job.key.settings)
     throw IoError(fmt::format("{} exists but was computed {}; use --force to replace it", paths.h5,
                               key_differences(done, job.key)));
-  for (const std::string* other : {&paths.dx, &paths.mrc})
-    if (!other->empty() && !std::filesystem::exists(*other)) {
-      log().warn(
-          "{} is complete but {} is missing (a run stopped between its renames): writing "
-          "every output of the map again, together",
-          paths.h5, *other);
-      job.replaces_outputs = true;
-      return false;
-    }
+  for (const OutputFormat& format : output_formats()) {
+    const std::string& other = paths.*format.path;
+    if (format.sink == nullptr || other.empty() || std::filesystem::exists(other)) continue;
+    log().warn(
+        "{} is complete but {} is missing (a run stopped between its renames): writing "
+        "every output of the map again, together",
+        paths.h5, other);
+    job.replaces_outputs = true;
+    return false;
+  }
   return true;
 }
 
@@ -94,14 +94,10 @@ std::vector<DiskNeed> map_disk_needs(const RunConfig& config, const GridSpec& gr
     if (config.compression > 0) disk /= 4;  // a floor: compressed size is not known in advance
     needs.push_back({paths.store, disk, fmt::format("the {}-point map", grid.points())});
   }
-  if (!paths.dx.empty())
-    needs.push_back(
-        {paths.dx,
-         config.dx_gzip || paths.dx.ends_with(".gz") ? grid.points() * 4 : grid.points() * 14,
-         "the OpenDX file"});
-  if (!paths.mrc.empty())
-    needs.push_back(
-        {paths.mrc, grid.points() * sizeof(float) + io::kMrcHeaderBytes, "the MRC file"});
+  for (const OutputFormat& format : output_formats())
+    if (format.bytes != nullptr && !(paths.*format.path).empty())
+      needs.push_back(
+          {paths.*format.path, format.bytes(config, grid, paths.*format.path), format.file});
   return needs;
 }
 
@@ -121,8 +117,9 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
     job.complete = true;
     return;
   }
-  for (const std::string* output : {&paths.h5, &paths.dx, &paths.mrc})
-    if (!output->empty()) io::check_output_path(*output, config.force || job.replaces_outputs);
+  for (const OutputFormat& format : output_formats())
+    if (!(paths.*format.path).empty())
+      io::check_output_path(paths.*format.path, config.force || job.replaces_outputs);
   // The partial file is replaced (or resumed) freely, but never through a symbolic link or in
   // place of a device (check_output_path's rules).
   io::check_output_path(paths.store, /*force=*/true);
@@ -131,7 +128,9 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
   const SlabHint hint = combined_hint(workers);
   job.resuming = config.resume && std::filesystem::exists(paths.store);
   std::size_t reserved = job.in.system.size() * 64;  // atoms in the backends and the store
-  if (!paths.dx.empty()) reserved += io::OpenDxSink::memory_for(grid, job.budget / 4);
+  for (const OutputFormat& format : output_formats())
+    if (format.memory != nullptr && !(paths.*format.path).empty())
+      reserved += format.memory(grid, job.budget);
   job.plan = make_plan(grid, workers.list.size(), hint.plane_multiple, hint.min_points, job.budget,
                        reserved, config.checkpoint_seconds, all_workers);
   // Compressed chunks are written whole, so slabs must end on chunk rows: a depth dividing the
@@ -155,8 +154,9 @@ RunResult skipped_result(const MapJob& job, SteadyClock::time_point start) {
   result.count_atoms(job.in.system);
   result.skipped = true;
   result.outputs = {job.paths.h5};
-  if (!job.paths.dx.empty()) result.outputs.push_back(job.paths.dx);
-  if (!job.paths.mrc.empty()) result.outputs.push_back(job.paths.mrc);
+  for (const OutputFormat& format : output_formats())
+    if (format.sink != nullptr && !(job.paths.*format.path).empty())
+      result.outputs.push_back(job.paths.*format.path);
   result.total_seconds = seconds_since(start);
   return result;
 }
@@ -168,7 +168,7 @@ MapMetadata initial_metadata(const RunConfig& config, const MapJob& job, const W
   meta.physics = config.physics;
   meta.coulomb_factor = coulomb_factor(config.physics);
   Provenance& prov = meta.provenance;
-  const PotentialBackend& lead = *workers.list.front();
+  const MapSource& lead = *workers.list.front();
   prov.version = fmt::format("{} (git {})", kVersion, kGitRevision);
   prov.command_line = config.command_line;
   // A file's path made absolute; atoms from memory (no source file) keep their label.
@@ -226,14 +226,10 @@ io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata&
 /// The outputs besides the HDF5 file, streamed or read back by the pipeline.
 std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const MapJob& job) {
   std::vector<std::unique_ptr<MapSink>> sinks;
-  if (!job.paths.dx.empty())
-    sinks.push_back(std::make_unique<io::OpenDxSink>(
-        job.paths.dx,
-        io::OpenDxOptions{.force = config.force || job.replaces_outputs, .gzip = config.dx_gzip},
-        job.budget / 4));
-  if (!job.paths.mrc.empty())  // streamed: takes every slab in z order, holds none
-    sinks.push_back(
-        std::make_unique<io::MrcSink>(job.paths.mrc, config.force || job.replaces_outputs));
+  for (const OutputFormat& format : output_formats())
+    if (format.sink != nullptr && !(job.paths.*format.path).empty())
+      sinks.push_back(format.sink(config, job.paths.*format.path,
+                                  config.force || job.replaces_outputs, job.budget));
   // Watches the slabs for the viewers' colour range; finish_map() reads the sampled planes it
   // did not see. Its fixed 1 MiB of counts is not charged to --memory-limit (which sizes the
   // slab buffers; tests use limits of a few hundred KiB).
@@ -291,7 +287,7 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   meta.method = method_info(config, in.system, in.grid);
   refuse_nonfinite(meta.stats);  // as finish_map() does; the sample's extremes then exist
   if (sample) {
-    PotentialBackend& lead = *workers.list.front();
+    PotentialBackend& lead = workers.lead();
     judge_sample(config, in.input, lead,
                  reference_sample(config, lead, in.system, in.grid, *sample), meta);
   }
@@ -383,7 +379,7 @@ void decide(Executor& executor, MapJob& job, const std::function<void()>& leader
 }  // namespace
 
 io::ResumeKey resume_key(const RunConfig& config, const System& system, const GridSpec& grid,
-                         const PotentialBackend& backend) {
+                         const MapSource& backend) {
   io::ResumeKey key;
   key.input_sha256 = system.source_sha256;
   auto add = [&](const char* name, std::string value) {

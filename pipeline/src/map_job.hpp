@@ -15,7 +15,7 @@ namespace dcs::pipeline {
 /// Every setting that changes the map's values, in a fixed order: what a partial file must
 /// match to be resumed, a complete output to be skipped, and MPI ranks to share a map.
 io::ResumeKey resume_key(const RunConfig& config, const System& system, const GridSpec& grid,
-                         const PotentialBackend& backend);
+                         const MapSource& backend);
 
 /// The files a map of `system` on `grid` writes at `paths`, for check_free_space(): the store
 /// (unless `resuming`; `chunk_depth` 0: one-plane chunks, the largest), DX and MRC.

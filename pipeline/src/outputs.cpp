@@ -17,6 +17,7 @@
 #include "dcs/io/map_store.hpp"
 #include "dcs/log.hpp"
 #include "dcs/sysinfo.hpp"
+#include "output_formats.hpp"
 
 namespace dcs {
 
@@ -79,25 +80,19 @@ OutputPaths output_paths(const RunConfig& config, const std::string& input, long
   const bool single = config.inputs.size() == 1 || config.trajectory.has_value();
   const bool named = single && !config.output.empty();
   OutputPaths paths;
-  if (config.write_hdf5) paths.h5 = named ? config.output : named_output(config, input, ".h5");
-  // DX and MRC: the path given, else beside the HDF5 output named after it, else <stem> in
+  // Each format: the path given, else beside the HDF5 output named after it, else <stem> in
   // --output-dir.
-  if (config.write_dx) {
-    const char* extension = config.dx_gzip ? ".dx.gz" : ".dx";
-    paths.dx = single && !config.dx_path.empty() ? config.dx_path
-               : named                           ? beside_output(config, extension)
-                                                 : named_output(config, input, extension);
+  for (const OutputFormat& format : output_formats()) {
+    if (!format.wanted(config)) continue;
+    const std::string& given = format.given(config);
+    const char* extension = format.extension(config);
+    std::string& path = paths.*format.path;
+    path = single && !given.empty() ? given
+           : named                  ? beside_output(config, extension)
+                                    : named_output(config, input, extension);
+    if (model >= 0) path = with_model_suffix(path, model);
   }
-  if (config.write_mrc)
-    paths.mrc = single && !config.mrc_path.empty() ? config.mrc_path
-                : named                            ? beside_output(config, ".mrc")
-                                                   : named_output(config, input, ".mrc");
-  if (model >= 0)
-    for (std::string* path : {&paths.h5, &paths.dx, &paths.mrc})
-      if (!path->empty()) *path = with_model_suffix(*path, model);
-  paths.store = io::partial_path_for(!paths.h5.empty()   ? paths.h5
-                                     : !paths.dx.empty() ? paths.dx
-                                                         : paths.mrc);
+  paths.store = io::partial_path_for(paths.first());
   return paths;
 }
 
@@ -205,9 +200,8 @@ void check_distinct_paths(const RunConfig& config, const std::vector<std::string
     const OutputPaths paths = output_paths(config, input);
     const std::string context =
         config.inputs.size() > 1 ? fmt::format(" (input {})", input) : std::string();
-    claim_output(files, "the HDF5 output", paths.h5, context);
-    claim_output(files, "the OpenDX output", paths.dx, context);
-    claim_output(files, "the MRC output", paths.mrc, context);
+    for (const OutputFormat& format : output_formats())
+      claim_output(files, format.what, paths.*format.path, context);
     claim_output(files, "the partial file", paths.store, context);
   }
 }

@@ -13,6 +13,7 @@
 #include "dcs/error.hpp"
 #include "dcs/io/map_writers.hpp"
 #include "dcs/msm.hpp"
+#include "output_formats.hpp"
 
 namespace dcs {
 
@@ -84,10 +85,11 @@ void check_points(const RunConfig& config) {
   if (config.inputs.size() != 1)
     throw UsageError(
         fmt::format("--points/--at-atoms take one atom file, got {}", config.inputs.size()));
-  if (config.write_dx || config.write_mrc || !config.write_hdf5)
-    throw UsageError(
-        "--dx, --mrc and --no-hdf5 shape map outputs; a points run writes a CSV "
-        "and an HDF5 table (and the mesh or a PDB)");
+  for (const pipeline::OutputFormat& format : pipeline::output_formats())
+    if (format.wanted(config) != format.by_default)
+      throw UsageError(
+          "--dx, --mrc and --no-hdf5 shape map outputs; a points run writes a CSV "
+          "and an HDF5 table (and the mesh or a PDB)");
   if (config.models != ModelsMode::kFirst)
     throw UsageError("--models applies to maps; a points run takes the file's first model");
   if (config.shard) throw UsageError("--shard splits a batch of maps, not a points run");
@@ -104,7 +106,11 @@ void check_config(const RunConfig& config) {
   }
   check_not_maps(config.inputs);
   if (!config.name_template.empty()) check_name_template(config.name_template);
-  const bool named = !config.output.empty() || !config.dx_path.empty() || !config.mrc_path.empty();
+  bool named = false, writes = false;
+  for (const pipeline::OutputFormat& format : pipeline::output_formats()) {
+    named = named || !format.given(config).empty();
+    writes = writes || format.wanted(config);
+  }
   if (config.shard && named)
     throw UsageError(
         "--shard splits a batch whose outputs are named after each input: use "
@@ -113,8 +119,7 @@ void check_config(const RunConfig& config) {
     throw UsageError(
         "with several inputs, outputs are named after each input: use --output-dir "
         "instead of --output / a --dx or --mrc path");
-  if (!config.write_hdf5 && !config.write_dx && !config.write_mrc)
-    throw UsageError("nothing to write: --no-hdf5 without --dx or --mrc");
+  if (!writes) throw UsageError("nothing to write: --no-hdf5 without --dx or --mrc");
   if (config.compression < 0 || config.compression > 9)
     throw UsageError(fmt::format("--compress must be 0..9, got {}", config.compression));
   validate(config.physics);
@@ -125,10 +130,14 @@ void check_config(const RunConfig& config) {
   (void)io::map_writers();  // a bad DCS_WRITERS is refused before any file is made
   if (config.method == Method::kMsm) msm_parameters(config.msm_error);  // throws for a bad target
   check_periodic(config);
+  check_points_method(config, config.points.has_value());
+}
+
+void check_points_method(const RunConfig& config, bool points) {
   // MSM interpolates a lattice laid over a map's box; at arbitrary points (and at atoms, whose
   // own long-range part would have to be taken out again) it is not implemented: say so rather
   // than compute exactly under an msm label.
-  if (!traits(config.method).computes_points && config.points)
+  if (!traits(config.method).computes_points && points)
     throw UsageError(
         "--method msm computes maps only; --points and --at-atoms are computed by direct "
         "summation: use --method exact (the default) for them");
@@ -151,9 +160,8 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--output", config.output);
   add("--output-dir", config.output_dir);
   add("--name-template", config.name_template);
-  add("--no-hdf5", flag(!config.write_hdf5));
-  add("--dx", config.write_dx ? config.dx_path + (config.dx_gzip ? " (gzip)" : "") : "off");
-  add("--mrc", config.write_mrc ? config.mrc_path : "off");
+  for (const pipeline::OutputFormat& format : pipeline::output_formats())
+    add(format.flag, format.setting(config));
   add("--compress", std::to_string(config.compression));
   add("--force", flag(config.force));
   add("--keep-going", flag(config.keep_going));

@@ -89,11 +89,17 @@ def check_method(h5, net_charge, tiles):
     return float(m["rms_rel_error"])
 
 
+def write_xyzq(work, name, lines):
+    """The atom file `name` in `work` holding `lines` (x y z q)."""
+    path = os.path.join(work, name)
+    with open(path, "w") as out:
+        out.write(lines)
+    return path
+
+
 @case
 def single_charge_cubic(args, work):
-    atoms = os.path.join(work, "one.xyzq")
-    with open(atoms, "w") as out:
-        out.write("3.0 4.0 5.0 1.0\n")
+    atoms = write_xyzq(work, "one.xyzq", "3.0 4.0 5.0 1.0\n")
     out = os.path.join(work, "one.h5")
     run = dcs(args, "--atoms", atoms, "--box", "20,20,20", "--periodic", "--spacing", "2",
               "--units", "e/A", "--device", DEVICE, "-o", out)
@@ -196,9 +202,7 @@ def truncoct_frames(args, work):
 
 @case
 def missed_target(args, work):
-    atoms = os.path.join(work, "two.xyzq")
-    with open(atoms, "w") as out:
-        out.write("3 4 5 1\n7 8 9 -1\n")
+    atoms = write_xyzq(work, "two.xyzq", "3 4 5 1\n7 8 9 -1\n")
     out = os.path.join(work, "two.h5")
     env = dict(os.environ, DCS_EWALD_TESTING_ACCURACY="1e-2")
     run = dcs(args, "--atoms", atoms, "--box", "16,16,16", "--periodic", "--grid", "8",

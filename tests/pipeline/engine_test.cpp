@@ -25,6 +25,7 @@
 #include "dcs/io/map_store.hpp"
 #include "dcs/io/null_sink.hpp"
 #include "dcs/pipeline/engine.hpp"
+#include "test_systems.hpp"
 
 namespace dcs {
 namespace {
@@ -45,11 +46,7 @@ System random_system(std::size_t n, std::uint32_t seed) {
 }
 
 GridSpec test_grid() {
-  GridSpec grid;
-  grid.counts = {37, 29, 41};
-  grid.origin = {-15.0, -14.0, -16.0};
-  grid.spacing = {0.8, 1.0, 0.75};
-  return grid;
+  return test::make_spec(37, 29, 41, {-15.0, -14.0, -16.0}, {0.8, 1.0, 0.75});
 }
 
 /// Collects the whole map from the slabs it is given and checks that they come in z order.
@@ -94,7 +91,7 @@ struct MapRun {
 MapRun compute(const System& system, const GridSpec& grid, unsigned workers, std::int64_t step,
                std::size_t buffers) {
   std::vector<std::unique_ptr<PotentialBackend>> owned;
-  std::vector<PotentialBackend*> list;
+  std::vector<MapSource*> list;
   for (unsigned w = 0; w < workers; ++w) {
     BackendOptions options;
     options.threads = 1 + w % 2;  // thread counts differ between workers: must not matter

@@ -35,13 +35,7 @@ std::unique_ptr<PotentialBackend> ewald(unsigned threads) {
                                       periodic::ewald_settings(1e-5), options);
 }
 
-GridSpec small_grid() {
-  GridSpec grid;
-  grid.counts = {7, 6, 9};
-  grid.origin = {-3.0, -2.0, -1.0};
-  grid.spacing = {2.5, 3.0, 2.0};
-  return grid;
-}
+GridSpec small_grid() { return test::make_spec(7, 6, 9, {-3.0, -2.0, -1.0}, {2.5, 3.0, 2.0}); }
 
 TEST(EwaldBackend, SameBitsForAnySlabSplitAndThreadCount) {
   const System system = charged_cell();

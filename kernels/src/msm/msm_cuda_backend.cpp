@@ -26,6 +26,7 @@
 #include "dcs/parallel.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/timer.hpp"
+#include "dcs/wrapping_backend.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
 #include "device_lattice.hpp"
@@ -43,14 +44,17 @@ using detail::MsmAtom;
 using detail::ScopedDevice;
 using detail::Stream;
 
-class MsmCudaBackend final : public PotentialBackend {
+// The wrapped exact CUDA backend keeps the reductions, the pinned host memory, the slab hint
+// (16 planes, a multiple of the kernel's 8-plane tiles, so slabs cut no tile in two; a cut tile
+// would still give the same bits, at some wasted work), the points and the device's reference.
+class MsmCudaBackend final : public WrappingBackend {
  public:
   MsmCudaBackend(std::unique_ptr<PotentialBackend> exact, const MsmParameters& parameters,
                  const BackendOptions& options)
-      : exact_(std::move(exact)),
+      : WrappingBackend(std::move(exact), "make_msm_cuda_backend"),
         parameters_(parameters),
         pool_(resolve_threads(options.threads)),
-        reduction_(exact_->reduction_name()) {
+        reduction_(wrapped().reduction_name()) {
     validate(parameters_);
     device_ = detail::query_device(options.device);
     ScopedDevice scoped(device_.ordinal);
@@ -62,10 +66,8 @@ class MsmCudaBackend final : public PotentialBackend {
     for (auto& staged : staged_) staged = std::make_unique<Event>();
   }
 
-  std::string name() const override { return exact_->name() + "+msm"; }
+  std::string name() const override { return wrapped().name() + "+msm"; }
   std::string kernel_name() const override { return describe(parameters_); }
-  std::string reduction_name() const override { return reduction_; }
-  std::string device_name() const override { return exact_->device_name(); }
   double tolerance() const override { return parameters_.target; }
 
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
@@ -276,34 +278,6 @@ class MsmCudaBackend final : public PotentialBackend {
     timings_.download += 1e-3 * download_->elapsed_ms_since(*statistics_);
   }
 
-  std::unique_ptr<HostBuffer> allocate_host(std::size_t floats) override {
-    return exact_->allocate_host(floats);
-  }
-  StatsAccum statistics(const float* values, std::size_t n) override {
-    return exact_->statistics(values, n);
-  }
-  DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
-    return exact_->difference(values, reference, n);
-  }
-  BackendTimings timings() const override { return timings_; }
-  /// The exact backend's (16 planes, a multiple of the kernel's 8-plane tiles, so slabs cut no
-  /// tile in two; a cut tile would still give the same bits, at some wasted work).
-  SlabHint slab_hint() const override { return exact_->slab_hint(); }
-
-  // Points stay exact, as in the CPU MSM backend.
-  void prepare_points(const System& system, const Physics& physics) override {
-    exact_->prepare_points(system, physics);
-  }
-  void compute_points(const Vec3* points, const std::uint32_t* skip, std::size_t n,
-                      float* out) override {
-    exact_->compute_points(points, skip, n, out);
-  }
-  PointsHint points_hint() const override { return exact_->points_hint(); }
-  std::string reference_points(const System& system, const Physics& physics, const Vec3* points,
-                               std::size_t n, double* out, unsigned threads) override {
-    return exact_->reference_points(system, physics, points, n, out, threads);
-  }
-
  private:
   /// The kernel indexes points, rows and planes with 32-bit integers.
   static void check_grid(const GridSpec& grid) {
@@ -318,7 +292,6 @@ class MsmCudaBackend final : public PotentialBackend {
         throw UsageError("CUDA msm: grid spacing must be positive and finite");
   }
 
-  std::unique_ptr<PotentialBackend> exact_;
   MsmParameters parameters_;
   ThreadPool pool_;
   std::string reduction_;
@@ -338,7 +311,6 @@ class MsmCudaBackend final : public PotentialBackend {
   detail::MsmSlabLaunch launch_;
   GridSpec grid_;
   bool prepared_ = false;
-  BackendTimings timings_;
   cuda::MsmCudaPrepareTimings prepare_timings_;
   MsmExtent lattice_extent_;
 };
@@ -362,7 +334,6 @@ MsmLatticeValues msm_cuda_finest_lattice(const PotentialBackend& backend) {
 std::unique_ptr<PotentialBackend> make_msm_cuda_backend(std::unique_ptr<PotentialBackend> exact,
                                                         const MsmParameters& parameters,
                                                         const BackendOptions& options) {
-  if (!exact) throw InternalError("make_msm_cuda_backend: no exact backend to wrap");
   return std::make_unique<MsmCudaBackend>(std::move(exact), parameters, options);
 }
 

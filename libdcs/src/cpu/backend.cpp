@@ -1,4 +1,5 @@
-// The non-virtual parts of dcs::PotentialBackend, its defaults, and plain host buffers.
+// The non-virtual parts of dcs::MapSource and dcs::PotentialBackend, their defaults, and plain
+// host buffers.
 #include "dcs/backend.hpp"
 
 #include <memory>
@@ -27,7 +28,7 @@ std::unique_ptr<HostBuffer> allocate_plain_host(std::size_t floats) {
   return std::make_unique<PlainHostBuffer>(floats);
 }
 
-StatsAccum PotentialBackend::compute(const Slab& slab, float* out) {
+StatsAccum MapSource::compute(const Slab& slab, float* out) {
   std::vector<StatsAccum> planes(static_cast<std::size_t>(slab.z_count > 0 ? slab.z_count : 0));
   compute_slab(slab, out, planes.data());
   StatsAccum total;
@@ -35,7 +36,7 @@ StatsAccum PotentialBackend::compute(const Slab& slab, float* out) {
   return total;
 }
 
-std::unique_ptr<HostBuffer> PotentialBackend::allocate_host(std::size_t floats) {
+std::unique_ptr<HostBuffer> MapSource::allocate_host(std::size_t floats) {
   return allocate_plain_host(floats);
 }
 

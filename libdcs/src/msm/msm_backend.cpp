@@ -2,7 +2,9 @@
 // the lattice hierarchy once; compute_slab() gives each map point its short-range sum (exact
 // over the atoms within a) plus the finest lattice interpolated, both in a fixed order, so a
 // point's value never depends on its slab or on the thread count. The wrapped exact backend
-// does the reductions (statistics(), difference()); points are refused (compute_points()).
+// does the rest (dcs/wrapping_backend.hpp); points with --method msm are refused by
+// check_config() (the lattice would have to cover points not known in advance, and a skipped
+// atom's own long-range part would have to be taken out at its position).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -16,26 +18,25 @@
 #include "dcs/msm.hpp"
 #include "dcs/parallel.hpp"
 #include "dcs/timer.hpp"
+#include "dcs/wrapping_backend.hpp"
 #include "prepared.hpp"
 
 namespace dcs {
 namespace {
 
-class MsmBackend final : public PotentialBackend {
+class MsmBackend final : public WrappingBackend {
  public:
   MsmBackend(std::unique_ptr<PotentialBackend> exact, const MsmParameters& parameters,
              const BackendOptions& options, std::size_t memory_limit)
-      : exact_(std::move(exact)),
+      : WrappingBackend(std::move(exact), "make_msm_backend"),
         parameters_(parameters),
         memory_limit_(memory_limit),
         pool_(resolve_threads(options.threads)) {
     validate(parameters_);
   }
 
-  std::string name() const override { return exact_->name() + "+msm"; }
+  std::string name() const override { return wrapped().name() + "+msm"; }
   std::string kernel_name() const override { return describe(parameters_); }
-  std::string reduction_name() const override { return exact_->reduction_name(); }
-  std::string device_name() const override { return exact_->device_name(); }
   /// The target: a relative RMS error, so the largest error against max|V| (which sits at an
   /// atom) is below it too.
   double tolerance() const override { return parameters_.target; }
@@ -57,10 +58,7 @@ class MsmBackend final : public PotentialBackend {
     const double factor = prepared_.factor;
     const msm::ShortRange& short_range = *prepared_.short_range;
     const std::array<msm::AxisWeights, 3>& weights = prepared_.weights;
-    if (slab.z_begin < 0 || slab.z_count < 0 || slab.z_begin + slab.z_count > grid.nz())
-      throw UsageError("msm: slab [" + std::to_string(slab.z_begin) + ", " +
-                       std::to_string(slab.z_begin + slab.z_count) + ") outside the grid's " +
-                       std::to_string(grid.nz()) + " planes");
+    check_slab("msm", slab, grid);
     const auto start = std::chrono::steady_clock::now();
     const std::size_t rows = static_cast<std::size_t>(slab.z_count * grid.ny());
     const msm::Lattice& e = prepared_.long_range->finest();
@@ -113,35 +111,12 @@ class MsmBackend final : public PotentialBackend {
     timings_.statistics += seconds_since(stats_start);
   }
 
-  StatsAccum statistics(const float* values, std::size_t n) override {
-    return exact_->statistics(values, n);
-  }
-  DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
-    return exact_->difference(values, reference, n);
-  }
-  BackendTimings timings() const override { return timings_; }
-  SlabHint slab_hint() const override { return exact_->slab_hint(); }
-
-  // Points are not MSM's: the lattice would have to cover points not known in advance, and a
-  // skipped atom's own long-range part would have to be taken out at its position. Refused
-  // (run_config.cpp refuses --points/--at-atoms with --method msm first) rather than computed
-  // exactly under an msm label.
-  void prepare_points(const System&, const Physics&) override {
-    throw UsageError("--method msm computes maps only; potentials at points need --method exact");
-  }
-  void compute_points(const Vec3*, const std::uint32_t*, std::size_t, float*) override {
-    throw UsageError("--method msm computes maps only; potentials at points need --method exact");
-  }
-  PointsHint points_hint() const override { return exact_->points_hint(); }
-
  private:
-  std::unique_ptr<PotentialBackend> exact_;
   MsmParameters parameters_;
   std::size_t memory_limit_;  ///< bytes prepare() may take (0: none given)
   ThreadPool pool_;
   msm::Prepared prepared_;
   std::int64_t block_ = 1;
-  BackendTimings timings_;
 };
 
 }  // namespace
@@ -150,7 +125,6 @@ std::unique_ptr<PotentialBackend> make_msm_backend(std::unique_ptr<PotentialBack
                                                    const MsmParameters& parameters,
                                                    const BackendOptions& options,
                                                    std::size_t memory_limit) {
-  if (!exact) throw InternalError("make_msm_backend: no exact backend to wrap");
   return std::make_unique<MsmBackend>(std::move(exact), parameters, options, memory_limit);
 }
 

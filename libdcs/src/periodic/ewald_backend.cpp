@@ -18,27 +18,25 @@
 #include "dcs/periodic/ewald_reference.hpp"
 #include "dcs/periodic/periodic_potential.hpp"
 #include "dcs/timer.hpp"
+#include "dcs/wrapping_backend.hpp"
 
 namespace dcs::periodic {
 namespace {
 
 constexpr double kMinTarget = 1e-8, kMaxTarget = 1e-2;
 
-class EwaldBackend final : public PotentialBackend {
+class EwaldBackend final : public WrappingBackend {
  public:
   EwaldBackend(std::unique_ptr<PotentialBackend> exact, const PeriodicSettings& settings,
                const BackendOptions& options)
-      : exact_(std::move(exact)), settings_(settings) {
+      : WrappingBackend(std::move(exact), "make_ewald_backend"), settings_(settings) {
     settings_.threads = resolve_threads(options.threads);
   }
 
-  std::string name() const override { return exact_->name() + "+ewald"; }
+  std::string name() const override { return wrapped().name() + "+ewald"; }
   std::string kernel_name() const override {
     return "ewald (real space on a cell list + smooth PME)";
   }
-  std::string reduction_name() const override { return exact_->reduction_name(); }
-  std::string device_name() const override { return exact_->device_name(); }
-  double tolerance() const override { return exact_->tolerance(); }
 
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     const auto start = std::chrono::steady_clock::now();
@@ -50,9 +48,7 @@ class EwaldBackend final : public PotentialBackend {
 
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     if (!potential_) throw UsageError("ewald: compute() called before prepare()");
-    if (slab.z_begin < 0 || slab.z_count < 0 || slab.z_begin + slab.z_count > grid_.nz())
-      throw UsageError(fmt::format("ewald: slab [{}, {}) outside the grid's {} planes",
-                                   slab.z_begin, slab.z_begin + slab.z_count, grid_.nz()));
+    check_slab("ewald", slab, grid_);
     const auto start = std::chrono::steady_clock::now();
     const std::size_t plane = grid_.plane_points();
     std::vector<Vec3> points(plane);
@@ -74,15 +70,6 @@ class EwaldBackend final : public PotentialBackend {
       plane_stats[q] = cpu_statistics(out + static_cast<std::size_t>(q) * plane, plane);
     timings_.statistics += seconds_since(stats_start);
   }
-
-  StatsAccum statistics(const float* values, std::size_t n) override {
-    return exact_->statistics(values, n);
-  }
-  DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
-    return exact_->difference(values, reference, n);
-  }
-  BackendTimings timings() const override { return timings_; }
-  SlabHint slab_hint() const override { return exact_->slab_hint(); }
 
   // Points: the same potential; at an atom (skip) its own n = 0 term left out and the Ewald
   // self term added (potential_at_atoms(), computed once per prepare_points()).
@@ -112,7 +99,6 @@ class EwaldBackend final : public PotentialBackend {
     for (std::size_t m = 0; m < free.size(); ++m)
       out[where[m]] = static_cast<float>(factor_ * values[m]);
   }
-  PointsHint points_hint() const override { return exact_->points_hint(); }
 
   /// The float64 Ewald sum at reference_parameters(), the oracle of the measured error.
   std::string reference_points(const System& system, const Physics& physics, const Vec3* points,
@@ -130,13 +116,11 @@ class EwaldBackend final : public PotentialBackend {
     factor_ = coulomb_factor(physics);
   }
 
-  std::unique_ptr<PotentialBackend> exact_;
   PeriodicSettings settings_;
   std::optional<PeriodicPotential> potential_;
   std::vector<double> at_atoms_;
   GridSpec grid_;
   double factor_ = 0.0;
-  BackendTimings timings_;
 };
 
 }  // namespace
@@ -197,7 +181,6 @@ EwaldParameters ewald_parameters(const UnitCell& cell, double target) {
 std::unique_ptr<PotentialBackend> make_ewald_backend(std::unique_ptr<PotentialBackend> exact,
                                                      const PeriodicSettings& settings,
                                                      const BackendOptions& options) {
-  if (!exact) throw InternalError("make_ewald_backend: no exact backend to wrap");
   return std::make_unique<EwaldBackend>(std::move(exact), settings, options);
 }
 

@@ -100,7 +100,7 @@ struct PointsShape {
 PointsShape local_shape(const Workers& workers) {
   PointsShape shape;
   shape.workers = workers.list.size();
-  for (const PotentialBackend* w : workers.list) {
+  for (const PotentialBackend* w : workers.backends) {
     shape.block = std::lcm(shape.block, std::max<std::size_t>(1, w->points_hint().block));
     shape.min_points = std::max(shape.min_points, w->points_hint().min_points);
   }
@@ -147,7 +147,7 @@ void compute_on_workers(Workers& workers, const System& system, const Physics& p
   std::exception_ptr failure;
   double done = 0.0;
   std::vector<std::thread> threads;
-  for (PotentialBackend* worker : workers.list) {
+  for (PotentialBackend* worker : workers.backends) {
     threads.emplace_back([&, worker] {
       try {
         worker->prepare_points(system, physics);
@@ -297,7 +297,7 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
   meta.coulomb_factor = coulomb_factor(config.physics);
   meta.stats = finalize(cpu_statistics(values.data(), values.size()));
   if (config.validate) {
-    const double tolerance = config.tolerance.value_or(workers.first().tolerance());
+    const double tolerance = config.tolerance.value_or(workers.lead().tolerance());
     meta.validation = validate_points(config, system, set.positions, set.skip, values, tolerance);
     const Validation& v = meta.validation;
     log().info("validation: {} points, max |error| {:.3e} ({:.3e} of max|V|), tolerance {:.1e}: {}",

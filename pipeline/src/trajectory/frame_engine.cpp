@@ -35,7 +35,7 @@ struct Item {
 class BlockRun {
  public:
   BlockRun(FrameSource& source, const GridSpec& grid, const Physics& physics,
-           const std::vector<PotentialBackend*>& workers, const FramePlan& plan,
+           const std::vector<MapSource*>& workers, const FramePlan& plan,
            std::vector<std::unique_ptr<HostBuffer>>& buffers, FrameEngineReport& report,
            io::FrameMapsFile* frame_maps)
       : frame_maps_(frame_maps),
@@ -124,7 +124,7 @@ class BlockRun {
   }
 
   void work(std::size_t w) {
-    PotentialBackend& backend = *workers_[w];
+    MapSource& backend = *workers_[w];
     std::vector<StatsAccum> plane_stats(static_cast<std::size_t>(plan_.step));
     const std::size_t plane = grid_.plane_points();
     for (;;) {
@@ -229,7 +229,7 @@ class BlockRun {
   FrameSource& source_;
   const GridSpec& grid_;
   const Physics& physics_;
-  const std::vector<PotentialBackend*>& workers_;
+  const std::vector<MapSource*>& workers_;
   const FramePlan& plan_;
   std::vector<std::unique_ptr<HostBuffer>>& buffers_;
   FrameEngineReport& report_;
@@ -287,8 +287,7 @@ FramePlan make_frame_plan(const GridSpec& grid, std::int64_t z_begin, std::int64
 }
 
 FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
-                                   const Physics& physics,
-                                   const std::vector<PotentialBackend*>& workers,
+                                   const Physics& physics, const std::vector<MapSource*>& workers,
                                    io::FrameAccumulatorFile* file, const FramePlan& plan,
                                    ProgressSink* progress, const std::string& label,
                                    io::FrameMapsFile* frame_maps) {

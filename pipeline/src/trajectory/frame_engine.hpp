@@ -69,8 +69,7 @@ struct FrameEngineReport {
 /// any thread, InterruptedError on dcs::interrupt_requested() (after checkpointing the frames
 /// added).
 FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
-                                   const Physics& physics,
-                                   const std::vector<PotentialBackend*>& workers,
+                                   const Physics& physics, const std::vector<MapSource*>& workers,
                                    io::FrameAccumulatorFile* file, const FramePlan& plan,
                                    ProgressSink* progress, const std::string& label,
                                    io::FrameMapsFile* frame_maps = nullptr);

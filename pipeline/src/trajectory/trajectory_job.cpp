@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "../map_job.hpp"
+#include "../output_formats.hpp"
 #include "../outputs.hpp"
 #include "../slab_plan.hpp"
 #include "dcs/error.hpp"
@@ -24,7 +25,7 @@
 #include "frame_checks.hpp"
 #include "frame_engine.hpp"
 #include "frame_source.hpp"
-#include "mean_map_backend.hpp"
+#include "mean_map_source.hpp"
 #include "structure_sink.hpp"
 
 namespace dcs::pipeline {
@@ -73,9 +74,7 @@ TrajectoryFiles trajectory_files(const RunConfig& config) {
   TrajectoryFiles f;
   f.paths = output_paths(config, config.trajectory->files.front());
   f.frames = (f.paths.h5.empty() ? f.paths.store : f.paths.h5) + ".frames.partial";
-  const std::string& first = !f.paths.h5.empty()   ? f.paths.h5
-                             : !f.paths.dx.empty() ? f.paths.dx
-                                                   : f.paths.mrc;
+  const std::string& first = f.paths.first();
   std::string stem = first;
   for (const char* ext : {".gz", ".h5", ".hdf", ".hdf5", ".dx", ".mrc"})
     if (stem.ends_with(ext)) stem.resize(stem.size() - std::string_view(ext).size());
@@ -101,14 +100,15 @@ TrajectoryFiles trajectory_files(const RunConfig& config) {
 void check_trajectory_files(const TrajectoryRequest& t, const TrajectoryFiles& f) {
   std::vector<std::string> inputs = t.files;
   inputs.push_back(t.topology);
-  check_distinct_files(inputs, {{"the HDF5 output", f.paths.h5},
-                                {"the OpenDX output", f.paths.dx},
-                                {"the MRC output", f.paths.mrc},
-                                {"the partial file", f.paths.store},
-                                {"the frame statistics", f.frames},
-                                {"the frame maps", f.maps},
-                                {"the frame maps' partial file", f.maps_partial},
-                                {"the structure", f.structure}});
+  std::vector<std::pair<std::string, std::string>> outputs;
+  for (const OutputFormat& format : output_formats())
+    outputs.emplace_back(format.what, f.paths.*format.path);
+  outputs.insert(outputs.end(), {{"the partial file", f.paths.store},
+                                 {"the frame statistics", f.frames},
+                                 {"the frame maps", f.maps},
+                                 {"the frame maps' partial file", f.maps_partial},
+                                 {"the structure", f.structure}});
+  check_distinct_files(inputs, outputs);
 }
 
 /// The key of the frame statistics and frame maps: one "name = value" line per input file (its
@@ -463,9 +463,8 @@ void make_mean_map(TrajectoryRun& run) {
   Workers mean_workers;
   std::optional<io::MapExtras> extras;
   if (run.file) {
-    mean_workers.owned.push_back(std::make_unique<MeanMapBackend>(
+    mean_workers.add_source(std::make_unique<MeanMapSource>(
         *run.file, static_cast<std::int64_t>(run.source->frames().size()), run.workers.first()));
-    mean_workers.list.push_back(mean_workers.owned.back().get());
     const FrameChecks checks =
         judge_frames(run.report, run.source->frames(), run.t.files.front(), run.t.strict);
     extras.emplace(

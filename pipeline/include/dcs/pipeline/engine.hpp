@@ -74,7 +74,7 @@ struct EngineReport {
 /// With a `source` (MPI ranks sharing one map) only the slabs it hands out are computed and
 /// written, in the order it hands them out; the sinks must be empty, and report.plane_stats
 /// holds this process's planes only.
-EngineReport run_engine(const GridSpec& grid, const std::vector<PotentialBackend*>& workers,
+EngineReport run_engine(const GridSpec& grid, const std::vector<MapSource*>& workers,
                         const MapPlan& plan, io::SlabStore* store,
                         const std::vector<MapSink*>& sinks, ProgressSink* progress,
                         const std::string& label, std::size_t atoms, SlabSource* source = nullptr);

@@ -182,6 +182,10 @@ void resolve_grid_and_physics(const GridPhysicsOptions& options, RunConfig& conf
 /// with one output name, nothing to write, a compression level beyond 0..9, ...).
 void check_config(const RunConfig& config);
 
+/// Part of check_config(), and of the in-memory calls at points: UsageError when the method has
+/// no form at points (msm) and points are asked for (`points`).
+void check_points_method(const RunConfig& config, bool points);
+
 /// Every setting that must be the same wherever one run executes (MPI ranks): the inputs,
 /// outputs, grid, physics, kernels and modes, as (option, value) pairs in a fixed order. Leaves
 /// out what each rank may choose for itself (--device, --threads, --cpu-workers,

@@ -1,5 +1,5 @@
-// The mean map as a backend (mean_map_backend.hpp).
-#include "mean_map_backend.hpp"
+// The mean map as a slab source (mean_map_source.hpp).
+#include "mean_map_source.hpp"
 
 #include <fmt/format.h>
 
@@ -7,9 +7,9 @@
 
 namespace dcs::pipeline {
 
-void MeanMapBackend::prepare(const System&, const GridSpec& grid, const Physics&) { grid_ = grid; }
+void MeanMapSource::prepare(const System&, const GridSpec& grid, const Physics&) { grid_ = grid; }
 
-void MeanMapBackend::compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) {
+void MeanMapSource::compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) {
   const std::size_t plane = grid_.plane_points();
   for (std::int64_t k = 0; k < slab.z_count; ++k) {
     const std::int64_t z = slab.z_begin + k;
