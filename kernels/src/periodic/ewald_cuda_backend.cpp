@@ -29,6 +29,7 @@
 #include "dcs/periodic/ewald_backend.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/timer.hpp"
+#include "dcs/wrapping_backend.hpp"
 #include "device_buffer.hpp"
 #include "device_info.hpp"
 #include "ewald_kernels.hpp"
@@ -112,14 +113,14 @@ double bin_fraction() {
   return f;
 }
 
-class EwaldCudaBackend final : public PotentialBackend {
+class EwaldCudaBackend final : public WrappingBackend {
  public:
   EwaldCudaBackend(std::unique_ptr<PotentialBackend> exact,
                    const periodic::PeriodicSettings& settings, const BackendOptions& options)
-      : exact_(std::move(exact)),
+      : WrappingBackend(std::move(exact), "make_ewald_cuda_backend"),
         settings_(settings),
         pool_(resolve_threads(options.threads)),
-        reduction_(exact_->reduction_name()) {
+        reduction_(wrapped().reduction_name()) {
     settings_.threads = options.threads;
     device_ = detail::query_device(options.device);
     ScopedDevice scoped(device_.ordinal);
@@ -130,13 +131,10 @@ class EwaldCudaBackend final : public PotentialBackend {
     download_ = std::make_unique<Event>();
   }
 
-  std::string name() const override { return exact_->name() + "+ewald"; }
+  std::string name() const override { return wrapped().name() + "+ewald"; }
   std::string kernel_name() const override {
     return "ewald (real space on binned images + smooth PME with cuFFT, on the GPU)";
   }
-  std::string reduction_name() const override { return reduction_; }
-  std::string device_name() const override { return exact_->device_name(); }
-  double tolerance() const override { return exact_->tolerance(); }
 
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     check_grid(grid);
@@ -189,19 +187,9 @@ class EwaldCudaBackend final : public PotentialBackend {
     timings_.download += 1e-3 * download_->elapsed_ms_since(*statistics_);
   }
 
-  std::unique_ptr<HostBuffer> allocate_host(std::size_t floats) override {
-    return exact_->allocate_host(floats);
-  }
-  StatsAccum statistics(const float* values, std::size_t n) override {
-    return exact_->statistics(values, n);
-  }
-  DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
-    return exact_->difference(values, reference, n);
-  }
-  BackendTimings timings() const override { return timings_; }
-  /// The exact backend's (16 planes: whole 8-plane tiles, so slabs cut no tile in two; a cut
-  /// tile would still give the same bits, at some wasted work).
-  SlabHint slab_hint() const override { return exact_->slab_hint(); }
+  // The host memory, statistics, differences, timings and the slab hint are the wrapped exact
+  // backend's (its 16 planes are whole 8-plane tiles, so slabs cut no tile in two; a cut tile
+  // would still give the same bits, at some wasted work).
 
   void prepare_points(const System& system, const Physics& physics) override {
     build(system, physics, nullptr);
@@ -249,7 +237,6 @@ class EwaldCudaBackend final : public PotentialBackend {
     d_point_values_.download(out, n, stream);
     stream.synchronize();
   }
-  PointsHint points_hint() const override { return exact_->points_hint(); }
 
   EwaldCudaPrepareTimings prepare_timings() const {
     if (!map_ready_ && !points_ready_) throw UsageError("CUDA ewald: no prepare() yet");
@@ -278,7 +265,6 @@ class EwaldCudaBackend final : public PotentialBackend {
   /// the map, when given) and the solved PME mesh.
   void build(const System& system, const Physics& physics, const GridSpec* grid);
 
-  std::unique_ptr<PotentialBackend> exact_;
   periodic::PeriodicSettings settings_;
   ThreadPool pool_;
   std::string reduction_;
@@ -303,7 +289,6 @@ class EwaldCudaBackend final : public PotentialBackend {
   DeviceBuffer<float> d_point_values_;
   GridSpec grid_;
   bool map_ready_ = false, points_ready_ = false;
-  BackendTimings timings_;
   EwaldCudaPrepareTimings prepare_timings_;
 };
 
