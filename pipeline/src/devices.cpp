@@ -15,6 +15,7 @@
 #include "dcs/msm.hpp"
 #include "dcs/parallel.hpp"
 #include "dcs/periodic/ewald_backend.hpp"
+#include "dcs/periodic/pmepot_backend.hpp"
 #include "dcs/pipeline/mpi.hpp"
 
 namespace dcs {
@@ -115,8 +116,10 @@ Workers make_workers(const RunConfig& config) {
                              config.memory_limit ? *config.memory_limit / config.cpu_workers : 0);
       // Ewald wraps it the same way: the periodic potential of the cell (dcs/periodic/).
       if (config.method == Method::kEwald)
-        backend = periodic::make_ewald_backend(
-            std::move(backend), periodic::ewald_settings(config.ewald_error), options);
+        backend = config.pmepot ? periodic::make_pmepot_backend(std::move(backend), options)
+                                : periodic::make_ewald_backend(
+                                      std::move(backend),
+                                      periodic::ewald_settings(config.ewald_error), options);
       workers.owned.push_back(std::move(backend));
     }
   }

@@ -92,8 +92,11 @@ OutputPaths output_paths(const RunConfig& config, const std::string& input, long
     paths.mrc = single && !config.mrc_path.empty() ? config.mrc_path
                 : named                            ? beside_output(config, ".mrc")
                                                    : named_output(config, input, ".mrc");
+  if (config.profile != ProfileAxis::kNone)
+    paths.profile =
+        named ? beside_output(config, ".profile.csv") : named_output(config, input, ".profile.csv");
   if (model >= 0)
-    for (std::string* path : {&paths.h5, &paths.dx, &paths.mrc})
+    for (std::string* path : {&paths.h5, &paths.dx, &paths.mrc, &paths.profile})
       if (!path->empty()) *path = with_model_suffix(*path, model);
   paths.store = io::partial_path_for(!paths.h5.empty()   ? paths.h5
                                      : !paths.dx.empty() ? paths.dx
@@ -208,6 +211,7 @@ void check_distinct_paths(const RunConfig& config, const std::vector<std::string
     claim_output(files, "the HDF5 output", paths.h5, context);
     claim_output(files, "the OpenDX output", paths.dx, context);
     claim_output(files, "the MRC output", paths.mrc, context);
+    claim_output(files, "the profile CSV", paths.profile, context);
     claim_output(files, "the partial file", paths.store, context);
   }
 }

@@ -14,7 +14,8 @@ namespace dcs::pipeline {
 
 struct OutputPaths {
   std::string h5, dx, mrc;
-  std::string store;  ///< the partial file: the .h5's, or a scratch beside the first output
+  std::string profile;  ///< --profile's CSV: <stem>.profile.csv beside the map
+  std::string store;    ///< the partial file: the .h5's, or a scratch beside the first output
 };
 
 /// The outputs of `input`; `model` >= 0 (--models each) adds ".model<N>" to every name.

@@ -190,5 +190,5 @@ potential_at_atoms.__doc__ = potential_at_atoms.__doc__.replace("{physics}",
 
 
 def presets() -> List[str]:
-    """The names preset= takes ("chimerax", "pymol")."""
+    """The names preset= takes ("chimerax", "pymol", "pmepot")."""
     return list(_dcs.presets())

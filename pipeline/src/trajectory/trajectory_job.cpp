@@ -104,6 +104,7 @@ void check_trajectory_files(const TrajectoryRequest& t, const TrajectoryFiles& f
   check_distinct_files(inputs, {{"the HDF5 output", f.paths.h5},
                                 {"the OpenDX output", f.paths.dx},
                                 {"the MRC output", f.paths.mrc},
+                                {"the profile CSV", f.paths.profile},
                                 {"the partial file", f.paths.store},
                                 {"the frame statistics", f.frames},
                                 {"the frame maps", f.maps},
