@@ -9,7 +9,9 @@ turn each phase into exact pairs; measured / estimated per phase is the correcti
 needs, and the whole estimate's msm/exact against the measured ratio is the model's error. The
 process's user CPU seconds (getrusage) are printed beside, to show a contended machine.
 
-Usage: bench/msm_cost_bench.py DCS OUTDIR [--cases COPIES:GRID:TARGET ...]
+Usage: bench/msm_cost_bench.py DCS OUTDIR [--device cpu|cuda] [--cases COPIES:GRID:TARGET ...]
+(--device cuda: the same comparison on the GPU, where both methods use the whole device: how far
+the CPU-calibrated estimate is from the GPU's measured ratio)
 (COPIES: copies of 2lzt tiled, or dN: N random charges in a 30 A cube)
 Writes OUTDIR/msm_cost_bench.md.
 """
@@ -31,8 +33,10 @@ TERMS = re.compile(r"short range ([\d.e+-]+), interpolation ([\d.e+-]+), levels 
                    r"top ([\d.e+-]+), check ([\d.e+-]+): ([\d.e+-]+) against exact ([\d.e+-]+)")
 
 
-def run(dcs, path, grid, out, extra):
-    cmd = [dcs, "--atoms", path, "--grid", str(grid), "--device", "cpu", "--threads", "1",
+def run(dcs, path, grid, out, extra, device="cpu"):
+    # One CPU thread calibrates the CPU weights; on a GPU the whole device is what is compared.
+    threads = ["--threads", "1"] if device == "cpu" else []
+    cmd = [dcs, "--atoms", path, "--grid", str(grid), "--device", device] + threads + [
            "--no-progress", "--force", "-vv", "-o", out] + extra
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -53,6 +57,7 @@ def main():
     parser.add_argument("--cases", nargs="+",
                         default=["1:33:1e-3", "1:65:1e-5", "8:33:1e-5", "8:65:1e-3", "8:65:1e-5",
                                  "27:49:1e-5", "27:65:1e-3"])
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args()
     os.makedirs(args.outdir, exist_ok=True)
     base = read_pqr(os.path.join(SOURCE, "data", "2lzt.pqr"))
@@ -69,8 +74,9 @@ def main():
         if not os.path.exists(path):
             write_xyzq(path, atoms)
         out = os.path.join(args.outdir, "map.h5")
-        te, ue, _ = run(args.dcs, path, grid, out, [])
-        tm, um, terms = run(args.dcs, path, grid, out, ["--method", "msm", "--msm-error", target])
+        te, ue, _ = run(args.dcs, path, grid, out, [], args.device)
+        tm, um, terms = run(args.dcs, path, grid, out, ["--method", "msm", "--msm-error", target],
+                            args.device)
         sr, interp, levels, top, check, est_msm, est_exact = terms
         per_pair = te["compute"] / est_exact
         measured = (tm["upload"] + tm["compute"] + tm["validate"]) / te["compute"]

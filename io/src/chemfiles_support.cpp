@@ -1,17 +1,13 @@
 // What the chemfiles-based readers share (chemfiles_support.hpp).
 #include "chemfiles_support.hpp"
 
-#include <cerrno>
-#include <cstdio>
-#include <filesystem>
+#include <cstddef>
 #include <mutex>
-#include <system_error>
+#include <string>
 
 #include <chemfiles/misc.hpp>
 
-#include "dcs/error.hpp"
 #include "dcs/log.hpp"
-#include "input_path.hpp"
 
 namespace dcs::io::detail {
 
@@ -26,26 +22,6 @@ void route_chemfiles_warnings() {
                  printable(message.substr(0, end == std::string::npos ? 0 : end + 1)));
     });
   });
-}
-
-void check_readable(const std::string& path) {
-  check_input_exists(path, "a topology or trajectory file");
-  namespace fs = std::filesystem;
-  std::error_code error;
-  const fs::file_status status = fs::status(path, error);
-  if (!fs::is_regular_file(status)) throw InputError(path, 0, "not a regular file");
-  if (FILE* f = std::fopen(path.c_str(), "rb")) {
-    std::fclose(f);
-  } else {
-    throw InputError(path, 0, "cannot open: " + std::system_category().message(errno));
-  }
-}
-
-std::string lower_file_name(const std::string& path) {
-  std::string name = std::filesystem::path(path).filename().string();
-  for (char& c : name)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return name;
 }
 
 }  // namespace dcs::io::detail

@@ -12,7 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <cstring>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -25,12 +25,11 @@
 #include "dcs/io/atomic_file.hpp"
 #include "dcs/io/map_store.hpp"
 #include "dcs/log.hpp"
+#include "fd_io.hpp"
 #include "hdf5_support.hpp"
 
 namespace dcs::io {
 namespace {
-
-std::string errno_text(int error) { return std::strerror(error); }
 
 /// A whole-file write lock on the open file description `fd` (F_OFD_SETLK, or F_OFD_SETLKW when
 /// waiting). Returns 0 or the errno of the failure (EAGAIN: someone else holds it).

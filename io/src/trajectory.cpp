@@ -22,6 +22,7 @@
 #include "dcs/error.hpp"
 #include "dcs/limits.hpp"
 #include "dcs/log.hpp"
+#include "input_path.hpp"
 #include "trajectory_guard.hpp"
 
 namespace dcs::io {
@@ -33,7 +34,7 @@ using detail::TrajectoryKind;
 /// (sqrt(Å² amu / (kcal/mol)) = 48.88821 fs), as MDAnalysis converts it too.
 constexpr double kAkmaTimePs = 0.04888821;
 
-std::optional<TrajectoryKind> kind_of(const std::string& path) {
+std::optional<TrajectoryKind> trajectory_kind_of(const std::string& path) {
   const std::string name = detail::lower_file_name(path);
   const auto ends = [&](std::string_view suffix) {
     return name.size() > suffix.size() && name.ends_with(suffix);
@@ -82,7 +83,7 @@ TrajectoryReader::TrajectoryReader(const std::vector<std::string>& paths, std::s
   impl_->paths = paths;
   impl_->atoms = atoms;
   for (const std::string& path : paths) {
-    const std::optional<TrajectoryKind> kind = kind_of(path);
+    const std::optional<TrajectoryKind> kind = trajectory_kind_of(path);
     if (!kind)
       throw UsageError(path + ": unknown trajectory format; the name must end in one of: " +
                        trajectory_formats());

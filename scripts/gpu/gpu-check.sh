@@ -18,7 +18,9 @@
 #   msm (MSM on the GPU: its tests and the float64 reference's, sanitizers, a --validate run
 #   with --device auto and bench/msm_gpu_bench.sh),
 #   msmscale (bench/msm_scale_bench.py: dcs --method msm end to end at 1.5e6 atoms x 464^3 and
-#   1e8 atoms x 2048^3; MSM_SCALE_CASES overrides the cases).
+#   1e8 atoms x 2048^3; MSM_SCALE_CASES overrides the cases),
+#   msmcost (bench/msm_cost_bench.py --device cuda: msm's CPU-calibrated work estimate against
+#   the GPU's measured msm/exact time, issue 38's 2e5 atoms x 97^3 among the cases).
 #   Each step is one `if want` block below.
 set -uo pipefail
 out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
@@ -235,6 +237,13 @@ if want msm; then
        bash bench/msm_gpu_bench.sh "$build" "$out"
   grep -hE "^\[  (PASSED|FAILED|SKIPPED) |rel RMS|prepare|atoms x" "$out/msm_cuda_tests.log" \
        "$out/msm_bench.log" | tail -n 40
+fi
+if want msmcost; then
+  [[ -f $build/build.ninja ]] || configure
+  step "build dcs" build_dcs.log cmake --build "$build" -j "$jobs" --target dcs
+  step "msm cost on the GPU" msm_cost.log "$python" bench/msm_cost_bench.py "$build/bin/dcs" \
+       "$out/msmcost" --device cuda --cases 100:97:1e-3 100:97:1e-5 27:97:1e-5 27:129:1e-3 8:65:1e-5
+  cat "$out/msmcost/msm_cost_bench.md" 2>/dev/null
 fi
 if want msmscale; then
   # The issue's two scale goals through the real binary, each against its floor (the script's

@@ -41,6 +41,11 @@ inline System make_system(std::vector<Atom> atoms) {
   return system;
 }
 
+/// +1 e at the origin and -1 e at (10, 4, 2) Å: an atom box of 10 x 4 x 2 Å.
+inline System two_atoms() {
+  return make_system({make_atom(0, 0, 0, 1.0), make_atom(10, 4, 2, -1.0)});
+}
+
 /// Protein-like random system: residue-sized clusters of 10 atoms (within 2 Å of a centre)
 /// inside a sphere of protein density, charges uniform in [-0.8, 0.8], fixed seed.
 inline System protein_like_system(std::size_t atoms, std::uint32_t seed, Vec3 offset = {}) {

@@ -18,8 +18,6 @@ using Counts = std::array<std::int64_t, 3>;
 
 /// Two atoms spanning 10 x 4 x 2 Å; with the default 10 Å padding the box is 30 x 24 x 22 Å
 /// centred on (5, 2, 1).
-System two_atoms() { return make_system({make_atom(0, 0, 0, 1.0), make_atom(10, 4, 2, -1.0)}); }
-
 void expect_vec(const Vec3& got, const Vec3& expected, double tolerance = 1e-12) {
   for (int axis = 0; axis < 3; ++axis)
     EXPECT_NEAR(got[axis], expected[axis], tolerance) << "axis " << axis;

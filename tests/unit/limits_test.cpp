@@ -24,8 +24,6 @@ void expect_usage_error(const std::function<void()>& call, const std::string& ne
   }
 }
 
-System two_atoms() { return make_system({make_atom(0, 0, 0, 1.0), make_atom(10, 4, 2, -1.0)}); }
-
 TEST(Limits, PhysicsOptionsOutsideTheirRangesAreRefusedByName) {
   const struct {
     double Physics::*member;

@@ -11,7 +11,7 @@
 namespace dcs {
 namespace {
 
-const double kOcta = std::acos(-1.0 / 3.0) * 180.0 / 3.14159265358979323846;
+const double kOctahedronAngle = std::acos(-1.0 / 3.0) * 180.0 / 3.14159265358979323846;
 
 /// Three chains of 40 atoms (1.5 Å steps in random directions) and 30 lone ions, placed so
 /// that most chains straddle a face.
@@ -66,9 +66,11 @@ TEST(MoleculeGraph, FindsTheMolecules) {
 }
 
 TEST(MoleculeGraph, CutMoleculesComeOutWhole) {
-  for (const UnitCell& cell : {UnitCell::from_lengths_angles({30, 34, 38}, {90, 90, 90}),
-                               UnitCell::from_lengths_angles({36, 36, 36}, {kOcta, kOcta, kOcta}),
-                               UnitCell::from_lengths_angles({33, 35, 37}, {70, 105, 115})}) {
+  for (const UnitCell& cell :
+       {UnitCell::from_lengths_angles({30, 34, 38}, {90, 90, 90}),
+        UnitCell::from_lengths_angles({36, 36, 36},
+                                      {kOctahedronAngle, kOctahedronAngle, kOctahedronAngle}),
+        UnitCell::from_lengths_angles({33, 35, 37}, {70, 105, 115})}) {
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
       const Molecules m = make_molecules(seed, 40.0);
       const MoleculeGraph graph(m.positions.size(), m.bonds);
@@ -107,7 +109,8 @@ TEST(MoleculeGraph, InfiniteCellChangesNothing) {
 }
 
 TEST(MoleculeGraph, WrapPutsEachMoleculeCentreInTheCell) {
-  const UnitCell cell = UnitCell::from_lengths_angles({36, 36, 36}, {kOcta, kOcta, kOcta});
+  const UnitCell cell = UnitCell::from_lengths_angles(
+      {36, 36, 36}, {kOctahedronAngle, kOctahedronAngle, kOctahedronAngle});
   const Molecules m = make_molecules(4, 120.0);
   const MoleculeGraph graph(m.positions.size(), m.bonds);
   std::vector<Vec3> positions = m.positions;

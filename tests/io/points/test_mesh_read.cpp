@@ -12,6 +12,7 @@
 #include "../scratch_dir.hpp"
 #include "allocation_probe.hpp"
 #include "dcs/io/mesh.hpp"
+#include "mesh_data.hpp"
 
 namespace {
 
@@ -19,8 +20,6 @@ using dcs::Vec3;
 using dcs::io::Mesh;
 using dcs::io::MeshFormat;
 using dcs::test::expect_input_error;
-
-std::string data(const std::string& name) { return std::string(DCS_MESH_DATA_DIR) + "/" + name; }
 
 /// Faces as corner lists rotated to start at their smallest index (winding kept), sorted.
 std::vector<std::vector<std::uint32_t>> canonical_faces(const Mesh& mesh) {
@@ -36,7 +35,7 @@ std::vector<std::vector<std::uint32_t>> canonical_faces(const Mesh& mesh) {
 }
 
 TEST(MeshRead, EveryVtkWrittenSphereReadsAlike) {
-  const Mesh reference = dcs::io::read_mesh(data("sphere_42.vtk"));
+  const Mesh reference = dcs::io::read_mesh(mesh_data("sphere_42.vtk"));
   ASSERT_EQ(reference.vertices.size(), 34u);
   ASSERT_EQ(reference.face_count(), 64u);
   ASSERT_EQ(reference.normals.size(), 34u);
@@ -46,7 +45,7 @@ TEST(MeshRead, EveryVtkWrittenSphereReadsAlike) {
   for (const char* name : {"sphere_binary.ply", "sphere_ascii.ply", "sphere.obj", "sphere_51.vtk",
                            "sphere_51_binary.vtk", "sphere_42_binary.vtk"}) {
     SCOPED_TRACE(name);
-    const Mesh mesh = dcs::io::read_mesh(data(name));
+    const Mesh mesh = dcs::io::read_mesh(mesh_data(name));
     EXPECT_EQ(mesh.binary, std::string(name).find("binary") != std::string::npos);
     ASSERT_EQ(mesh.vertices.size(), reference.vertices.size());
     ASSERT_EQ(mesh.normals.size(), reference.normals.size());
@@ -61,14 +60,14 @@ TEST(MeshRead, EveryVtkWrittenSphereReadsAlike) {
 }
 
 TEST(MeshRead, TriangleStripsBecomeTrianglesWithTheirWinding) {
-  const Mesh strips = dcs::io::read_mesh(data("strips_42.vtk"));
-  const Mesh polygons = dcs::io::read_mesh(data("sphere_42.vtk"));
+  const Mesh strips = dcs::io::read_mesh(mesh_data("strips_42.vtk"));
+  const Mesh polygons = dcs::io::read_mesh(mesh_data("sphere_42.vtk"));
   EXPECT_TRUE(strips.normals.empty());
   EXPECT_EQ(canonical_faces(strips), canonical_faces(polygons));
 }
 
 TEST(MeshRead, NormalsFromFacesPointOutward) {
-  const Mesh strips = dcs::io::read_mesh(data("strips_42.vtk"));
+  const Mesh strips = dcs::io::read_mesh(mesh_data("strips_42.vtk"));
   const std::vector<Vec3> normals = dcs::io::vertex_normals(strips);
   const Vec3 centre{1, 2, 3};
   for (std::size_t v = 0; v < normals.size(); ++v) {
@@ -79,7 +78,7 @@ TEST(MeshRead, NormalsFromFacesPointOutward) {
     EXPECT_NEAR(std::hypot(normals[v][0], normals[v][1], normals[v][2]), 1.0, 1e-12);
   }
   // The file's own normals, normalised.
-  const Mesh with = dcs::io::read_mesh(data("sphere_binary.ply"));
+  const Mesh with = dcs::io::read_mesh(mesh_data("sphere_binary.ply"));
   const auto given = dcs::io::vertex_normals(with);
   for (std::size_t v = 0; v < given.size(); ++v)
     EXPECT_NEAR(std::hypot(given[v][0], given[v][1], given[v][2]), 1.0, 1e-12);
@@ -173,7 +172,7 @@ TEST(MeshRead, ObjCornerFormsNegativeIndicesAndIgnoredStatements) {
   EXPECT_EQ(cloud.face_count(), 0u);
 }
 
-struct Bad {
+struct BadMesh {
   const char* label;
   MeshFormat format;
   std::string text;
@@ -186,7 +185,7 @@ const std::string kPlyHead =
     "property float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
 const std::string kVtkHead = "# vtk DataFile Version 4.2\nt\nASCII\nDATASET POLYDATA\n";
 
-std::vector<Bad> bad_cases() {
+std::vector<BadMesh> bad_cases() {
   using F = MeshFormat;
   return {
       {"ply_magic", F::kPly, "plyx\n", 1, "not a PLY file"},
@@ -301,7 +300,7 @@ std::vector<Bad> bad_cases() {
 }
 
 TEST(MeshRead, MalformedInputsRefusedWithPlaceAndReason) {
-  for (const Bad& c : bad_cases()) {
+  for (const BadMesh& c : bad_cases()) {
     SCOPED_TRACE(c.label);
     expect_input_error([&] { (void)dcs::io::parse_mesh(c.text, c.format, "bad"); }, "bad", c.line,
                        {c.part});

@@ -11,13 +11,12 @@
 #include "../scratch_dir.hpp"
 #include "dcs/error.hpp"
 #include "dcs/io/mesh.hpp"
+#include "mesh_data.hpp"
 
 namespace {
 
 using dcs::Vec3;
 using dcs::io::Mesh;
-
-std::string data(const std::string& name) { return std::string(DCS_MESH_DATA_DIR) + "/" + name; }
 
 std::vector<float> values_of(const Mesh& mesh) {
   std::vector<float> values;
@@ -69,7 +68,7 @@ TEST(MeshWrite, EveryFormatRoundTrips) {
   dcs::test::ScratchDir dir;
   for (const char* input : {"sphere_binary.ply", "sphere_ascii.ply", "sphere.obj",
                             "sphere_51_binary.vtk", "strips_42.vtk"}) {
-    const Mesh mesh = dcs::io::read_mesh(data(input));
+    const Mesh mesh = dcs::io::read_mesh(mesh_data(input));
     const std::vector<float> values = values_of(mesh);
     const dcs::io::ColourMap colours(dcs::io::symmetric_range(values));
     for (const bool binary : {false, true}) {
@@ -138,7 +137,7 @@ TEST(MeshWrite, BinaryPlyHeaderAndColours) {
 
 TEST(MeshWrite, RefusesWrongSizesAndExistingFiles) {
   dcs::test::ScratchDir dir;
-  const Mesh mesh = dcs::io::read_mesh(data("sphere.obj"));
+  const Mesh mesh = dcs::io::read_mesh(mesh_data("sphere.obj"));
   const dcs::io::ColourMap colours(1.0);
   EXPECT_THROW(dcs::io::write_mesh(dir.file("a.ply"), mesh, {1.0f}, colours, meta()),
                dcs::InternalError);

@@ -47,21 +47,21 @@ TEST(PointList, BlankSeparatedHeader) {
   ASSERT_EQ(points.size(), 1u);
 }
 
-struct Bad {
+struct BadList {
   const char* label;
   const char* text;
   std::uint64_t line;
   const char* part;
 };
 
-class PointListMalformed : public ::testing::TestWithParam<Bad> {};
+class PointListMalformed : public ::testing::TestWithParam<BadList> {};
 
 TEST_P(PointListMalformed, RefusedWithLineAndReason) {
-  const Bad& c = GetParam();
+  const BadList& c = GetParam();
   expect_input_error([&] { (void)parse(c.text, "bad.csv"); }, "bad.csv", c.line, {c.part});
 }
 
-const Bad kBad[] = {
+const BadList kBad[] = {
     {"four_numbers", "1,2,3\n1,2,3,4\n", 2, "expected 3 numbers (x y z), found 4 fields"},
     {"two_numbers", "1 2\n", 1, "expected 3 numbers (x y z), found 2 fields"},
     {"trailing_comma", "1,2,3,\n", 1, "found 4 fields"},
@@ -80,7 +80,7 @@ const Bad kBad[] = {
 };
 
 INSTANTIATE_TEST_SUITE_P(Cases, PointListMalformed, ::testing::ValuesIn(kBad),
-                         [](const ::testing::TestParamInfo<Bad>& param_info) {
+                         [](const ::testing::TestParamInfo<BadList>& param_info) {
                            return std::string(param_info.param.label);
                          });
 
