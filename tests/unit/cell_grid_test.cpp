@@ -96,7 +96,7 @@ System charged_octahedron() {
   return system;
 }
 
-std::unique_ptr<PotentialBackend> ewald() {
+std::unique_ptr<PotentialBackend> two_thread_ewald() {
   BackendOptions options;
   options.threads = 2;
   return periodic::make_ewald_backend(make_cpu_fast_backend(options),
@@ -111,7 +111,7 @@ TEST(CellAxes, EwaldMapAtTheCellPointsMatchesTheFloat64Sum) {
   const GridSpec grid = make_grid(system, request);  // the cell's grid: the system has a cell
   ASSERT_TRUE(grid.skewed());
   const Physics physics;
-  auto backend = ewald();
+  auto backend = two_thread_ewald();
   backend->prepare(system, grid, physics);
   std::vector<float> map(grid.points());
   std::vector<StatsAccum> stats(static_cast<std::size_t>(grid.nz()));
