@@ -2,7 +2,8 @@
 // Expected: UsageError, whose message is '--select "TEXT": at character N: ...' with N in
 // [1, size + 1]. For a selection that parses: matches() never throws on a few fixed atoms
 // (empty and wildcard-like names, negative and huge residue numbers, indices up to SIZE_MAX);
-// select() is increasing and agrees with matches(); re-parsing text() selects the same atoms;
+// select() is increasing and agrees with matches() (select() alone judges the selections that
+// look at other atoms: around, byres, ...); re-parsing text() selects the same atoms;
 // "not (TEXT)" selects exactly the others, and "(TEXT) or none" the same ones.
 #include <algorithm>
 #include <cstddef>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "dcs/selection.hpp"
+#include "dcs/unit_cell.hpp"
 #include "fuzz_support.hpp"
 
 namespace {
@@ -54,8 +56,17 @@ const std::size_t kIndices[] = {0,
                                 std::numeric_limits<std::size_t>::max() - 1,
                                 std::numeric_limits<std::size_t>::max()};
 
+// A selection that looks at other atoms (around, byres, ...) is judged by select() on the
+// fixed atoms at their own indices (and their positions, in a 20 Å cube), the others by matches().
 std::vector<bool> verdicts(const dcs::Selection& s) {
   std::vector<bool> out;
+  if (!s.is_per_atom()) {
+    static const dcs::UnitCell cube =
+        dcs::UnitCell::from_lengths_angles({20.0, 20.0, 20.0}, {90.0, 90.0, 90.0});
+    out.assign(fixed_atoms().size(), false);
+    for (std::size_t k : s.select(fixed_atoms(), cube)) out.at(k) = true;
+    return out;
+  }
   for (std::size_t a = 0; a < fixed_atoms().size(); ++a)
     out.push_back(s.matches(fixed_atoms()[a], kIndices[a]));
   return out;
@@ -92,11 +103,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const dcs::Selection s(text);
         require(s.text() == text, "text() is not the text given");
         const std::vector<bool> v = verdicts(s);
-        const std::vector<std::size_t> picked = s.select(fixed_atoms());
+        const std::vector<std::size_t> picked =
+            s.is_per_atom() ? s.select(fixed_atoms())
+                            : s.select(fixed_atoms(), dcs::UnitCell::from_lengths_angles(
+                                                          {20.0, 20.0, 20.0}, {90.0, 90.0, 90.0}));
         for (std::size_t k = 1; k < picked.size(); ++k)
           require(picked[k - 1] < picked[k], "select() is not increasing");
         for (std::size_t k : picked) require(k < fixed_atoms().size(), "select() out of range");
-        for (std::size_t a = 0; a < fixed_atoms().size(); ++a) {
+        for (std::size_t a = 0; a < fixed_atoms().size() && s.is_per_atom(); ++a) {
           const bool in = std::find(picked.begin(), picked.end(), a) != picked.end();
           require(in == s.matches(fixed_atoms()[a], a), "select() and matches() disagree");
         }

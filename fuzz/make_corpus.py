@@ -281,13 +281,18 @@ def main():
                  "protein and not backbone", "name CA or name CB and resid 5",
                  "not (segid PROA and name CA) or (resid 1:3 and not protein)", "((all))", "name \\protein",
                  "", "nam CA", "name", "(name CA", "name CA)", "resid 5:3", "resid 1.5", "resid 10A",
-                 "protein backbone", "name CA and", "not", "()", "name [z-a] [b-a-c] [!] [", "resid 1:5x"]:
+                 "protein backbone", "name CA and", "not", "()", "name [z-a] [b-a-c] [!] [", "resid 1:5x",
+                 "around 5 protein", "resname NA+ and around 12 protein", "sphzone 9.5 resid 5",
+                 "sphlayer 2 8 name CA and resid 1:3", "byres around 3 protein",
+                 "same residue as (name OW and around 3.2 resid 4)", "not around 0 all",
+                 "around -1 all", "sphlayer 8 4 all", "same resid as all", "around", "byres"]:
         put(selection, text.encode())
     for data in hand_seeds("selection"):
         put(selection, data)
     write_dict(os.path.join(out, "selection.dict"),
                ["all", "none", "name", "resname", "resid", "segid", "chainID", "chainid", "chain",
-                "index", "bynum", "protein", "backbone", "nucleic", "not", "and", "or", "(", ")",
+                "index", "bynum", "protein", "backbone", "nucleic", "around", "sphzone", "sphlayer",
+                "byres", "same", "residue", "as", "not", "and", "or", "(", ")",
                 " ", "*", "?", "[", "]", "[!", "-", ":", " to ", "\\", "CA", "PROA", "1:5", "-3--1",
                 "9223372036854775807", "-9223372036854775808", "99999999999999999999"])
 

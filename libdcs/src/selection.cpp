@@ -1,11 +1,13 @@
 // The selection language of dcs/selection.hpp: a tokenizer that splits like MDAnalysis's
 // (whitespace, with parentheses as tokens of their own), a precedence-climbing parser that
-// mirrors SelectionParser.parse_expression, and a tree evaluated per atom.
+// mirrors SelectionParser.parse_expression, and the tree (selection_tree.hpp) it builds; the
+// tree is evaluated in selection_eval.cpp.
 #include "dcs/selection.hpp"
 
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <set>
 #include <string>
@@ -14,52 +16,9 @@
 
 #include "dcs/error.hpp"
 #include "dcs/spelling.hpp"
+#include "selection_tree.hpp"
 
 namespace dcs {
-
-namespace detail {
-
-enum class NodeKind { kAll, kNone, kNot, kAnd, kOr, kPattern, kRange, kResnameSet, kBackbone };
-enum class Field { kName, kResname, kSegid, kChain, kResid, kIndex, kBynum };
-
-/// One character class of a wildcard: [abc], [a-z], [!abc].
-struct CharClass {
-  bool negated = false;
-  bool any = false;    ///< "[!]" after Python's handling: any one character
-  bool never = false;  ///< an empty class: matches nothing
-  std::vector<std::pair<unsigned char, unsigned char>> ranges;  ///< inclusive
-  bool contains(unsigned char c) const {
-    if (any) return true;
-    if (never) return false;
-    bool in = false;
-    for (const auto& [lo, hi] : ranges) in = in || (c >= lo && c <= hi);
-    return in != negated;
-  }
-};
-
-/// A shell pattern compiled to elements: a literal byte, '?', '*' or a class.
-struct PatternElement {
-  enum Kind { kLiteral, kAnyOne, kAnyRun, kClass } kind = kLiteral;
-  unsigned char literal = 0;
-  CharClass cls;
-};
-using Pattern = std::vector<PatternElement>;
-
-struct Range {
-  long long lo = 0, hi = 0;  ///< inclusive
-};
-
-struct SelectionNode {
-  NodeKind kind = NodeKind::kAll;
-  Field field = Field::kName;
-  std::vector<Pattern> patterns;                               // kPattern
-  std::vector<Range> ranges;                                   // kRange
-  const std::set<std::string, std::less<>>* set = nullptr;     // kResnameSet
-  std::vector<std::shared_ptr<const SelectionNode>> children;  // kNot (one), kAnd, kOr (n-ary)
-  std::size_t depth = 1;  ///< of the tree below and including this node
-};
-
-}  // namespace detail
 
 namespace {
 
@@ -71,29 +30,11 @@ using detail::PatternElement;
 using detail::SelectionNode;
 using NodePtr = std::shared_ptr<const SelectionNode>;
 
-// MDAnalysis 2.x ProteinSelection.prot_res: CHARMM top_all27_prot_lipid.rtf, PDB, GROMACS
-// OPLS-AA, GROMOS 53a6 and Amber (amber03, amber99sb-star-ildn N/C-terminal) residue names.
-const std::set<std::string, std::less<>> kProteinResidues = {
-    "ALA",  "ARG",  "ASN",  "ASP",  "CYS",  "GLN",  "GLU",  "GLY",  "HSD",  "HSE",  "HSP",  "ILE",
-    "LEU",  "LYS",  "MET",  "PHE",  "PRO",  "SER",  "THR",  "TRP",  "TYR",  "VAL",  "ALAD", "HIS",
-    "MSE",  "ARGN", "ASPH", "CYS2", "CYSH", "QLN",  "PGLU", "GLUH", "HIS1", "HISD", "HISE", "HISH",
-    "LYSH", "ASN1", "CYS1", "HISA", "HISB", "HIS2", "HID",  "HIE",  "HIP",  "ORN",  "DAB",  "LYN",
-    "HYP",  "CYM",  "CYX",  "ASH",  "GLH",  "ACE",  "NME",  "NALA", "NGLY", "NSER", "NTHR", "NLEU",
-    "NILE", "NVAL", "NASN", "NGLN", "NARG", "NHID", "NHIE", "NHIP", "NTRP", "NPHE", "NTYR", "NGLU",
-    "NASP", "NLYS", "NPRO", "NCYS", "NCYX", "NMET", "CALA", "CGLY", "CSER", "CTHR", "CLEU", "CILE",
-    "CVAL", "CASF", "CASN", "CGLN", "CARG", "CHID", "CHIE", "CHIP", "CTRP", "CPHE", "CTYR", "CGLU",
-    "CASP", "CLYS", "CPRO", "CCYS", "CCYX", "CMET", "CME",  "ASF"};
-
-// MDAnalysis 2.x NucleicSelection.nucl_res.
-const std::set<std::string, std::less<>> kNucleicResidues = {
-    "ADE", "URA", "CYT", "GUA", "THY", "DA",  "DC",  "DG",  "DT",  "RA",  "RU",  "RG",
-    "RC",  "A",   "T",   "U",   "C",   "G",   "DA5", "DC5", "DG5", "DT5", "DA3", "DC3",
-    "DG3", "DT3", "RA5", "RU5", "RG5", "RC5", "RA3", "RU3", "RG3", "RC3"};
-
 // Every word with a meaning; anything else in keyword position is an unknown keyword.
-constexpr std::array<std::string_view, 17> kKeywords = {
-    "all",   "none",  "name",    "resname",  "resid",   "segid", "chainID", "chainid", "chain",
-    "index", "bynum", "protein", "backbone", "nucleic", "not",   "and",     "or"};
+constexpr std::array<std::string_view, 22> kKeywords = {
+    "all",      "none",  "name",  "resname", "resid",    "segid",   "chainID", "chainid",
+    "chain",    "index", "bynum", "protein", "backbone", "nucleic", "around",  "sphzone",
+    "sphlayer", "byres", "same",  "not",     "and",      "or"};
 
 bool is_keyword(std::string_view token) {
   return token == "(" || token == ")" ||
@@ -187,40 +128,6 @@ bool parse_class(std::string_view pat, std::size_t i, std::size_t j, CharClass& 
   return true;
 }
 
-bool match_pattern(const Pattern& pattern, std::size_t p, std::string_view s, std::size_t i) {
-  // Iterative glob matching with one backtrack point for the last '*' (linear for one star,
-  // O(n*m) at worst), so hostile patterns cannot blow up.
-  std::size_t star_p = std::string_view::npos, star_i = 0;
-  while (i < s.size()) {
-    if (p < pattern.size()) {
-      const PatternElement& e = pattern[p];
-      const auto c = static_cast<unsigned char>(s[i]);
-      if (e.kind == PatternElement::kAnyRun) {
-        star_p = p++;
-        star_i = i;
-        continue;
-      }
-      const bool ok = e.kind == PatternElement::kAnyOne ||
-                      (e.kind == PatternElement::kLiteral && e.literal == c) ||
-                      (e.kind == PatternElement::kClass && e.cls.contains(c));
-      if (ok) {
-        ++p;
-        ++i;
-        continue;
-      }
-    }
-    if (star_p == std::string_view::npos) return false;
-    p = star_p + 1;
-    i = ++star_i;
-  }
-  while (p < pattern.size() && pattern[p].kind == PatternElement::kAnyRun) ++p;
-  return p == pattern.size();
-}
-
-bool field_matches(const Pattern& pattern, std::string_view value) {
-  return match_pattern(pattern, 0, value, 0);
-}
-
 class Parser {
  public:
   Parser(std::string_view text, std::string_view what)
@@ -269,6 +176,7 @@ class Parser {
   // 3 and are left-associative; 'not' takes a sub-expression of precedence 5 (one term).
   static constexpr int kBinaryPrecedence = 3;
   static constexpr int kNotPrecedence = 5;
+  static constexpr int kContextPrecedence = 1;  // around, sphzone, sphlayer, byres, same
   // Bounds the parser's recursion and the evaluation's: deeper texts are refused.
   static constexpr std::size_t kMaxDepth = 256;
   std::size_t nesting_ = 0;
@@ -290,10 +198,14 @@ class Parser {
         open->kind = kind;
         open->children.push_back(std::move(left));
         open->depth = open->children[0]->depth + 1;
+        open->per_atom = open->children[0]->per_atom;
+        open->distances = open->children[0]->distances;
         if (open->depth > kMaxDepth) fail(op.position, too_deep());
         left = open;
       }
       open->depth = std::max(open->depth, right->depth + 1);
+      open->per_atom = open->per_atom && right->per_atom;
+      open->distances = open->distances || right->distances;
       if (open->depth > kMaxDepth) fail(op.position, too_deep());
       open->children.push_back(std::move(right));
     }
@@ -335,14 +247,20 @@ class Parser {
       node->kind = NodeKind::kNot;
       node->children.push_back(expression(kNotPrecedence));
       node->depth = node->children[0]->depth + 1;
+      node->per_atom = node->children[0]->per_atom;
+      node->distances = node->children[0]->distances;
       if (node->depth > kMaxDepth) fail(token.position, too_deep());
       --nesting_;
       return node;
     }
+    if (w == "around" || w == "sphzone" || w == "sphlayer" || w == "byres" || w == "same")
+      return context_node(token);
     if (w == "all") node->kind = NodeKind::kAll;
     else if (w == "none") node->kind = NodeKind::kNone;
-    else if (w == "protein") node->kind = NodeKind::kResnameSet, node->set = &kProteinResidues;
-    else if (w == "nucleic") node->kind = NodeKind::kResnameSet, node->set = &kNucleicResidues;
+    else if (w == "protein")
+      node->kind = NodeKind::kResnameSet, node->set = &detail::protein_residues();
+    else if (w == "nucleic")
+      node->kind = NodeKind::kResnameSet, node->set = &detail::nucleic_residues();
     else if (w == "backbone") node->kind = NodeKind::kBackbone;
     else if (w == "name") pattern_values(*node, Field::kName, token);
     else if (w == "resname") pattern_values(*node, Field::kResname, token);
@@ -354,6 +272,76 @@ class Parser {
     else if (w == "bynum") range_values(*node, Field::kBynum, token);
     else unknown_keyword(token);
     return node;
+  }
+
+  // around R SEL, sphzone R SEL, sphlayer R1 R2 SEL, byres SEL, same residue as SEL. SEL
+  // reaches as far right as 'and'/'or' continue it (MDAnalysis's precedence 1 for them):
+  // "around 5 resname LYS and name NZ" is around 5 (resname LYS and name NZ).
+  NodePtr context_node(const Token& keyword) {
+    if (++nesting_ > kMaxDepth) fail(keyword.position, too_deep());
+    auto node = std::make_shared<SelectionNode>();
+    const std::string& w = keyword.text;
+    if (w == "around" || w == "sphzone") {
+      node->kind = w == "around" ? NodeKind::kAround : NodeKind::kSphzone;
+      node->radius = distance(keyword, "a distance");
+    } else if (w == "sphlayer") {
+      node->kind = NodeKind::kSphlayer;
+      node->inner = distance(keyword, "an inner radius");
+      const std::size_t at = peek() ? peek()->position : end_position();
+      node->radius = distance(keyword, "an outer radius");
+      if (node->inner > node->radius)
+        fail(at, "sphlayer's outer radius " + tokens_[pos_ - 1].text +
+                     " is smaller than its inner radius " + tokens_[pos_ - 2].text);
+    } else {
+      node->kind = NodeKind::kByres;
+      if (w == "same") same_residue_as(keyword);
+    }
+    node->distances = node->kind != NodeKind::kByres;
+    if (!peek()) fail(end_position(), "'" + w + "' needs a selection after it");
+    node->children.push_back(expression(kContextPrecedence));
+    const SelectionNode& child = *node->children[0];
+    node->depth = child.depth + 1;
+    if (node->depth > kMaxDepth) fail(keyword.position, too_deep());
+    node->per_atom = false;
+    node->distances = node->distances || child.distances;
+    --nesting_;
+    return node;
+  }
+
+  // "same residue as": the only property dcs supports after 'same' (MDAnalysis has more).
+  void same_residue_as(const Token& keyword) {
+    const Token* property = peek();
+    if (!property || property->text != "residue")
+      fail(property ? property->position : end_position(),
+           "'same' is supported as 'same residue as SELECTION' only" +
+               (property ? " (found '" + property->text + "')" : std::string()));
+    ++pos_;
+    if (!peek() || peek()->text != "as")
+      fail(peek() ? peek()->position : end_position(),
+           "'" + keyword.text + " residue' needs 'as' next ('same residue as SELECTION')");
+    ++pos_;
+  }
+
+  // A distance in Å after around/sphzone/sphlayer: a finite number >= 0 (MDAnalysis reads it
+  // with Python's float(); dcs refuses negative and non-finite values, which select nothing
+  // there).
+  double distance(const Token& keyword, const std::string& what) {
+    const std::string usage = keyword.text == "sphlayer" ? "'sphlayer INNER OUTER SELECTION'"
+                                                         : "'" + keyword.text + " R SELECTION'";
+    const Token* t = peek();
+    if (!t || is_keyword(t->text))
+      fail(t ? t->position : end_position(),
+           "'" + keyword.text + "' needs " + what + " in Å here (" + usage + ")");
+    std::string_view text = t->text;
+    if (text.starts_with('+')) text.remove_prefix(1);
+    double value = 0.0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc{} || end != text.data() + text.size() || text.empty() ||
+        !std::isfinite(value) || value < 0.0)
+      fail(t->position, "'" + t->text + "' is not " + what + " for '" + keyword.text +
+                            "' (a finite number >= 0, in Å: " + usage + ")");
+    ++pos_;
+    return value;
   }
 
   [[noreturn]] void unknown_keyword(const Token& token) const {
@@ -369,7 +357,8 @@ class Parser {
     else
       reason +=
           " (keywords: all none name resname resid segid chainID index bynum protein backbone "
-          "nucleic, combined with not and or and parentheses)";
+          "nucleic around sphzone sphlayer byres same, combined with not and or and "
+          "parentheses)";
     fail(token.position, reason);
   }
 
@@ -513,64 +502,47 @@ class Parser {
   std::size_t pos_ = 0;
 };
 
-bool evaluate(const SelectionNode& node, const Atom& atom, std::size_t index) {
-  switch (node.kind) {
-    case NodeKind::kAll: return true;
-    case NodeKind::kNone: return false;
-    case NodeKind::kNot: return !evaluate(*node.children[0], atom, index);
-    case NodeKind::kAnd:
-      for (const NodePtr& child : node.children)
-        if (!evaluate(*child, atom, index)) return false;
-      return true;
-    case NodeKind::kOr:
-      for (const NodePtr& child : node.children)
-        if (evaluate(*child, atom, index)) return true;
-      return false;
-    case NodeKind::kResnameSet: return node.set->contains(atom.res_name);
-    case NodeKind::kBackbone:
-      return kProteinResidues.contains(atom.res_name) &&
-             (atom.name == "N" || atom.name == "CA" || atom.name == "C" || atom.name == "O");
-    case NodeKind::kPattern: {
-      const std::string& value = node.field == Field::kName      ? atom.name
-                                 : node.field == Field::kResname ? atom.res_name
-                                 : node.field == Field::kSegid   ? atom.segment
-                                                                 : atom.chain;
-      for (const Pattern& p : node.patterns)
-        if (field_matches(p, value)) return true;
-      return false;
-    }
-    case NodeKind::kRange: {
-      // index/bynum compare in unsigned arithmetic: an index beyond long long never matches.
-      for (const detail::Range& r : node.ranges) {
-        if (node.field == Field::kResid) {
-          if (atom.res_seq >= r.lo && atom.res_seq <= r.hi) return true;
-        } else {
-          const std::uint64_t offset = node.field == Field::kBynum ? 1 : 0;
-          if (r.hi < 0) continue;
-          const std::uint64_t value = static_cast<std::uint64_t>(index) + offset;
-          const std::uint64_t lo = r.lo < 0 ? 0 : static_cast<std::uint64_t>(r.lo);
-          if (value >= lo && value <= static_cast<std::uint64_t>(r.hi)) return true;
-        }
-      }
-      return false;
-    }
-  }
-  return false;
-}
-
 }  // namespace
 
 Selection::Selection(std::string_view text, std::string_view what)
     : text_(text), root_(Parser(text, what).parse()) {}
 
+bool Selection::is_per_atom() const noexcept { return root_->per_atom; }
+
+bool Selection::uses_distances() const noexcept { return root_->distances; }
+
 bool Selection::matches(const Atom& atom, std::size_t index) const {
-  return evaluate(*root_, atom, index);
+  if (!root_->per_atom)
+    throw InternalError("Selection::matches() on \"" + text_ +
+                        "\", which looks at other atoms (select() judges it)");
+  return detail::evaluate_atom(*root_, atom, index);
 }
 
-std::vector<std::size_t> Selection::select(const std::vector<Atom>& atoms) const {
+std::vector<std::size_t> Selection::select(const std::vector<Atom>& atoms,
+                                           const UnitCell& cell) const {
+  std::vector<Vec3> positions;
+  if (!root_->per_atom) {
+    positions.reserve(atoms.size());
+    for (const Atom& a : atoms) positions.push_back(a.position);
+  }
+  return select(atoms, positions, cell);
+}
+
+std::vector<std::size_t> Selection::select(const std::vector<Atom>& atoms,
+                                           std::span<const Vec3> positions,
+                                           const UnitCell& cell) const {
   std::vector<std::size_t> out;
-  for (std::size_t i = 0; i < atoms.size(); ++i)
-    if (evaluate(*root_, atoms[i], i)) out.push_back(i);
+  if (root_->per_atom) {
+    for (std::size_t i = 0; i < atoms.size(); ++i)
+      if (detail::evaluate_atom(*root_, atoms[i], i)) out.push_back(i);
+    return out;
+  }
+  if (positions.size() != atoms.size())
+    throw InternalError("Selection::select(): " + std::to_string(positions.size()) +
+                        " positions for " + std::to_string(atoms.size()) + " atoms");
+  const std::vector<char> mask = detail::evaluate_all(*root_, {atoms, positions, cell});
+  for (std::size_t i = 0; i < mask.size(); ++i)
+    if (mask[i]) out.push_back(i);
   return out;
 }
 

@@ -141,9 +141,11 @@ pipeline::Workers& workers_for(const RunConfig& config, WorkerCache* cache,
   std::string ordinals;
   for (const int ordinal : config.device.ordinals) ordinals += fmt::format("{},", ordinal);
   const BackendOptions& b = config.backend;
-  const std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}", static_cast<int>(config.device.kind), ordinals,
-                  b.kernel, b.reduction, b.device, b.threads, b.debug_sync, config.cpu_workers);
+  // The method too: Ewald and MSM workers wrap the direct sum (pipeline::make_workers).
+  const std::string key = fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{:.17g}|{:.17g}", static_cast<int>(config.device.kind), ordinals,
+      b.kernel, b.reduction, b.device, b.threads, b.debug_sync, config.cpu_workers,
+      static_cast<int>(config.method), config.ewald_error, config.msm_error);
   WorkerCache::State& state = cache_state(*cache);
   if (state.key != key || state.workers.list.empty()) {
     state.workers = pipeline::Workers{};  // the old backends go first (device memory)

@@ -5,6 +5,7 @@ The same engine as the ``dcs`` command line (CPU SIMD backend, or every GPU), on
     import numpy as np, dcs
     v = dcs.potential_map(positions, charges, grid=65)   # xarray.DataArray, dims (x, y, z), Å
     v.sel(x=0.0, y=0.0, z=0.0, method="nearest")
+    dcs.potential_map(positions, charges, periodic=True, box=(60, 60, 60))  # Ewald, the cell
     dcs.potential_at(points, positions, charges)         # numpy (M,)
     dcs.potential_at_atoms(positions, charges)           # each atom from the others (--at-atoms)
     dcs.write_map(v, "mol.h5"); dcs.read_map("mol.h5")   # the command line's HDF5 file

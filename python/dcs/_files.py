@@ -9,7 +9,7 @@ import xarray as xr
 
 from . import _dcs
 from . import _map_file
-from ._settings import float_array, make_settings
+from ._settings import float_array, keywords, make_settings
 
 PathArg = Union[str, "os.PathLike[str]"]
 
@@ -72,12 +72,12 @@ def write_map(map: xr.DataArray, path: PathArg, *, positions=None, charges=None,
     values = np.ascontiguousarray(map.transpose("z", "y", "x").values, dtype=np.float32)
     origin, spacing = _grid_of(map)
     a = map.attrs
-    preset = a.get("preset") or None
-    settings = make_settings(
-        units=None if preset else a.get("units"), dielectric=a.get("dielectric"),
-        temperature=a.get("temperature"), min_distance=a.get("min_distance"),
-        ionic_strength=a.get("ionic_strength"), dielectric_model=a.get("dielectric_model"),
-        preset=preset, device="cpu")
+    # The physics keywords the attrs hold (the preset's units are the preset's own).
+    physics = {k.name: a.get(k.name) for k in keywords("physics")}
+    physics["preset"] = physics["preset"] or None
+    if physics["preset"]:
+        physics["units"] = None
+    settings = make_settings(**physics, device="cpu")
     if (positions is None) != (charges is None):
         raise ValueError("give both positions and charges, or neither")
     pos = np.zeros((0, 3)) if positions is None else float_array(positions, "positions", "(N, 3)")

@@ -1,30 +1,21 @@
 """potential_map, potential_at and grid_of: dcs's engine on numpy arrays."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence, Union
+from typing import List
 
 import numpy as np
 import xarray as xr
 
 from . import _dcs
 from . import _map_file
-from ._settings import GridArg, Vec3Arg, float_array, make_settings
+from ._settings import float_array, keywords, make_settings, pick, with_keywords
 
-_PHYSICS_DOC = """
-    units: "kT/e" (default), "kcal/mol/e", "kJ/mol/e", "V" or "e/A".
-    dielectric: relative permittivity (default 1; 78.54, water's, with an ionic strength), or
-        k of eps = k r with dielectric_model="distance".
-    temperature: K (default 298.15), for kT/e and the Debye length.
-    min_distance: Å (default 0.1): distances below it are clamped, so no value is infinite.
-    ionic_strength: mol/L (default 0): Debye-Hückel screening exp(-r/λ)/r.
-    dielectric_model: "constant" (default) or "distance" (eps = k r, ChimeraX's).
-    preset: "chimerax" or "pymol": that tool's constant, units, dielectric and grid defaults
-        (under the keywords given; units cannot be combined with a preset).
-    device: "auto" (every GPU, else the CPU: the command line's default), "cpu", "cuda"
-        (every GPU) or "cuda:N[,M...]".
-    kernel: a potential kernel of `dcs kernels` (default: the backend's).
-    threads: CPU threads (0: all).
-"""
+# The keywords of each call, by group of the table (_settings.KEYWORDS).
+MAP_GROUPS = ("grid", "physics", "compute", "periodic")
+POINT_GROUPS = ("physics", "compute")
+# The physics attributes of a map: the physics keywords, and what the engine derives from them.
+PHYSICS_ATTRS = tuple(k.name for k in keywords("physics")) + (
+    "coulomb_constant", "coulomb_factor", "coulomb_factor_unit", "physics")
 
 
 def _coords(origin, spacing, dims) -> dict:
@@ -37,52 +28,42 @@ def _coords(origin, spacing, dims) -> dict:
     return out
 
 
-def potential_map(positions, charges, *, grid: GridArg = None, spacing: Optional[float] = None,
-                  padding: Optional[float] = None, origin: Vec3Arg = None,
-                  center: Vec3Arg = None, units: Optional[str] = None,
-                  dielectric: Optional[float] = None, temperature: Optional[float] = None,
-                  min_distance: Optional[float] = None, device: str = "auto",
-                  ionic_strength: Optional[float] = None,
-                  dielectric_model: Optional[str] = None, preset: Optional[str] = None,
-                  kernel: Optional[str] = None, threads: int = 0) -> xr.DataArray:
+@with_keywords(*MAP_GROUPS)
+def potential_map(positions, charges, **settings) -> xr.DataArray:
     """The electrostatic potential of point charges on a regular grid.
 
     The command line's engine and rules (``dcs --atoms ... --grid ...``): the same atoms, grid
-    and settings give the same float32 values, bit for bit. The GIL is released while
-    computing; Ctrl-C interrupts (KeyboardInterrupt). Bad input raises ValueError (TypeError
-    for wrong types) with the command line's message.
+    and settings give the same float32 values, bit for bit (with periodic=True and box, those
+    of ``dcs --atoms ... --periodic --box ...``). The GIL is released while computing; Ctrl-C
+    interrupts (KeyboardInterrupt). Bad input raises ValueError (TypeError for wrong types)
+    with the command line's message.
 
     positions: (N, 3) atom centres in Å, any real dtype.
     charges: (N,) in e.
-    grid: points per axis, N or (NX, NY, NZ) (cubic voxels sized to the padded box); default
-        129 unless a spacing is given.
-    spacing: Å; alone, the counts follow from the padded box; with grid, both as given.
-    padding: Å around the atoms' bounding box on every side (default 10).
-    origin: the first grid point (x, y, z), Å; center: the box centre (not both).
-    {physics}
+    {keywords}
     Returns an xarray.DataArray of float32 with dims ("x", "y", "z") and coordinates in Å
     (point (i, j, k) at origin + (i hx, j hy, k hz)); attrs hold the units, every physics
-    setting, the Coulomb factor, origin, spacing and padding, the colour range for viewers
+    setting, the Coulomb factor, origin, spacing and padding, the method ("exact", or "ewald"
+    with periodic=True, then "cell": a, b, c, alpha, beta, gamma), the colour range for viewers
     ("colour_range": [-L, L], by the rule of the command line's file attribute), the statistics
     ("statistics_*") and the backend, kernel and device ("provenance_*"). The engine's warnings
     (dcs.DcsWarning) go through Python's warnings. Its values are a transposed view of
-    the engine's own buffer ([z][y][x], x fastest), not a copy.
+    the engine's own buffer ([z][y][x], x fastest), not a copy. The command line's measured
+    Ewald error (its log and file) is not computed here.
     """
-    settings = make_settings(grid, spacing, padding, origin, center, units, dielectric,
-                             temperature, min_distance, ionic_strength, dielectric_model, preset,
-                             device, kernel, threads)
+    made = make_settings(**pick(settings, MAP_GROUPS, "potential_map"))
     pos = float_array(positions, "positions", "(N, 3)")
     q = float_array(charges, "charges", "(N,)")
-    values, meta = _dcs.potential_map(pos, q, settings)
+    values, meta = _dcs.potential_map(pos, q, made)
     return _to_dataarray(values, meta)
 
 
 def _to_dataarray(values: np.ndarray, meta: dict) -> xr.DataArray:
     attrs = {"long_name": "electrostatic potential"}
-    for key in ("units", "temperature", "dielectric", "dielectric_model", "ionic_strength",
-                "min_distance", "preset", "coulomb_constant", "coulomb_factor",
-                "coulomb_factor_unit", "physics", "padding"):
+    for key in PHYSICS_ATTRS + ("padding", "method"):
         attrs[key] = meta[key]
+    if "cell" in meta:
+        attrs["cell"] = list(meta["cell"])
     attrs["origin"] = list(meta["origin"])
     attrs["spacing"] = list(meta["spacing"])
     attrs["grid"] = meta["grid"]
@@ -99,24 +80,13 @@ def _to_dataarray(values: np.ndarray, meta: dict) -> xr.DataArray:
                         name="potential", attrs=attrs)
 
 
-def _physics_settings(*physics) -> "_dcs.Settings":
-    """The settings of a call without a grid (potential_at, potential_at_atoms): units,
-    dielectric, temperature, min_distance, ionic_strength, dielectric_model, preset, device,
-    kernel, threads."""
-    return make_settings(None, None, None, None, None, *physics)
-
-
 def _atoms(positions, charges):
     """positions (N, 3) and charges (N,) as float64 arrays (float_array's checks)."""
     return float_array(positions, "positions", "(N, 3)"), float_array(charges, "charges", "(N,)")
 
 
-def potential_at(points, positions, charges, *, units: Optional[str] = None,
-                 dielectric: Optional[float] = None, temperature: Optional[float] = None,
-                 min_distance: Optional[float] = None, ionic_strength: Optional[float] = None,
-                 dielectric_model: Optional[str] = None, preset: Optional[str] = None,
-                 device: str = "auto", kernel: Optional[str] = None,
-                 threads: int = 0) -> np.ndarray:
+@with_keywords(*POINT_GROUPS)
+def potential_at(points, positions, charges, **settings) -> np.ndarray:
     """The potential at listed points: float32 array (M,), in the order of `points`.
 
     As ``dcs --points list.csv`` computes it (the same values, bit for bit): every point
@@ -125,22 +95,16 @@ def potential_at(points, positions, charges, *, units: Optional[str] = None,
     others use potential_at_atoms.
 
     points: (M, 3) in Å; positions: (N, 3) in Å; charges: (N,) in e.
-    {physics}
+    {keywords}
     """
-    settings = _physics_settings(units, dielectric, temperature, min_distance, ionic_strength,
-                                 dielectric_model, preset, device, kernel, threads)
+    made = make_settings(**pick(settings, POINT_GROUPS, "potential_at"))
     at = float_array(points, "points", "(N, 3)")
     pos, q = _atoms(positions, charges)
-    return _dcs.potential_at(at, pos, q, settings)
+    return _dcs.potential_at(at, pos, q, made)
 
 
-def potential_at_atoms(positions, charges, *, units: Optional[str] = None,
-                       dielectric: Optional[float] = None, temperature: Optional[float] = None,
-                       min_distance: Optional[float] = None,
-                       ionic_strength: Optional[float] = None,
-                       dielectric_model: Optional[str] = None, preset: Optional[str] = None,
-                       device: str = "auto", kernel: Optional[str] = None,
-                       threads: int = 0) -> np.ndarray:
+@with_keywords(*POINT_GROUPS)
+def potential_at_atoms(positions, charges, **settings) -> np.ndarray:
     """The potential at each atom's centre from all the other atoms: float32 array (N,), in
     atom order.
 
@@ -149,12 +113,11 @@ def potential_at_atoms(positions, charges, *, units: Optional[str] = None,
     (q / min_distance), is left out.
 
     positions: (N, 3) in Å; charges: (N,) in e.
-    {physics}
+    {keywords}
     """
-    settings = _physics_settings(units, dielectric, temperature, min_distance, ionic_strength,
-                                 dielectric_model, preset, device, kernel, threads)
+    made = make_settings(**pick(settings, POINT_GROUPS, "potential_at_atoms"))
     pos, q = _atoms(positions, charges)
-    return _dcs.potential_at_atoms(pos, q, settings)
+    return _dcs.potential_at_atoms(pos, q, made)
 
 
 def colour_range(values) -> dict:
@@ -172,21 +135,20 @@ def colour_range(values) -> dict:
             "colour_range_near_zero": out["colour_range_near_zero"]}
 
 
-def grid_of(positions, charges=None, *, grid: GridArg = None, spacing: Optional[float] = None,
-            padding: Optional[float] = None, origin: Vec3Arg = None, center: Vec3Arg = None,
-            preset: Optional[str] = None) -> dict:
+GRID_OF_GROUPS = ("grid", "physics", "periodic")
+
+
+@with_keywords(*GRID_OF_GROUPS)
+def grid_of(positions, charges=None, **settings) -> dict:
     """The grid potential_map would place (dict: origin, spacing, dims as (x, y, z)), without
-    computing: what the command line prints as "grid"."""
+    computing: what the command line prints as "grid". With periodic=True and box, the grid
+    over the cell.
+
+    {keywords}
+    """
     pos = float_array(positions, "positions", "(N, 3)")
     q = np.zeros(len(pos)) if charges is None else float_array(charges, "charges", "(N,)")
-    settings = make_settings(grid, spacing, padding, origin, center, preset=preset)
-    return _dcs.grid_of(pos, q, settings)
-
-
-potential_map.__doc__ = potential_map.__doc__.replace("{physics}", _PHYSICS_DOC.strip("\n"))
-potential_at.__doc__ = potential_at.__doc__.replace("{physics}", _PHYSICS_DOC.strip("\n"))
-potential_at_atoms.__doc__ = potential_at_atoms.__doc__.replace("{physics}",
-                                                                _PHYSICS_DOC.strip("\n"))
+    return _dcs.grid_of(pos, q, make_settings(**pick(settings, GRID_OF_GROUPS, "grid_of")))
 
 
 def presets() -> List[str]:

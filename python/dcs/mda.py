@@ -7,6 +7,7 @@ trajectory, on dcs's engine (any format MDAnalysis reads; charges from the topol
     pm.results.mean, pm.results.stdev      # xarray.DataArrays, dims (x, y, z), Å
     pm.results.min, pm.results.max         # per point over the frames
     pm.results.fit_rmsd                    # Å per frame (zeros without align)
+    dcs.mda.PotentialMap(u.atoms, periodic=True).run()   # Ewald, each frame's own cell
 
 It follows MDAnalysis's AnalysisBase conventions (DensityAnalysis is the precedent): __init__
 stores its arguments, _prepare fixes the grid, _single_frame adds one frame, _conclude makes the
@@ -26,7 +27,10 @@ from MDAnalysis.exceptions import NoDataError
 from . import _dcs
 from ._files import _grid_of
 from ._maps import _coords, colour_range
-from ._settings import GridArg, Vec3Arg, make_settings
+from ._settings import GridArg, Vec3Arg, keywords, make_settings, pick
+
+# The attrs of the results: the physics keywords, and what the engine derives from them.
+_ATTRS = [k.name for k in keywords("physics")] + ["coulomb_factor", "physics", "method"]
 
 
 class PotentialMap(AnalysisBase):
@@ -50,7 +54,14 @@ class PotentialMap(AnalysisBase):
     align: None, a selection string (in atomgroup's universe) or an AtomGroup: each frame is
         superposed (least-squares rotation and translation of those atoms) onto their positions
         in the first frame analysed before mapping, as --align does.
-    Physics and device keywords (units, dielectric, ..., device) are dcs.potential_map's.
+    periodic: True: each frame's periodic potential (Ewald summation of every atom of
+        `atomgroup` and all its images) in that frame's own cell (ts.dimensions), as
+        ``dcs --topology ... --trajectory ... --periodic`` computes it; the grid spans the first
+        analysed frame's cell unless grid placement keywords or like= place it. A frame
+        without a cell raises ValueError naming it; align cannot be combined (fitting rotates
+        the atoms, not their cell). CPU only.
+    Physics and device keywords (units, dielectric, ..., device, ewald_error) are
+    dcs.potential_map's.
 
     Results: results.mean, results.stdev, results.min and results.max (xarray.DataArrays, dims
     ("x", "y", "z"), coordinates in Å, attrs with the settings, "frames" the number of frames;
@@ -64,7 +75,7 @@ class PotentialMap(AnalysisBase):
                  spacing: Optional[float] = None, padding: Optional[float] = None,
                  origin: Vec3Arg = None, center: Vec3Arg = None,
                  align: Union[None, str, AtomGroup] = None, like: Optional[xr.DataArray] = None,
-                 verbose: bool = False, **physics):
+                 periodic: bool = False, verbose: bool = False, **physics):
         super().__init__(atomgroup.universe.trajectory, verbose=verbose)
         self._atomgroup = atomgroup
         self._grid_args = dict(grid=grid, spacing=spacing, padding=padding, origin=origin,
@@ -74,7 +85,29 @@ class PotentialMap(AnalysisBase):
         if like is not None and any(v is not None for v in self._grid_args.values()):
             raise ValueError("like= gives the whole grid: leave grid, spacing, padding, origin "
                              "and center out")
-        self._physics = physics
+        self._physics = pick(physics, ("physics", "compute", "periodic"), "PotentialMap")
+        for name in ("periodic", "box"):
+            if name in self._physics:
+                raise TypeError(f"PotentialMap() got an unexpected keyword argument '{name}'")
+        self._periodic = bool(periodic)
+        if self._periodic and align is not None:
+            raise ValueError("align with periodic=True: fitting rotates the atoms but not their "
+                             "cell, which breaks the periodic images; leave out align (as the "
+                             "command line refuses --align with --periodic)")
+        if not self._periodic and "ewald_error" in self._physics:
+            raise ValueError("ewald_error= applies to periodic=True")
+
+    def _cell(self) -> dict:
+        """The keywords of this frame's cell: periodic=True and box=ts.dimensions (none
+        without periodic)."""
+        if not self._periodic:
+            return {}
+        ts = self._atomgroup.universe.trajectory.ts
+        dims = ts.dimensions
+        if dims is None or not np.all(np.isfinite(dims)) or not np.all(dims[:3] > 0):
+            raise ValueError(f"frame {ts.frame} has no cell (ts.dimensions is {dims}); "
+                             f"periodic=True needs every frame's cell")
+        return {"periodic": True, "box": [float(v) for v in dims]}
 
     def _positions(self) -> np.ndarray:
         """This frame's atom positions (float64), superposed onto the reference when aligning
@@ -115,14 +148,22 @@ class PotentialMap(AnalysisBase):
                       "dims": [int(self._like.sizes[a]) for a in "xyz"]}
         else:
             placed = _dcs.grid_of(self._positions(), self._charges,
-                                  make_settings(**self._grid_args, **self._physics))
+                                  make_settings(**self._grid_args, **self._physics,
+                                                **self._cell()))
         spacing = placed["spacing"]
         if not spacing[0] == spacing[1] == spacing[2]:
-            raise ValueError(f"the grid's voxels are not cubic ({spacing})")
+            raise ValueError(f"the grid's voxels are not cubic ({spacing}): every frame is "
+                             f"mapped on one grid of cubic voxels; a periodic grid over an "
+                             f"orthorhombic cell has the cell's own spacing per axis, so give "
+                             f"like= (the command line's map) or place the grid (origin, "
+                             f"center or padding)")
         self._placed = placed
         # Every frame on this grid: counts, origin and spacing all given.
-        self._frame_settings = make_settings(grid=list(placed["dims"]), spacing=spacing[0],
-                                             origin=placed["origin"], **self._physics)
+        self._frame_grid = dict(grid=list(placed["dims"]), spacing=spacing[0],
+                                origin=placed["origin"])
+        # Periodic frames each take their own cell (_single_frame).
+        self._frame_settings = None if self._periodic else make_settings(**self._frame_grid,
+                                                                          **self._physics)
         dims = placed["dims"]
         self._mean = np.zeros((dims[2], dims[1], dims[0]))
         self._m2 = np.zeros_like(self._mean)
@@ -133,7 +174,10 @@ class PotentialMap(AnalysisBase):
         self._meta = None
 
     def _single_frame(self):
-        values, meta = _dcs.potential_map(self._positions(), self._charges, self._frame_settings)
+        settings = self._frame_settings
+        if self._periodic:  # this frame's own cell
+            settings = make_settings(**self._frame_grid, **self._physics, **self._cell())
+        values, meta = _dcs.potential_map(self._positions(), self._charges, settings)
         self._meta = meta
         self._count += 1
         self._rmsds.append(self._rmsd)
@@ -149,9 +193,7 @@ class PotentialMap(AnalysisBase):
             raise ValueError("no frames were analysed")
         p = self._placed
         coords = _coords(p["origin"], p["spacing"], p["dims"])
-        attrs = {k: self._meta[k] for k in ("units", "temperature", "dielectric",
-                                            "dielectric_model", "ionic_strength", "min_distance",
-                                            "preset", "coulomb_factor", "physics")}
+        attrs = {name: self._meta[name] for name in _ATTRS}
         attrs.update(origin=list(p["origin"]), spacing=list(p["spacing"]), frames=self._count)
         for key, value in self._meta["provenance"].items():
             attrs["provenance_" + key] = value

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
@@ -19,6 +20,8 @@
 
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
+#include "dcs/method.hpp"
+#include "dcs/periodic/ewald_backend.hpp"
 #include "dcs/pipeline/in_memory.hpp"
 #include "dcs/pipeline/run_config.hpp"
 #include "dcs/presets.hpp"
@@ -36,12 +39,17 @@ using Positions = nb::ndarray<const double, nb::shape<-1, 3>, nb::c_contig, nb::
 using Charges = nb::ndarray<const double, nb::shape<-1>, nb::c_contig, nb::device::cpu>;
 using MapValues = nb::ndarray<const float, nb::ndim<3>, nb::c_contig, nb::device::cpu>;
 
-/// The settings every call takes, as the Python keywords give them (None: not given).
+/// The settings every call takes, as the Python keywords give them (None: not given). The
+/// keywords themselves are listed once, in python/dcs/_settings.py (KEYWORDS), which passes
+/// them here by name.
 struct Settings {
   GridPhysicsOptions options;
   std::string device = "auto";
   std::string kernel;
   unsigned threads = 0;
+  bool periodic = false;              ///< --periodic: the Ewald sum of the cell and its images
+  std::optional<UnitCell> box;        ///< --box: the atoms' cell
+  std::optional<double> ewald_error;  ///< --ewald-error
 };
 
 Settings settings(std::vector<std::int64_t> grid, std::optional<double> spacing,
@@ -50,8 +58,19 @@ Settings settings(std::vector<std::int64_t> grid, std::optional<double> spacing,
                   std::optional<double> dielectric, std::optional<double> temperature,
                   std::optional<double> min_distance, std::optional<double> ionic_strength,
                   std::optional<std::string> dielectric_model, std::string preset,
-                  std::string device, std::string kernel, unsigned threads) {
+                  std::string device, std::string kernel, unsigned threads, bool periodic,
+                  std::optional<std::array<double, 6>> box, std::optional<double> ewald_error) {
   Settings s;
+  s.periodic = periodic;
+  s.ewald_error = ewald_error;
+  if (box) {
+    const auto& b = *box;
+    s.box = UnitCell::from_lengths_angles({b[0], b[1], b[2]}, {b[3], b[4], b[5]});
+    if (!s.box->is_periodic())
+      throw UsageError(fmt::format("box {:g} {:g} {:g}, {:g} {:g} {:g}: {}", b[0], b[1], b[2], b[3],
+                                   b[4], b[5],
+                                   s.box->why_unusable().value_or("not a periodic cell")));
+  }
   s.options.counts = std::move(grid);
   s.options.spacing = spacing;
   s.options.padding = padding;
@@ -76,6 +95,16 @@ RunConfig run_config(const Settings& s) {
   config.device = parse_device(s.device);
   config.backend.kernel = s.kernel;
   config.backend.threads = s.threads;
+  // As the command line's --periodic and --box (apps/dcs/run_options.cpp set_periodic): the
+  // grid spans the cell unless placed, and auto is the CPU (no GPU periodic path yet).
+  config.box = s.box;
+  if (s.ewald_error) config.ewald_error = *s.ewald_error;
+  if (s.periodic) {
+    config.method = Method::kEwald;
+    config.grid.cell_box = !s.options.origin && !s.options.center && !s.options.padding;
+    if (config.device.kind == DeviceRequest::Kind::kAuto) config.device = parse_device("cpu");
+  }
+  check_periodic(config);
   return config;
 }
 
@@ -93,6 +122,16 @@ System make_system(const Positions& positions, const Charges& charges) {
     atom.charge = charges(i);
     atom.serial = static_cast<long long>(i + 1);
   }
+  return system;
+}
+
+/// The atoms of the arrays in the cell of box= (checked for periodic work: a cell, atoms,
+/// the Coulomb model).
+System make_system(const Positions& positions, const Charges& charges, const Settings& s,
+                   const RunConfig& config) {
+  System system = make_system(positions, charges);
+  if (s.box) system.cell = *s.box;
+  if (config.method == Method::kEwald) periodic::check_ewald_input(system, config.physics);
   return system;
 }
 
@@ -154,7 +193,7 @@ auto with_workers(Fn&& fn) {
 /// (values [nz][ny][nx] owning the engine's buffer, metadata dict).
 nb::tuple potential_map(const Positions& positions, const Charges& charges, const Settings& s) {
   const RunConfig config = run_config(s);
-  const System system = make_system(positions, charges);
+  const System system = make_system(positions, charges, s, config);
   MemoryMap map = run_interruptible([&] {
     return with_workers([&](WorkerCache* cache) {
       return compute_map(config, system, "positions", nullptr, cache);
@@ -189,6 +228,12 @@ nb::tuple potential_map(const Positions& positions, const Charges& charges, cons
   meta["statistics"] = stats;
   meta["provenance"] = provenance_dict(map.metadata.provenance);
   meta["compute_seconds"] = map.compute_seconds;
+  meta["method"] = std::string(to_string(config.method));
+  if (system.cell.is_periodic()) {
+    const UnitCell& cell = system.cell;
+    meta["cell"] = std::array<double, 6>{cell.lengths()[0], cell.lengths()[1], cell.lengths()[2],
+                                         cell.angles()[0],  cell.angles()[1],  cell.angles()[2]};
+  }
   add_colour_range(meta, map.metadata.colour_range);
   return nb::make_tuple(values, meta);
 }
@@ -244,7 +289,7 @@ nb::ndarray<nb::numpy, float, nb::ndim<1>> potential_at_atoms(const Positions& p
 /// The grid place_grid() gives (origin, spacing, dims), without computing.
 nb::dict grid_of(const Positions& positions, const Charges& charges, const Settings& s) {
   const RunConfig config = run_config(s);
-  const GridSpec grid = place_grid(config, make_system(positions, charges), "positions");
+  const GridSpec grid = place_grid(config, make_system(positions, charges, s, config), "positions");
   nb::dict d;
   d["origin"] = std::array<double, 3>{grid.origin[0], grid.origin[1], grid.origin[2]};
   d["spacing"] = std::array<double, 3>{grid.spacing[0], grid.spacing[1], grid.spacing[2]};
@@ -346,7 +391,8 @@ NB_MODULE(_dcs, m) {
       .def(nb::new_(&settings), "grid"_a, "spacing"_a.none(), "padding"_a.none(), "origin"_a.none(),
            "center"_a.none(), "units"_a.none(), "dielectric"_a.none(), "temperature"_a.none(),
            "min_distance"_a.none(), "ionic_strength"_a.none(), "dielectric_model"_a.none(),
-           "preset"_a, "device"_a, "kernel"_a, "threads"_a);
+           "preset"_a, "device"_a, "kernel"_a, "threads"_a, "periodic"_a, "box"_a.none(),
+           "ewald_error"_a.none());
   m.def("potential_map", &potential_map, "positions"_a.noconvert(), "charges"_a.noconvert(),
         "settings"_a);
   m.def("potential_at", &potential_at, "points"_a.noconvert(), "positions"_a.noconvert(),

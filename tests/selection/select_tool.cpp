@@ -1,9 +1,12 @@
 // select_tool: dcs::Selection and dcs::least_squares_fit on plain tables, for the MDAnalysis
 // cross-check (selection_check.py).
 //
-//   select_tool select TABLE     reads selections from stdin, one a line; for each prints one
+//   select_tool select TABLE [A B C ALPHA BETA GAMMA]
+//                                reads selections from stdin, one a line; for each prints one
 //                                line: the selected indices (space-separated, possibly none),
-//                                or "error: MESSAGE" for a UsageError
+//                                or "error: MESSAGE" for a UsageError; distances minimum-image
+//                                in the cell given (lengths in Å, angles in degrees), plain
+//                                without one
 //   select_tool fit MOBILE REF   prints the rotation (9 numbers, row-major), then the rmsd,
 //                                then from_centre and to_centre (3 numbers each), one a line
 //
@@ -20,6 +23,7 @@
 #include "dcs/error.hpp"
 #include "dcs/selection.hpp"
 #include "dcs/superpose.hpp"
+#include "dcs/unit_cell.hpp"
 
 namespace {
 
@@ -69,14 +73,21 @@ std::vector<dcs::Vec3> positions(const std::vector<dcs::Atom>& atoms) {
 int main(int argc, char** argv) {
   try {
     const std::string mode = argc > 1 ? argv[1] : "";
-    if (mode == "select" && argc == 3) {
+    if (mode == "select" && (argc == 3 || argc == 9)) {
       const std::vector<dcs::Atom> atoms = read_table(argv[2]);
+      dcs::UnitCell cell;
+      if (argc == 9) {
+        cell = dcs::UnitCell::from_lengths_angles(
+            {std::stod(argv[3]), std::stod(argv[4]), std::stod(argv[5])},
+            {std::stod(argv[6]), std::stod(argv[7]), std::stod(argv[8])});
+        if (!cell.is_periodic()) throw std::runtime_error("the cell given is not periodic");
+      }
       std::string text;
       while (std::getline(std::cin, text)) {
         try {
           const dcs::Selection selection(text);
           std::string out;
-          for (std::size_t i : selection.select(atoms)) {
+          for (std::size_t i : selection.select(atoms, cell)) {
             if (!out.empty()) out += ' ';
             out += std::to_string(i);
           }
@@ -97,7 +108,8 @@ int main(int argc, char** argv) {
       for (double v : fit.to_centre) std::printf("%.17g\n", v);
       return 0;
     }
-    std::cerr << "usage: select_tool select TABLE < selections | select_tool fit MOBILE REF\n";
+    std::cerr << "usage: select_tool select TABLE [A B C ALPHA BETA GAMMA] < selections | "
+                 "select_tool fit MOBILE REF\n";
     return 2;
   } catch (const std::exception& e) {
     std::cerr << "select_tool: " << e.what() << '\n';

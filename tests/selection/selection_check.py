@@ -117,8 +117,9 @@ def write_table(u, path):
                       f"\t{x}\t{y}\t{z}\n")
 
 
-def run_tool(tool, table, texts):
-    result = subprocess.run([tool, "select", table], input="".join(t + "\n" for t in texts),
+def run_tool(tool, table, texts, cell=()):
+    """dcs's answer to each text (select_tool select TABLE [CELL]): indices or "error: ..."."""
+    result = subprocess.run([tool, "select", table, *cell], input="".join(t + "\n" for t in texts),
                             capture_output=True, text=True, check=True)
     lines = result.stdout.split("\n")[: len(texts)]
     assert len(lines) == len(texts), result.stdout

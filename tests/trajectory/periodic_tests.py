@@ -18,6 +18,10 @@ Cases:
   fit_outlier       one wrapped frame among whole ones with --pbc none and --align: named as a
                     fit-RMSD outlier; --strict refuses
   no_cell_refused   --center-on on a trajectory without a cell: exit 3 naming the frame
+  distance_select   --select with around/byres: judged once on the first listed frame, minimum
+                    image in its cell: the atoms of MDAnalysis's select_atoms on that frame, the
+                    map of those atoms against the float64 reference; plain distances without a
+                    cell; a selection empty in that frame refused naming it
 Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
 """
 import bz2
@@ -33,7 +37,8 @@ from case_main import cases_of, run_case  # noqa: E402
 from verdict import check  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from trajectory_tests import compare_statistics, dcs, make_whole, reference_statistics  # noqa: E402
+from trajectory_tests import (compare_statistics, dcs, make_whole, reference_statistics,  # noqa: E402
+                              run_reference)
 
 
 def truncoct_parm7(work):
@@ -211,6 +216,50 @@ def case_no_cell_refused(args, work):
     run = dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, "--grid", "8", "--device",
               "cpu", "-o", out, "--frames", "0:3")
     check("has no cell" in run.stderr, f"no word that molecules stay as stored:\n{run.stderr}")
+
+
+def selected_serials(path):
+    with h5py.File(path, "r") as h5:
+        return [int(v) for v in h5["atoms/serial"][...]]
+
+
+def case_distance_select(args, work):
+    # The ions within 12 Å of the protein (minimum image, triclinic cell), judged on frame 0:
+    # the map of exactly those ions over the frames, against the float64 reference.
+    ions = "resname NA+ and around 12 protein"
+    out = run_reference(args, work, data.TPR, [data.XTC], "0:10:3", [0, 3, 6, 9], 16, ions,
+                        label="ions around the protein")
+    universe = mda.Universe(data.TPR, data.XTC)
+    want = (universe.select_atoms(ions).indices + 1).tolist()
+    check(selected_serials(out) == want, f"ions: {selected_serials(out)} != {want}")
+    # Judged on the first listed frame: frame 3 here, residues kept whole.
+    text = "byres (resname SOL and around 3.5 resid 10:20)"
+    run = dcs(args, "--topology", data.TPR, "--trajectory", data.XTC, "--frames", "3:6",
+              "--select", text, "--grid", "12", "--device", "cpu", "-o", out, "--force")
+    check("judged once, on frame 3 (minimum image in its cell)" in run.stderr, run.stderr)
+    universe.trajectory[3]
+    want = (universe.select_atoms(text).indices + 1).tolist()
+    got = selected_serials(out)
+    print(f"{text}: {len(got)} atoms in frame 3, MDAnalysis {len(want)}")
+    check(got == want and len(want) % 3 == 0, f"waters: {len(got)} atoms != {len(want)}")
+    # No cell (adk_dims.dcd): plain distances.
+    text = "around 4 resid 10"
+    run = dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, "--frames", "5:8",
+              "--select", text, "--grid", "12", "--device", "cpu", "-o", out, "--force")
+    check("no cell: plain distances" in run.stderr, run.stderr)
+    psf = mda.Universe(data.PSF, data.DCD)
+    psf.trajectory[5]
+    want = (psf.select_atoms(text).indices + 1).tolist()
+    check(selected_serials(out) == want, f"no cell: {len(selected_serials(out))} != {len(want)}")
+    # Empty in the frame judged: exit 2, naming it; nothing written.
+    for name in os.listdir(work):
+        os.remove(os.path.join(work, name))
+    run = dcs(args, "--topology", data.TPR, "--trajectory", data.XTC, "--frames", "2:5",
+              "--select", "around 1 resname NOPE", "--grid", "12", "--device", "cpu", "-o",
+              out, rc=2)
+    check("matches none of the 47681 atoms" in run.stderr and "in frame 2" in run.stderr,
+          run.stderr)
+    check(os.listdir(work) == [], f"files left: {os.listdir(work)}")
 
 
 if __name__ == "__main__":

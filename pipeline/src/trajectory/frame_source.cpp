@@ -24,27 +24,14 @@ std::vector<std::size_t> all_indices(std::size_t n) {
 
 FrameSource::FrameSource(const TrajectoryRequest& request) : request_(request) {
   topology_ = io::read_topology(request.topology);
-  if (request.select.empty()) {
-    selected_ = all_indices(topology_.size());
-  } else {
-    selected_ = Selection(request.select, "--select").select(topology_.atoms);
-    if (selected_.empty())
-      throw UsageError(fmt::format("--select \"{}\" matches none of the {} atoms of {}",
-                                   request.select, topology_.size(), request.topology));
-  }
-  if (!request.align.empty()) {
-    aligned_ = Selection(request.align, "--align").select(topology_.atoms);
-    if (aligned_.size() < 3)
-      throw UsageError(fmt::format(
-          "--align \"{}\" matches {} atom(s) of {}; fitting needs at least 3 (not on one line)",
-          request.align, aligned_.size(), request.topology));
-  }
-  if (!request.center.empty()) {
-    centred_ = Selection(request.center, "--center-on").select(topology_.atoms);
-    if (centred_.empty())
-      throw UsageError(fmt::format("--center-on \"{}\" matches none of the {} atoms of {}",
-                                   request.center, topology_.size(), request.topology));
-  }
+  // Selections with distance keywords wait for the first frame; the others are judged now.
+  const std::optional<Selection> select = parse(request.select, "--select");
+  const std::optional<Selection> align = parse(request.align, "--align");
+  const std::optional<Selection> center = parse(request.center, "--center-on");
+  if (!select) selected_ = all_indices(topology_.size());
+  if (select && !select->uses_distances()) resolve_select(*select, nullptr);
+  if (align && !align->uses_distances()) resolve_align(*align, nullptr);
+  if (center && !center->uses_distances()) resolve_center(*center, nullptr);
   if (request.pbc == TrajectoryRequest::Pbc::kWhole && !topology_.bonds.empty())
     graph_.emplace(topology_.size(), topology_.bonds);
   else if (request.pbc == TrajectoryRequest::Pbc::kWhole)
@@ -63,6 +50,7 @@ FrameSource::FrameSource(const TrajectoryRequest& request) : request_(request) {
   inputs_sha256_ = io::sha256_hex(joined);
 
   reader_->read(frames_.front(), frame_);
+  if (center && center->uses_distances()) resolve_center(*center, &frame_);  // as read
   if (graph_ && !cell_of(frame_).is_periodic() && !cell_of(frame_).why_unusable()) {
     log().info(
         "{}: frame {} has no cell and {} none: molecules are taken as the frames hold "
@@ -75,6 +63,8 @@ FrameSource::FrameSource(const TrajectoryRequest& request) : request_(request) {
   }
   FrameFacts facts;
   place(frame_, facts);
+  if (select && select->uses_distances()) resolve_select(*select, &frame_);  // as placed
+  if (align && align->uses_distances()) resolve_align(*align, &frame_);
   for (const std::size_t i : aligned_) reference_.push_back(frame_.positions[i]);
   if (!aligned_.empty() && on_one_line(reference_)) {
     const std::array<double, 3> spread = principal_spreads(reference_);
@@ -104,6 +94,57 @@ FrameSource::FrameSource(const TrajectoryRequest& request) : request_(request) {
              request.topology, topology_.size(), topology_.total_charge(), selected_.size(),
              request.select.empty() ? "all" : "--select " + request.select, frames_.size(),
              reader_->frames());
+}
+
+std::optional<Selection> FrameSource::parse(const std::string& text, std::string_view option) {
+  if (text.empty()) return std::nullopt;
+  return Selection(text, option);
+}
+
+std::vector<std::size_t> FrameSource::judge(const Selection& selection, std::string_view option,
+                                            const io::TrajectoryFrame* frame) const {
+  if (!frame) return selection.select(topology_.atoms);
+  // Distances: minimum image in the frame's cell (MDAnalysis's periodic=True), plain without
+  // one; judged once, on the first listed frame: the map sums a fixed set of atoms.
+  const UnitCell& cell = cell_of(*frame);
+  if (cell.why_unusable())
+    throw InputError(request_.files.front(), 0,
+                     fmt::format("frame {} of the trajectory has an unusable cell: {} ({} \"{}\" "
+                                 "measures distances in the frame's cell)",
+                                 frame->index, *cell.why_unusable(), option, selection.text()));
+  std::vector<std::size_t> out = selection.select(topology_.atoms, frame->positions, cell);
+  log().info(
+      "{} \"{}\" measures distances: judged once, on frame {} ({}), {} atoms; every frame uses "
+      "these same atoms (MDAnalysis's select_atoms(..., updating=False))",
+      option, selection.text(), frame->index,
+      cell.is_periodic() ? "minimum image in its cell" : "no cell: plain distances", out.size());
+  return out;
+}
+
+void FrameSource::resolve_select(const Selection& s, const io::TrajectoryFrame* frame) {
+  selected_ = judge(s, "--select", frame);
+  if (selected_.empty())
+    throw UsageError(fmt::format("--select \"{}\" matches none of the {} atoms of {}{}", s.text(),
+                                 topology_.size(), request_.topology, in_frame(frame)));
+}
+
+void FrameSource::resolve_align(const Selection& s, const io::TrajectoryFrame* frame) {
+  aligned_ = judge(s, "--align", frame);
+  if (aligned_.size() < 3)
+    throw UsageError(fmt::format(
+        "--align \"{}\" matches {} atom(s) of {}{}; fitting needs at least 3 (not on one line)",
+        s.text(), aligned_.size(), request_.topology, in_frame(frame)));
+}
+
+void FrameSource::resolve_center(const Selection& s, const io::TrajectoryFrame* frame) {
+  centred_ = judge(s, "--center-on", frame);
+  if (centred_.empty())
+    throw UsageError(fmt::format("--center-on \"{}\" matches none of the {} atoms of {}{}",
+                                 s.text(), topology_.size(), request_.topology, in_frame(frame)));
+}
+
+std::string FrameSource::in_frame(const io::TrajectoryFrame* frame) {
+  return frame ? fmt::format(" in frame {}", frame->index) : std::string();
 }
 
 const UnitCell& FrameSource::cell_of(const io::TrajectoryFrame& frame) const {

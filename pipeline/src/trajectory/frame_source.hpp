@@ -2,6 +2,9 @@
 // positions with molecules made whole across the cell boundary (--pbc whole) and optionally
 // centred (--center), the --select atoms only, fitted (least squares) onto the first listed
 // frame's --align atoms. What must never pass silently is counted per frame (FrameFacts).
+// A selection with distance keywords (around, sphzone, sphlayer) is judged once, on the first
+// listed frame (--center-on as read, --select and --align as made whole and centred), and its
+// atoms are kept for every frame: the map is the potential of one fixed set of atoms.
 #pragma once
 
 #include <array>
@@ -9,6 +12,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dcs/grid.hpp"
@@ -34,8 +38,9 @@ struct FrameFacts {
 class FrameSource {
  public:
   /// Reads the topology, resolves the selections and the frame list, opens the trajectory and
-  /// reads the first listed frame (the fitting reference). Throws what the readers throw, and
-  /// UsageError for a selection that matches no atom.
+  /// reads the first listed frame (the fitting reference, and where selections with distance
+  /// keywords are judged). Throws what the readers throw, and UsageError for a selection that
+  /// matches no atom.
   explicit FrameSource(const TrajectoryRequest& request);
 
   /// The frames mapped: indices into the trajectory files, in increasing order.
@@ -67,6 +72,17 @@ class FrameSource {
 
  private:
   void fill(io::TrajectoryFrame& frame, System& out, FrameFacts& facts) const;
+  /// A selection option's text parsed (none for an empty text).
+  static std::optional<Selection> parse(const std::string& text, std::string_view option);
+  /// The atoms a selection picks: on the topology (frame null), or, for one with distance
+  /// keywords, on the frame's positions and cell (logged: judged once, kept for every frame).
+  std::vector<std::size_t> judge(const Selection& selection, std::string_view option,
+                                 const io::TrajectoryFrame* frame) const;
+  /// --select, --align, --center-on judged, with their checks (UsageError: none, < 3 atoms).
+  void resolve_select(const Selection& s, const io::TrajectoryFrame* frame);
+  void resolve_align(const Selection& s, const io::TrajectoryFrame* frame);
+  void resolve_center(const Selection& s, const io::TrajectoryFrame* frame);
+  static std::string in_frame(const io::TrajectoryFrame* frame);
   /// The cell of the frame (the file's, else the topology's).
   const UnitCell& cell_of(const io::TrajectoryFrame& frame) const;
   void place(io::TrajectoryFrame& frame, FrameFacts& facts) const;
