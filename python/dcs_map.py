@@ -82,6 +82,11 @@ def open_map(path):
         for key in ("origin", "spacing", "dims", "units"):
             if key not in attrs:
                 raise ValueError(f"{path}: /potential has no '{key}' attribute")
+        if "axes" in attrs:  # x, y, z coordinates from origin and spacing would misplace it
+            raise ValueError(
+                f"{path}: the map's grid runs along a triclinic cell's vectors (--map-axes cell; "
+                "/potential's axes attribute); this reader takes x, y, z grids: map it with "
+                "--map-axes box")
         values = d[()]
         if tuple(attrs["dims"]) != values.shape[::-1]:
             raise ValueError(f"{path}: dims {attrs['dims']} disagree with shape {values.shape}")

@@ -70,6 +70,11 @@ class MapFile:
         if missing:
             raise InputError(f"{path}: /potential lacks the attribute(s) {', '.join(missing)} "
                              "(not a dcs map?)")
+        if "axes" in d.attrs:  # the panels below are axis-aligned slices with x, y, z extents
+            raise InputError(
+                f"{path}: the map's grid runs along a triclinic cell's vectors (--map-axes cell), "
+                "which these axis-aligned pictures would shear; map it with --map-axes box for a "
+                "preview, or open its MRC or .cmap in ChimeraX")
         self.origin = np.asarray(d.attrs["origin"], dtype=float)
         self.spacing = np.asarray(d.attrs["spacing"], dtype=float)
         self.units = text_attr(d.attrs["units"])

@@ -14,6 +14,7 @@
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "dcs/parallel.hpp"
+#include "dcs/periodic/pmepot_backend.hpp"
 #include "dcs/presets.hpp"
 
 namespace dcs::app {
@@ -246,9 +247,11 @@ void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
       ->capture_default_str()
       ->group(g_phys);
   app.add_option("--preset", o.preset,
-                 "chimerax | pymol: that tool's constant, units, dielectric and grid defaults "
-                 "(ChimeraX coulombic: eps = 4r, 331.62 kcal/mol/e, 1 Å grid; PyMOL map_new "
-                 "coulomb: eps = 2, 557 kT/e, 2/3 Å grid)")
+                 "chimerax | pymol | pmepot: that tool's constant, units, dielectric and grid "
+                 "defaults (ChimeraX coulombic: eps = 4r, 331.62 kcal/mol/e, 1 Å grid; PyMOL "
+                 "map_new coulomb: eps = 2, 557 kT/e, 2/3 Å grid; VMD PMEpot: --periodic, the "
+                 "reciprocal part of smooth PME only, Gaussian charges, beta 0.25/Å, kT/e at "
+                 "300 K, 1 Å grid over the cell; >1 % off the exact periodic map near charges)")
       ->group(g_phys);
   app.add_option("--min-distance", config.physics.min_distance,
                  "Distances below this (Å) are clamped to it: no infinities at atom centres")
@@ -284,6 +287,19 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
          "the trajectory's frames, --box or the PQR's CRYST1; the grid spans the cell "
          "unless --origin/--center/--padding place it. On the GPUs where there are any (--device)")
       ->group(g_comp);
+  app.add_option("--map-axes", o.map_axes,
+                 "--periodic, triclinic cell: the map's axes along the cell vectors a, b, c "
+                 "(cell, the default: the map is the cell and tiles the lattice) or along x, y, "
+                 "z over the box that bounds the cell (box)")
+      ->check(CLI::IsMember({"cell", "box"}))
+      ->group(g_comp);
+  app.add_option("--profile", o.profile,
+                 "Also the mean potential along an axis, averaged over the planes across it "
+                 "(x, y, z; or a cell vector a, b, c of a --periodic map: planes of constant "
+                 "fractional coordinate), as /profile in the HDF5 file (/trajectory/profile for a "
+                 "trajectory's mean map) and <stem>.profile.csv beside the map")
+      ->check(CLI::IsMember({"x", "y", "z", "a", "b", "c"}))
+      ->group(g_io);
   app.add_option("--box", o.box,
                  "The unit cell of the atom file(s): a,b,c (Å) or a,b,c,alpha,beta,gamma "
                  "(degrees), replacing a CRYST1 record (for --periodic)")
@@ -380,9 +396,28 @@ void set_periodic(const CLI::App& app, const RunOptions& o, RunConfig& config) {
   if (o.periodic && app.count("--method") > 0 && config.method != Method::kEwald)
     throw UsageError(fmt::format("--periodic is --method ewald; it contradicts --method {}",
                                  to_string(config.method)));
-  if (o.periodic) config.method = Method::kEwald;
+  if (config.pmepot && app.count("--method") > 0 && config.method != Method::kEwald)
+    throw UsageError(fmt::format(
+        "--preset pmepot maps a periodic cell (--method ewald); it contradicts --method {}",
+        to_string(config.method)));
+  if (o.periodic || config.pmepot) config.method = Method::kEwald;
+  // PMEpot's map is measured against the float64 reciprocal sum at its own accuracy.
+  if (config.pmepot && app.count("--ewald-error") == 0) config.ewald_error = periodic::kPmepotError;
+  if (!o.map_axes.empty() && config.method != Method::kEwald)
+    throw UsageError(fmt::format(
+        "--map-axes {} orients a periodic map over its cell; it needs --periodic", o.map_axes));
   if (config.method != Method::kEwald) return;
   config.grid.cell_box = o.origin.empty() && o.center.empty() && app.count("--padding") == 0;
+  if (!o.map_axes.empty() && !config.grid.cell_box)
+    throw UsageError(fmt::format(
+        "--map-axes {} lays the grid over the unit cell; --origin, --center and --padding place "
+        "an x, y, z box instead: give one or the other",
+        o.map_axes));
+  config.grid.map_axes = o.map_axes == "box" ? MapAxes::kBox : MapAxes::kCell;
+  if (config.pmepot && (!config.grid.cell_box || config.grid.map_axes == MapAxes::kBox))
+    throw UsageError(
+        "--preset pmepot: the map is PMEpot's PME mesh over the cell, so its grid is the cell's: "
+        "leave out --origin, --center, --padding and --map-axes box");
   if (config.trajectory) config.trajectory->periodic = true;
 }
 
@@ -436,6 +471,7 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
   config.dx_path = o.dx_arg;
   config.write_mrc = app.count("--mrc") > 0;
   config.mrc_path = o.mrc_arg;
+  if (!o.profile.empty()) config.profile = parse_profile_axis(o.profile);
   if (o.dx_arg.size() > 3 && o.dx_arg.ends_with(".gz")) config.dx_gzip = true;
   if (app.count("--tolerance")) config.tolerance = o.tolerance;
   if (!o.memory_limit.empty()) config.memory_limit = parse_size(o.memory_limit);

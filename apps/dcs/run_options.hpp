@@ -37,6 +37,8 @@ struct RunOptions {
   std::string method = "exact";  ///< --method (dcs/method.hpp)
   bool periodic = false;         ///< --periodic: --method ewald
   std::string box;               ///< --box a,b,c[,alpha,beta,gamma]
+  std::string map_axes;          ///< --map-axes cell|box (empty: not given)
+  std::string profile;           ///< --profile x|y|z|a|b|c (empty: none)
   std::string points;            ///< --points FILE
   bool at_atoms = false;         ///< --at-atoms
   double offset = 0.0;           ///< --offset

@@ -77,16 +77,27 @@ namespace {
 
 /// --periodic: what the map is (cell, boundary, background, gauge, grid).
 void print_periodic(const MethodInfo& m) {
-  fmt::print("  periodic  cell {}; tin-foil boundary, mean over the cell 0 (the gauge){}\n",
-             m.cell.describe(),
-             m.net_charge == 0.0
-                 ? std::string()
-                 : fmt::format("; net charge {:+.4g} e neutralised by a uniform background",
-                               m.net_charge));
-  fmt::print("  periodic  {}\n", m.tiles ? "the grid is the cell's points i*L/n: the map tiles "
-                                           "the box periodically"
-                                         : "the grid is a box of x, y, z points over the periodic "
-                                           "potential (it does not tile the cell)");
+  if (m.reciprocal_only)
+    fmt::print(
+        "  periodic  cell {}; --preset pmepot: PMEpot's map, the reciprocal part of smooth PME "
+        "only (Gaussian charges of sigma {:.3g} A, k = 0 left out), mean over the cell 0; not "
+        "the exact periodic potential (--periodic)\n",
+        m.cell.describe(), 1.0 / (std::sqrt(2.0) * m.beta));
+  else
+    fmt::print("  periodic  cell {}; tin-foil boundary, mean over the cell 0 (the gauge){}\n",
+               m.cell.describe(),
+               m.net_charge == 0.0
+                   ? std::string()
+                   : fmt::format("; net charge {:+.4g} e neutralised by a uniform background",
+                                 m.net_charge));
+  const bool triclinic = m.cell.shape() == UnitCell::Shape::kTriclinic;
+  fmt::print("  periodic  {}\n",
+             !m.tiles    ? "the grid is a box of x, y, z points over the periodic potential (it "
+                           "does not tile the cell)"
+             : triclinic ? "the grid is the cell's points i*a/na + j*b/nb + k*c/nc, its axes "
+                           "along the cell vectors: the map tiles the box periodically"
+                         : "the grid is the cell's points i*L/n: the map tiles the box "
+                           "periodically");
 }
 
 }  // namespace
@@ -134,9 +145,10 @@ void print_summary(const RunResult& result) {
   } else {
     fmt::print(
         "  grid      {} x {} x {} = {} points, spacing {:.4g} x {:.4g} x {:.4g} A, origin "
-        "({:.3f}, {:.3f}, {:.3f})\n",
+        "({:.3f}, {:.3f}, {:.3f}){}\n",
         grid.nx(), grid.ny(), grid.nz(), grid.points(), grid.spacing[0], grid.spacing[1],
-        grid.spacing[2], grid.origin[0], grid.origin[1], grid.origin[2]);
+        grid.spacing[2], grid.origin[0], grid.origin[1], grid.origin[2],
+        grid.skewed() ? ", axes along the cell vectors a, b, c" : "");
   }
   fmt::print("  physics   {}\n", describe_model(meta.physics));
   fmt::print("  potential {} (factor {:.6g} {}): min {:.6g}  max {:.6g}  mean {:.6g}  rms {:.6g}\n",
@@ -170,7 +182,10 @@ void print_summary(const RunResult& result) {
     fmt::print(
         "  {} error relative RMS {:.2e} against the float64 {} sum at {} points "
         "(target {:.0e}: {}), max error {:.2e} of max|V|; {}\n",
-        to_string(m.method), m.rms_rel_error, ewald ? "Ewald" : "direct",
+        to_string(m.method), m.rms_rel_error,
+        m.reciprocal_only ? "reciprocal Ewald"
+        : ewald           ? "Ewald"
+                          : "direct",
         m.all_points ? fmt::format("all {}", m.points) : fmt::format("{} sampled", m.points),
         m.target, m.met ? "met" : "MISSED", m.max_rel_error,
         ewald ? fmt::format("beta {:.4f} 1/A, real cutoff {:g} A, PME mesh {} x {} x {}, order {}",

@@ -87,6 +87,7 @@ std::uint64_t create(const std::string& path, const GridSpec& grid,
                    H5Dclose);
   w.doubles(set.get(), "origin", grid.origin.data(), 3);
   w.doubles(set.get(), "spacing", grid.spacing.data(), 3);
+  if (grid.skewed()) h5::write_axes(set.get(), grid, w);  // at origin + x*axes[0] + ...
   w.text(set.get(), "axis_order", "frame z y x");
   w.text(set.get(), "units", units);
   w.text(set.get(), "description",

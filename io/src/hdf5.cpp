@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <numbers>
 #include <utility>
 
 #include <fmt/format.h>
@@ -27,10 +28,33 @@
 namespace dcs::io {
 namespace h5 {
 
+/// A skewed grid's step vectors (GridSpec::axes) as the 3x3 attribute `axes`, rows va, vb, vc.
+void write_axes(hid_t id, const GridSpec& grid, const Writer& w) {
+  std::array<double, 9> axes{};
+  for (std::size_t r = 0; r < 3; ++r)
+    for (std::size_t c = 0; c < 3; ++c) axes[3 * r + c] = grid.step(r)[c];
+  w.attribute(id, "axes", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {3, 3}, axes.data());
+}
+
+/// The angles between a skewed grid's step vectors (alpha = b^c, beta = a^c, gamma = a^b),
+/// degrees: Chimera map's `cell_angles`, which ChimeraX reads to skew the grid.
+std::array<double, 3> step_angles(const GridSpec& grid) {
+  std::array<double, 3> angles{};
+  for (std::size_t a = 0; a < 3; ++a) {
+    const Vec3 u = grid.step((a + 1) % 3), v = grid.step((a + 2) % 3);
+    const double dot = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+    const double norms = std::sqrt((u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) *
+                                   (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+    angles[a] = std::acos(std::clamp(dot / norms, -1.0, 1.0)) * 180.0 / std::numbers::pi;
+  }
+  return angles;
+}
+
 void write_potential_attributes(hid_t id, const MapMetadata& meta, const Writer& w) {
   const GridSpec& grid = meta.grid;
   w.doubles(id, "origin", grid.origin.data(), 3);
   w.doubles(id, "spacing", grid.spacing.data(), 3);
+  if (grid.skewed()) write_axes(id, grid, w);
   const std::array<std::int64_t, 3> counts{grid.nx(), grid.ny(), grid.nz()};
   w.int64s(id, "dims", counts.data(), 3);
   w.text(id, "axis_order", "zyx");
@@ -52,10 +76,14 @@ void write_potential_attributes(hid_t id, const MapMetadata& meta, const Writer&
          fmt::format("Electrostatic potential V(p) = C * sum_i q_i g(max(|p - r_i|, r_min)) in {} "
                      "by direct Coulomb summation, g(r) = {} ({}). Shape [nz][ny][nx] (axis_order "
                      "zyx: x varies "
-                     "fastest); value [k][j][i] is at origin + (i*hx, j*hy, k*hz) Angstrom; "
+                     "fastest); value [k][j][i] is at {} Angstrom; "
                      "origin, spacing and dims are given as (x, y, z).",
                      unit_name(meta.physics.unit), pair_formula(meta.physics),
-                     describe_model(meta.physics)));
+                     describe_model(meta.physics),
+                     grid.skewed() ? "origin + i*axes[0] + j*axes[1] + k*axes[2] (the rows of "
+                                     "axes: the cell vectors a/nx, b/ny, c/nz; spacing their "
+                                     "lengths)"
+                                   : "origin + (i*hx, j*hy, k*hz)"));
   // Which model(s) of the input (--models): "first" and "each" map one model, "average" the
   // mean over model_count models, listed in model_numbers.
   const ModelInfo& models = meta.models;
@@ -139,18 +167,30 @@ void write_ewald(hid_t group, const MethodInfo& method, const Writer& w) {
   const std::array<std::int64_t, 3> mesh{method.mesh[0], method.mesh[1], method.mesh[2]};
   w.int64s(group, "mesh", mesh.data(), 3);
   w.count(group, "order", static_cast<std::uint64_t>(method.order));
-  w.text(group, "boundary", "tin-foil (conducting); real space + smooth PME");
+  w.text(group, "boundary",
+         method.reciprocal_only
+             ? fmt::format("--preset pmepot (VMD PMEpot): the reciprocal part of smooth PME only, "
+                           "the periodic potential of Gaussian charges of sigma {:.4g} A, on the "
+                           "map's grid as the PME mesh; not the point charges' potential",
+                           1.0 / (std::sqrt(2.0) * method.beta))
+             : std::string("tin-foil (conducting); real space + smooth PME"));
+  if (method.reciprocal_only) w.boolean(group, "reciprocal_only", true);  // else: as before
   w.text(group, "gauge", "the mean of the potential over the unit cell is 0");
   w.text(group, "background",
-         method.net_charge == 0.0
-             ? std::string("none (the cell is neutral)")
+         method.net_charge == 0.0 ? std::string("none (the cell is neutral)")
+         : method.reciprocal_only
+             ? fmt::format("none: the k = 0 term is left out (net charge {:+.6g} e)",
+                           method.net_charge)
              : fmt::format("a uniform neutralising background of {:+.6g} e over the cell",
                            -method.net_charge));
   w.text(group, "grid",
-         method.tiles ? "the cell's points i*L/n from its origin (0, 0, 0): the map tiles the box "
-                        "periodically"
-                      : "a box of x, y, z points (not the cell's tiling; any point of the "
-                        "periodic potential is valid)");
+         !method.tiles ? "a box of x, y, z points (not the cell's tiling; any point of the "
+                         "periodic potential is valid)"
+         : cell.shape() == UnitCell::Shape::kTriclinic
+             ? "the cell's points i*a/na + j*b/nb + k*c/nc from its origin (0, 0, 0), the axes "
+               "along the cell vectors (/potential's axes): the map tiles the box periodically"
+             : "the cell's points i*L/n from its origin (0, 0, 0): the map tiles the box "
+               "periodically");
 }
 
 void write_method(hid_t file, const MethodInfo& method, const Writer& w) {
@@ -295,6 +335,7 @@ void write_chimerax_view(hid_t file, const GridSpec& grid, const Writer& w,
   // Chimera map (.cmap): the group's origin and step, (x, y, z).
   w.doubles(id, "origin", grid.origin.data(), 3);
   w.doubles(id, "step", grid.spacing.data(), 3);
+  if (grid.skewed()) w.doubles(id, "cell_angles", step_angles(grid).data(), 3);
 }
 
 void write_vtkhdf(hid_t file, const GridSpec& grid, const Writer& w, const Failure& failure) {
@@ -308,7 +349,11 @@ void write_vtkhdf(hid_t file, const GridSpec& grid, const Writer& w, const Failu
   w.int64s(id, "WholeExtent", extent.data(), 6);
   w.doubles(id, "Origin", grid.origin.data(), 3);
   w.doubles(id, "Spacing", grid.spacing.data(), 3);
-  const std::array<double, 9> direction{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  // Row-major; column a is axis a's unit step (VTK places point ijk at origin + D diag(h) ijk).
+  std::array<double, 9> direction{1, 0, 0, 0, 1, 0, 0, 0, 1};
+  if (grid.skewed())
+    for (std::size_t r = 0; r < 3; ++r)
+      for (std::size_t c = 0; c < 3; ++c) direction[3 * r + c] = grid.step(c)[r] / grid.spacing[c];
   w.doubles(id, "Direction", direction.data(), 9);
   const Handle point_data = w.group(id, "PointData");
   w.fixed_text(point_data.get(), "Scalars", "potential");
@@ -411,6 +456,15 @@ Hdf5Potential read_hdf5_potential(const std::string& path) {
     result.grid.counts[axis] = static_cast<std::int64_t>(along);
     result.grid.origin[axis] = origin[axis];
     result.grid.spacing[axis] = spacing[axis];
+  }
+  if (const htri_t skewed = H5Aexists(set.get(), "axes"); skewed > 0) {
+    const std::vector<double> axes = read_double_attribute(set.get(), "axes", 9, failure);
+    Mat3 rows{};
+    for (std::size_t r = 0; r < 3; ++r)
+      for (std::size_t c = 0; c < 3; ++c) rows[r][c] = axes[3 * r + c];
+    result.grid.axes = rows;
+  } else {
+    failure.status(skewed, "H5Aexists(axes)");
   }
   result.units = read_string_attribute(set.get(), "units", failure);
   result.coulomb_factor = read_double_attribute(set.get(), "coulomb_factor", 1, failure)[0];

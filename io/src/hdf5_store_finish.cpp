@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dcs/io/map_extras.hpp"
+#include "dcs/physics.hpp"
 #include "map_store_impl.hpp"
 
 namespace dcs::io {
@@ -88,6 +89,8 @@ void MapStore::finish(const MapMetadata& meta, const MapExtras* extras) {
                       H5Pclose);
     write_extras(root, dcpl.get(), meta.grid, s.chunk[0], *extras, w, failure);
   }
+  h5::write_profile(root, extras != nullptr ? extras->group : std::string(), meta.profile,
+                    unit_name(meta.physics.unit), w, failure);
   failure.status(H5Ldelete(root, "resume", H5P_DEFAULT), "H5Ldelete(resume)");
   s.finished = true;
 }

@@ -385,6 +385,12 @@ inline std::string read_string_attribute(hid_t object, const char* name, const F
 
 /// The attributes of /potential (grid, units, physics, description).
 void write_potential_attributes(hid_t dataset, const MapMetadata& meta, const Writer& w);
+/// A skewed grid's step vectors as the 3x3 attribute `axes` of `id` (rows va, vb, vc, Å).
+void write_axes(hid_t id, const GridSpec& grid, const Writer& w);
+/// --profile's group `profile` under the existing group `parent` ("trajectory"), or under
+/// `root` when `parent` is empty (hdf5_profile.cpp); nothing for an empty profile.
+void write_profile(hid_t root, const std::string& parent, const Profile& profile,
+                   std::string_view unit, const Writer& w, const Failure& failure);
 /// /potential's colour_range, colour_range_percentiles and colour_range_near_zero (when known).
 void write_colour_range(hid_t dataset, const ColourRange& range, const Writer& w);
 void write_statistics(hid_t file, const GridStats& stats, const Writer& w);

@@ -1,10 +1,12 @@
 // MRC2014 writer: see dcs/io/mrc.hpp for the header it writes and why.
 #include "dcs/io/mrc.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -50,6 +52,20 @@ std::int32_t checked_count(std::int64_t n, char axis) {
   return static_cast<std::int32_t>(n);
 }
 
+/// CELLB word `axis`: the angle (degrees) between the grid's other two step vectors (alpha
+/// between b and c, beta between a and c, gamma between a and b); 90 for an axis-aligned grid.
+/// MRC readers (mrcfile, gemmi, ChimeraX) place a skewed grid's voxels from these angles, with
+/// a along x and b in the xy plane, the reduced form of dcs's cells.
+double cell_angle(const GridSpec& g, int axis) {
+  if (!g.skewed()) return 90.0;
+  const Vec3 u = g.step(static_cast<std::size_t>((axis + 1) % 3));
+  const Vec3 v = g.step(static_cast<std::size_t>((axis + 2) % 3));
+  const double dot = u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+  const double norms = std::sqrt((u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) *
+                                 (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]));
+  return std::acos(std::clamp(dot / norms, -1.0, 1.0)) * 180.0 / std::numbers::pi;
+}
+
 }  // namespace
 
 Header mrc_header(const MapMetadata& meta, const GridStats* stats) {
@@ -62,7 +78,7 @@ Header mrc_header(const MapMetadata& meta, const GridStats* stats) {
     put_int(h, 5 + a, 0);                                            // NXSTART NYSTART NZSTART
     put_int(h, 8 + a, n[a]);                                         // MX MY MZ
     put_float(h, 11 + a, static_cast<double>(n[a]) * g.spacing[a]);  // CELLA
-    put_float(h, 14 + a, 90.0);                                      // CELLB
+    put_float(h, 14 + a, cell_angle(g, a));                          // CELLB
     put_int(h, 17 + a, a + 1);                                       // MAPC MAPR MAPS
     put_float(h, 50 + a, g.origin[a]);                               // ORIGIN
   }

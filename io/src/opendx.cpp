@@ -230,7 +230,7 @@ OpenDxWriter::OpenDxWriter(const std::string& path, const MapMetadata& meta,
     out += "delta ";
     for (std::size_t column = 0; column < 3; ++column) {
       if (column > 0) out += ' ';
-      append_e12_6(out, column == axis ? grid.spacing[axis] : 0.0);
+      append_e12_6(out, grid.step(axis)[column]);  // skewed rows for a cell-axis grid
     }
     out += '\n';
   }
@@ -467,14 +467,30 @@ class DxParser {
         stage_ = Stage::Delta;
         return;
       case Stage::Delta: {
+        // Axis-aligned rows, or the skewed rows of a grid along a triclinic cell's vectors.
         const Vec3 delta = parse_vector(words, "delta");
+        deltas_[delta_row_] = delta;
+        bool aligned = true;
         for (std::size_t column = 0; column < 3; ++column)
-          if (column != delta_row_ && delta[column] != 0.0)
-            fail("only axis-aligned grids are supported (delta has an off-diagonal element)");
-        const double h = delta[delta_row_];
+          aligned = aligned && (column == delta_row_ || delta[column] == 0.0);
+        const double h = aligned ? delta[delta_row_] : std::hypot(delta[0], delta[1], delta[2]);
         if (!(h > 0.0)) fail(fmt::format("grid spacing {} is not positive", h));
+        if (!aligned) map_.grid.axes = deltas_;  // completed by the next rows
         map_.grid.spacing[delta_row_] = h;
-        if (++delta_row_ == 3) stage_ = Stage::Connections;
+        if (++delta_row_ == 3) {
+          if (map_.grid.axes) {
+            const Mat3& d = deltas_;
+            const double volume = d[0][0] * (d[1][1] * d[2][2] - d[1][2] * d[2][1]) -
+                                  d[0][1] * (d[1][0] * d[2][2] - d[1][2] * d[2][0]) +
+                                  d[0][2] * (d[1][0] * d[2][1] - d[1][1] * d[2][0]);
+            if (!(volume > 0.0))
+              fail(
+                  "the delta rows span no right-handed volume (a skewed grid's steps must be "
+                  "three independent vectors, a, b, c in order)");
+            map_.grid.axes = deltas_;
+          }
+          stage_ = Stage::Connections;
+        }
         return;
       }
       case Stage::Connections:
@@ -577,6 +593,7 @@ class DxParser {
   std::uint64_t line_ = 0;
   Stage stage_ = Stage::Positions;
   std::size_t delta_row_ = 0;
+  Mat3 deltas_{};  ///< the delta rows read so far
   std::size_t expected_ = 0;
   std::size_t read_ = 0;  // values stored so far, counted in file order
   OpenDxMap map_;

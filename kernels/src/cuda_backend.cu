@@ -341,6 +341,7 @@ class CudaBackend final : public PotentialBackend {
 
   /// The kernels index points and planes with 32-bit integers and exact floats.
   static void check_grid(const GridSpec& grid) {
+    require_axis_aligned(grid, "CUDA backend");
     if (grid.nx() < 1 || grid.ny() < 1 || grid.nz() < 1)
       throw UsageError("CUDA backend: empty grid " + grid.describe());
     if (grid.plane_points() > static_cast<std::size_t>(INT_MAX / 2))

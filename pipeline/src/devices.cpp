@@ -16,6 +16,7 @@
 #include "dcs/msm.hpp"
 #include "dcs/parallel.hpp"
 #include "dcs/periodic/ewald_backend.hpp"
+#include "dcs/periodic/pmepot_backend.hpp"
 #include "dcs/pipeline/mpi.hpp"
 
 namespace dcs {
@@ -90,7 +91,11 @@ std::string Workers::device_names(const char* separator) const {
 Workers make_workers(const RunConfig& config) {
   // Every method takes the GPUs when there are any (msm: dcs/cuda/msm_backend.hpp), else the CPU;
   // rank_local_config() gives each MPI rank its GPU on the same rule.
-  const DeviceChoice choice = resolve_device(config.device, config.backend);
+  // --preset pmepot's reciprocal-only map has a CPU form only (check_config() refuses
+  // --device cuda): the default device means the CPU there.
+  const DeviceRequest device =
+      config.pmepot ? DeviceRequest{DeviceRequest::Kind::kCpu, {}} : config.device;
+  const DeviceChoice choice = resolve_device(device, config.backend);
   Workers workers;
   if (choice.kind == BackendKind::Cuda) {
     // Each GPU's context starts on its own thread: a context takes 0.1-0.3 s to create, and
@@ -132,8 +137,10 @@ Workers make_workers(const RunConfig& config) {
                              config.memory_limit ? *config.memory_limit / config.cpu_workers : 0);
       // Ewald wraps it the same way: the periodic potential of the cell (dcs/periodic/).
       if (config.method == Method::kEwald)
-        backend = periodic::make_ewald_backend(
-            std::move(backend), periodic::ewald_settings(config.ewald_error), options);
+        backend = config.pmepot ? periodic::make_pmepot_backend(std::move(backend), options)
+                                : periodic::make_ewald_backend(
+                                      std::move(backend),
+                                      periodic::ewald_settings(config.ewald_error), options);
       workers.add_backend(std::move(backend));
     }
   }
@@ -186,7 +193,7 @@ RunConfig rank_local_config(const RunConfig& config) {
   const bool any_gpu =
       config.device.kind == DeviceRequest::Kind::kAuto ||
       (config.device.kind == DeviceRequest::Kind::kCuda && config.device.ordinals.empty());
-  if (any_gpu && cuda::cuda_available()) {
+  if (any_gpu && !config.pmepot && cuda::cuda_available()) {  // pmepot: CPU only
     const DeviceChoice choice = resolve_device(config.device, config.backend);
     if (choice.kind == BackendKind::Cuda) {
       const int gpus = static_cast<int>(choice.ordinals.size());

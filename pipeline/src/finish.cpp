@@ -14,13 +14,27 @@
 #include "dcs/log.hpp"
 #include "dcs/msm.hpp"
 #include "dcs/periodic/ewald_backend.hpp"
+#include "dcs/periodic/pmepot_backend.hpp"
 #include "dcs/presets.hpp"
 #include "dcs/timer.hpp"
 #include "msm_cost.hpp"
+#include "profile_sink.hpp"
 #include "validation.hpp"
 
 namespace dcs::pipeline {
 namespace {
+
+/// --method ewald's parameters: the run's (--ewald-error), or PMEpot's fixed ones on the grid's
+/// mesh (no real-space part).
+periodic::EwaldParameters method_parameters(const RunConfig& config, const UnitCell& cell,
+                                            const GridSpec& grid) {
+  if (!config.pmepot) return periodic::ewald_parameters(cell, config.ewald_error);
+  periodic::EwaldParameters p;
+  p.beta = periodic::kPmepotBeta;
+  p.order = periodic::kPmepotOrder;
+  for (std::size_t a = 0; a < 3; ++a) p.mesh[a] = static_cast<int>(grid.counts[a]);
+  return p;
+}
 
 /// Called between stages: a signal stops the run there (the partial map is kept, every other
 /// output removed as the stack unwinds).
@@ -100,7 +114,7 @@ void judge_sample(const RunConfig& config, const std::string& input, PotentialBa
           "exceeds --{}-error {:.1e} ({}; max error {:.3e} of max|V|, at {} points against "
           "{}); nothing was written: use a tighter --{}-error{}",
           input, to_string(config.method), m.rms_rel_error, to_string(config.method), m.target,
-          ewald ? periodic::ewald_parameters(m.cell, config.ewald_error).describe()
+          ewald ? method_parameters(config, m.cell, meta.grid).describe()
                 : describe(msm_parameters(config.msm_error)),
           m.max_rel_error, m.points, oracle, to_string(config.method),
           ewald ? "" : " or --method exact"));
@@ -119,7 +133,8 @@ MethodInfo method_info(const RunConfig& config, const System& system, const Grid
   MethodInfo m;
   m.method = config.method;
   if (config.method == Method::kEwald) {
-    const periodic::EwaldParameters p = periodic::ewald_parameters(system.cell, config.ewald_error);
+    const periodic::EwaldParameters p = method_parameters(config, system.cell, grid);
+    m.reciprocal_only = config.pmepot;
     m.cell = system.cell;
     m.beta = p.beta;
     m.cutoff = p.real_cutoff;
@@ -305,6 +320,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   StoreReader reader(store);
   complete_colour_range(config, sinks, reader, meta);
   check_box_faces(config, sinks, reader, meta);
+  meta.profile = finished_profile(config.profile, job.in.grid, job.in.system.cell, reader);
   store.finish(meta, job.extras);
   store_finished = true;
   // The finished partial file is no longer resumable: from now on it is one of the run's

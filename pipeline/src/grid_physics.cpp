@@ -22,7 +22,7 @@ void apply_preset(const GridPhysicsOptions& options, RunConfig& config) {
   const Preset& preset = find_preset(options.preset);
   // The preset's Coulomb constant is a number in its own unit (and, for kT/e, at its own
   // temperature): another unit would silently rescale it.
-  if (options.units)
+  if (options.units && preset.physics.coulomb_constant != 0.0)
     throw UsageError(
         fmt::format("--units does not combine with --preset {} (its Coulomb "
                     "constant {:g} is in {}); drop one of them",
@@ -42,6 +42,7 @@ void apply_preset(const GridPhysicsOptions& options, RunConfig& config) {
   }
   if (!options.padding) grid.padding = preset.padding;
   grid.layout = preset.layout;
+  config.pmepot = preset.pmepot_map;  // the method and its error target: the CLI's set_periodic
 }
 
 }  // namespace

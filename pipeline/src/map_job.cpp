@@ -24,6 +24,7 @@
 #include "finish.hpp"
 #include "msm_cost.hpp"
 #include "output_formats.hpp"
+#include "profile_sink.hpp"
 #include "sample_sink.hpp"
 #include "slab_plan.hpp"
 #include "validation.hpp"
@@ -67,9 +68,12 @@ bool outputs_complete(const RunConfig& config, MapJob& job) {
   if (done.input_sha256 != job.key.input_sha256 || done.settings != job.key.settings)
     throw IoError(fmt::format("{} exists but was computed {}; use --force to replace it", paths.h5,
                               key_differences(done, job.key)));
-  for (const OutputFormat& format : output_formats()) {
-    const std::string& other = paths.*format.path;
-    if (format.sink == nullptr || other.empty() || std::filesystem::exists(other)) continue;
+  std::vector<std::string> others;
+  for (const OutputFormat& format : output_formats())
+    if (format.sink != nullptr) others.push_back(paths.*format.path);
+  others.push_back(paths.profile);
+  for (const std::string& other : others) {
+    if (other.empty() || std::filesystem::exists(other)) continue;
     log().warn(
         "{} is complete but {} is missing (a run stopped between its renames): writing "
         "every output of the map again, together",
@@ -110,6 +114,9 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
   const GridSpec& grid = job.in.grid;
   job.paths = output_paths(config, job.in.input, job.in.model);
   const OutputPaths& paths = job.paths;
+  // --profile's axis must be one of the grid's (UsageError otherwise), before any file.
+  if (config.profile != ProfileAxis::kNone)
+    (void)profile_grid_axis(config.profile, grid, job.in.system.cell);
   job.key = resume_key(config, job.in.system, grid, *workers.list.front());
   for (const auto& setting : job.extra_settings) job.key.settings.push_back(setting);
   if (outputs_complete(config, job)) {
@@ -120,6 +127,8 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
   for (const OutputFormat& format : output_formats())
     if (!(paths.*format.path).empty())
       io::check_output_path(paths.*format.path, config.force || job.replaces_outputs);
+  if (!paths.profile.empty())
+    io::check_output_path(paths.profile, config.force || job.replaces_outputs);
   // The partial file is replaced (or resumed) freely, but never through a symbolic link or in
   // place of a device (check_output_path's rules).
   io::check_output_path(paths.store, /*force=*/true);
@@ -157,6 +166,7 @@ RunResult skipped_result(const MapJob& job, SteadyClock::time_point start) {
   for (const OutputFormat& format : output_formats())
     if (format.sink != nullptr && !(job.paths.*format.path).empty())
       result.outputs.push_back(job.paths.*format.path);
+  if (!job.paths.profile.empty()) result.outputs.push_back(job.paths.profile);
   result.total_seconds = seconds_since(start);
   return result;
 }
@@ -247,6 +257,9 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   if (auto sample = streamed_sample(config, job.in.grid, job.in.system.size()))
     sinks.push_back(std::make_unique<SampleSink>(std::move(*sample)));
   if (job.extra_sink) sinks.push_back(job.extra_sink());
+  if (!job.paths.profile.empty())  // the CSV of the profile finish_map() computes
+    sinks.push_back(std::make_unique<ProfileSink>(job.paths.profile, job.in.input,
+                                                  config.force || job.replaces_outputs));
   return sinks;
 }
 
@@ -390,6 +403,14 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
       fmt::format("{:.17g} {:.17g} {:.17g}", grid.origin[0], grid.origin[1], grid.origin[2]));
   add("grid.spacing",
       fmt::format("{:.17g} {:.17g} {:.17g}", grid.spacing[0], grid.spacing[1], grid.spacing[2]));
+  if (grid.skewed())  // only then: the keys of axis-aligned maps stay as they were
+    add("grid.axes", fmt::format("{:.17g} {:.17g} {:.17g}  {:.17g} {:.17g} {:.17g}  {:.17g} "
+                                 "{:.17g} {:.17g}",
+                                 (*grid.axes)[0][0], (*grid.axes)[0][1], (*grid.axes)[0][2],
+                                 (*grid.axes)[1][0], (*grid.axes)[1][1], (*grid.axes)[1][2],
+                                 (*grid.axes)[2][0], (*grid.axes)[2][1], (*grid.axes)[2][2]));
+  if (config.profile != ProfileAxis::kNone)  // only then: other keys stay as they were
+    add("profile", std::string(1, profile_axis_name(config.profile)));
   add("units", std::string(unit_name(config.physics.unit)));
   add("temperature", fmt::format("{:.17g}", config.physics.temperature));
   add("dielectric", fmt::format("{:.17g}", config.physics.dielectric));

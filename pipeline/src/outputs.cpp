@@ -92,6 +92,11 @@ OutputPaths output_paths(const RunConfig& config, const std::string& input, long
                                     : named_output(config, input, extension);
     if (model >= 0) path = with_model_suffix(path, model);
   }
+  if (config.profile != ProfileAxis::kNone) {
+    paths.profile =
+        named ? beside_output(config, ".profile.csv") : named_output(config, input, ".profile.csv");
+    if (model >= 0) paths.profile = with_model_suffix(paths.profile, model);
+  }
   paths.store = io::partial_path_for(paths.first());
   return paths;
 }
@@ -202,6 +207,7 @@ void check_distinct_paths(const RunConfig& config, const std::vector<std::string
         config.inputs.size() > 1 ? fmt::format(" (input {})", input) : std::string();
     for (const OutputFormat& format : output_formats())
       claim_output(files, format.what, paths.*format.path, context);
+    claim_output(files, "the profile CSV", paths.profile, context);
     claim_output(files, "the partial file", paths.store, context);
   }
 }

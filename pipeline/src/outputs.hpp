@@ -15,7 +15,8 @@ namespace dcs::pipeline {
 /// A map's files, one per format of output_formats() (empty: not written).
 struct OutputPaths {
   std::string h5, dx, mrc;
-  std::string store;  ///< the partial file: the .h5's, or a scratch beside the first output
+  std::string profile;  ///< --profile's CSV: <stem>.profile.csv beside the map (not a map format)
+  std::string store;    ///< the partial file: the .h5's, or a scratch beside the first output
   /// The first output in the table's order (HDF5, OpenDX, MRC): what the others are named after.
   const std::string& first() const { return !h5.empty() ? h5 : !dx.empty() ? dx : mrc; }
 };

@@ -95,10 +95,26 @@ void check_points(const RunConfig& config) {
   if (config.shard) throw UsageError("--shard splits a batch of maps, not a points run");
   if (config.resume) throw UsageError("--resume continues maps; a points run is not resumable");
   if (config.null_output) throw UsageError("--null-output applies to maps");
+  if (config.profile != ProfileAxis::kNone)
+    throw UsageError("--profile averages a map over planes; a points run makes no map");
+  if (config.pmepot)
+    throw UsageError(
+        "--preset pmepot makes maps (PMEpot's); for potentials at points or atoms use "
+        "--periodic, the exact periodic potential");
 }
 
 void check_config(const RunConfig& config) {
   if (config.points) check_points(config);
+  if (config.null_output && config.profile != ProfileAxis::kNone)
+    throw UsageError("--profile is written beside the map; --null-output writes none");
+  if (config.pmepot && config.method != Method::kEwald)  // the command line sets it; a library
+    throw UsageError(  // caller must ask for the periodic method itself
+        "preset pmepot is a periodic map: it needs the periodic method (--periodic, --method "
+        "ewald) and a cell");
+  if (config.pmepot && config.device.kind == DeviceRequest::Kind::kCuda)
+    throw UsageError(
+        "--preset pmepot computes on the CPU only (its reciprocal-only map has no GPU form); "
+        "leave --device out or give --device cpu");
   if (config.trajectory) {
     check_trajectory(config);
   } else if (config.inputs.empty()) {
@@ -175,6 +191,8 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--padding", fmt::format("{:.17g}", grid.padding));
   add("--origin", grid.origin ? vec(*grid.origin) : "-");
   add("--center", grid.center ? vec(*grid.center) : "-");
+  add("--map-axes", grid.map_axes == MapAxes::kBox ? "box" : "cell");
+  add("--profile", std::string(1, profile_axis_name(config.profile)));
   add("--units", std::string(unit_name(config.physics.unit)));
   add("--temperature", fmt::format("{:.17g}", config.physics.temperature));
   add("--dielectric", fmt::format("{:.17g}", config.physics.dielectric));

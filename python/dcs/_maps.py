@@ -152,5 +152,5 @@ def grid_of(positions, charges=None, **settings) -> dict:
 
 
 def presets() -> List[str]:
-    """The names preset= takes ("chimerax", "pymol")."""
+    """The names preset= takes ("chimerax", "pymol", "pmepot")."""
     return list(_dcs.presets())

@@ -102,6 +102,9 @@ RunConfig run_config(const Settings& s) {
   if (s.periodic) {
     config.method = Method::kEwald;
     config.grid.cell_box = !s.options.origin && !s.options.center && !s.options.padding;
+    // The Python results describe a grid by origin, spacing and dims (x, y, z coordinates): a
+    // triclinic cell keeps the x, y, z box that bounds it (--map-axes box), not its vectors.
+    config.grid.map_axes = MapAxes::kBox;
     if (config.device.kind == DeviceRequest::Kind::kAuto) config.device = parse_device("cpu");
   }
   check_periodic(config);

@@ -107,7 +107,7 @@ def refusals(dcs, tmp):
         (["--ionic-strength", "0.15", "--dielectric-model", "distance"], "needs --dielectric-model constant"),
         (["--ionic-strength", "-1"], "--ionic-strength must be a number from 0 to 10"),
         (["--ionic-strength", "nan"], "--ionic-strength"),
-        (["--preset", "vmd"], "unknown --preset 'vmd' (valid: chimerax, pymol)"),
+        (["--preset", "vmd"], "unknown --preset 'vmd' (valid: chimerax, pymol, pmepot)"),
         (["--dielectric-model", "sigmoid"], "--dielectric-model"),
     ]:
         r = run(dcs, "--atoms", mol, "--grid", "9", "-o", os.path.join(tmp, "x.h5"), *args, expect=2)

@@ -18,8 +18,10 @@ TRUNCATED_OCTAHEDRON = (70.0, 70.0, 70.0, 109.4712206, 109.4712206, 109.4712206)
 def cli_periodic(binary, tmp_path, box, *extra):
     out = tmp_path / "periodic.h5"
     text = ",".join(repr(float(v)) for v in box)
+    # --map-axes box: Python maps are x, y, z grids (a triclinic cell's bounding box).
     summary = run_cli(binary, "--atoms", MOLECULE, "--periodic", "--box", text, "--grid", 20,
-                      "--device", "cpu", *extra, "-o", out, "--force", cwd=tmp_path)
+                      "--map-axes", "box", "--device", "cpu", *extra, "-o", out, "--force",
+                      cwd=tmp_path)
     with h5py.File(out) as f:
         return f["potential"][()], dict(f["potential"].attrs), summary
 
@@ -133,8 +135,8 @@ def test_mda_periodic_is_the_command_lines_periodic_trajectory_map(dcs_binary, t
     topology, trajectory = truncoct
     out = tmp_path / "tz2.h5"
     run_cli(dcs_binary, "--topology", topology, "--trajectory", trajectory, "--frames", "0:3",
-            "--periodic", "--pbc", "none", "--grid", 14, "--device", "cpu", "-o", out,
-            cwd=tmp_path)
+            "--periodic", "--map-axes", "box", "--pbc", "none", "--grid", 14, "--device", "cpu",
+            "-o", out, cwd=tmp_path)
     cli = dcs.read_map(out)
     u = mda.Universe(str(topology), trajectory)
     pm = dcs.mda.PotentialMap(u.atoms, periodic=True, like=cli, device="cpu").run(0, 3)
@@ -157,8 +159,8 @@ def test_mda_periodic_is_the_command_lines_periodic_trajectory_map(dcs_binary, t
                             grid=list(cli.shape), spacing=spacing, origin=origin, device="cpu")
     single = tmp_path / "frame0.h5"
     run_cli(dcs_binary, "--topology", topology, "--trajectory", trajectory, "--frames", "0:1",
-            "--periodic", "--pbc", "none", "--grid", 14, "--device", "cpu", "-o", single,
-            cwd=tmp_path)
+            "--periodic", "--map-axes", "box", "--pbc", "none", "--grid", 14, "--device", "cpu",
+            "-o", single, cwd=tmp_path)
     frame0 = dcs.read_map(single)
     assert float(np.abs(one - frame0).max()) <= 1e-6 * float(np.abs(frame0).max())
     # Placed by itself: the grid over the first frame's cell.

@@ -38,5 +38,9 @@ def grid_points(h5):
     origin = np.array(pot.attrs["origin"], dtype=np.float64)
     spacing = np.array(pot.attrs["spacing"], dtype=np.float64)
     z, y, x = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
+    if "axes" in pot.attrs:  # a grid along a triclinic cell's vectors: rows a/nx, b/ny, c/nz
+        axes = np.array(pot.attrs["axes"], dtype=np.float64).reshape(3, 3)
+        ijk = np.stack([x, y, z], axis=-1).reshape(-1, 3).astype(np.float64)
+        return origin + ijk @ axes
     return np.stack([origin[0] + x * spacing[0], origin[1] + y * spacing[1],
                      origin[2] + z * spacing[2]], axis=-1).reshape(-1, 3)

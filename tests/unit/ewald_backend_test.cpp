@@ -135,13 +135,15 @@ TEST(CellGrid, AnOrthorhombicCellIsTiled) {
   EXPECT_FALSE(tiles_cell(make_grid(system, request), cell));
 }
 
-TEST(CellGrid, ATriclinicCellGetsItsBoundingBox) {
+TEST(CellGrid, ATriclinicCellGetsItsBoundingBoxWithMapAxesBox) {
   const UnitCell cell =
       UnitCell::from_lengths_angles({30.0, 30.0, 30.0}, {109.4712206, 109.4712206, 109.4712206});
   GridRequest request;
   request.spacing = 2.0;
   request.cell_box = true;
+  request.map_axes = MapAxes::kBox;
   const GridSpec grid = make_cell_grid(cell, request);
+  EXPECT_FALSE(grid.skewed());
   EXPECT_FALSE(tiles_cell(grid, cell));
   for (int corner = 0; corner < 8; ++corner) {
     const Vec3 r = cell.to_cartesian(

@@ -183,6 +183,16 @@ def case_errors(args, work):
         f["x"] = [1.0]
     run = dcs(args, "preview", plain, "-o", os.path.join(work, "p.png"), rc=3)
     check("not a dcs map" in run.stderr, run.stderr)
+    # A map along a triclinic cell's vectors: refused, not drawn sheared.
+    ions = os.path.join(work, "ions.xyzq")
+    with open(ions, "w") as out:
+        out.write("2 3 4 1\n10 -4 12 -1\n")
+    skewed = os.path.join(work, "skewed.h5")
+    dcs(args, "--atoms", ions, "--box", "20,22,24,80,95,105", "--periodic", "--grid", "8",
+        "--device", "cpu", "-q", "-o", skewed)
+    run = dcs(args, "preview", skewed, "-o", os.path.join(work, "s.png"), rc=3)
+    check("--map-axes box" in run.stderr and "Traceback" not in run.stderr, run.stderr)
+    check(not os.path.exists(os.path.join(work, "s.png")), "a refused preview left a PNG")
 
 
 def case_pymol(args, work):

@@ -281,6 +281,7 @@ class MsmCudaBackend final : public WrappingBackend {
  private:
   /// The kernel indexes points, rows and planes with 32-bit integers.
   static void check_grid(const GridSpec& grid) {
+    require_axis_aligned(grid, "CUDA msm");
     if (grid.nx() < 1 || grid.ny() < 1 || grid.nz() < 1)
       throw UsageError("CUDA msm: empty grid " + grid.describe());
     if (grid.nx() > INT_MAX / 2 || grid.ny() > INT_MAX / 2 || grid.nz() > INT_MAX / 2 ||

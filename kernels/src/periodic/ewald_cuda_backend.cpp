@@ -49,8 +49,7 @@ using detail::Stream;
 
 /// The grid's step vectors, rows along i, j, k (GridSpec's axes today; the kernels take any).
 std::array<Vec3, 3> step_vectors(const GridSpec& grid) {
-  return {Vec3{grid.spacing[0], 0.0, 0.0}, Vec3{0.0, grid.spacing[1], 0.0},
-          Vec3{0.0, 0.0, grid.spacing[2]}};
+  return {grid.step(0), grid.step(1), grid.step(2)};  // skewed along a triclinic cell's vectors
 }
 
 detail::CellRows cell_rows(const UnitCell& cell) {

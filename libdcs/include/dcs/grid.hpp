@@ -1,7 +1,9 @@
 // Node-centred regular grids (APBS/OpenDX convention) and how they are placed around a molecule.
 //
 // Point (i, j, k) sits at origin + (i*hx, j*hy, k*hz), i = 0..nx-1; the origin is the first
-// grid point. Maps are stored with x fastest: index = (k*ny + j)*nx + i, i.e. shape [nz][ny][nx].
+// grid point. A grid along a triclinic cell's vectors (--map-axes cell) has step vectors instead:
+// origin + i*va + j*vb + k*vc with va = a/na, vb = b/nb, vc = c/nc. Maps are stored with x fastest:
+// index = (k*ny + j)*nx + i, i.e. shape [nz][ny][nx].
 #pragma once
 
 #include <array>
@@ -18,7 +20,19 @@ namespace dcs {
 struct GridSpec {
   std::array<std::int64_t, 3> counts{};  ///< nx, ny, nz (>= 1)
   Vec3 origin{};                         ///< Å, position of point (0, 0, 0)
-  Vec3 spacing{};                        ///< Å, hx, hy, hz (> 0)
+  Vec3 spacing{};                        ///< Å, hx, hy, hz (> 0); |va|, |vb|, |vc| if skewed
+  /// The step vectors va, vb, vc as rows (Å) of a grid along a triclinic cell's vectors; none for
+  /// an axis-aligned grid, whose steps are (hx, 0, 0), (0, hy, 0), (0, 0, hz).
+  std::optional<Mat3> axes;
+
+  bool skewed() const noexcept { return axes.has_value(); }
+  /// The step vector of axis 0, 1 or 2 (Å).
+  Vec3 step(std::size_t axis) const noexcept {
+    if (axes) return (*axes)[axis];
+    Vec3 v{0.0, 0.0, 0.0};
+    v[axis] = spacing[axis];
+    return v;
+  }
 
   std::int64_t nx() const noexcept { return counts[0]; }
   std::int64_t ny() const noexcept { return counts[1]; }
@@ -32,6 +46,14 @@ struct GridSpec {
   }
   /// Position of point (i, j, k) in Å.
   Vec3 point(std::int64_t i, std::int64_t j, std::int64_t k) const noexcept {
+    if (axes) {
+      const Mat3& v = *axes;
+      const auto di = static_cast<double>(i), dj = static_cast<double>(j),
+                 dk = static_cast<double>(k);
+      return {origin[0] + di * v[0][0] + dj * v[1][0] + dk * v[2][0],
+              origin[1] + di * v[0][1] + dj * v[1][1] + dk * v[2][1],
+              origin[2] + di * v[0][2] + dj * v[1][2] + dk * v[2][2]};
+    }
     return {origin[0] + static_cast<double>(i) * spacing[0],
             origin[1] + static_cast<double>(j) * spacing[1],
             origin[2] + static_cast<double>(k) * spacing[2]};
@@ -43,7 +65,8 @@ struct GridSpec {
                static_cast<std::size_t>(counts[0]) +
            static_cast<std::size_t>(i);
   }
-  /// One-line description: "129 x 129 x 129 points, spacing 0.5 x 0.5 x 0.5 Å, origin (...)".
+  /// One-line description: "129 x 129 x 129 points, spacing 0.5 x 0.5 x 0.5 Å, origin (...)"
+  /// (", axes along the cell vectors" added for a skewed grid).
   std::string describe() const;
 };
 
@@ -65,6 +88,9 @@ enum class GridLayout {
   kChimerax,  ///< ChimeraX coulombic: from min - (padding + h/2), n = ceil((edge + h) / h)
 };
 
+/// --map-axes cell|box (GridRequest::map_axes).
+enum class MapAxes { kCell, kBox };
+
 struct GridRequest {
   std::optional<std::array<std::int64_t, 3>> counts;  ///< --grid N or --grid NX NY NZ
   std::optional<double> spacing;                      ///< --spacing h (Å), cubic voxels
@@ -75,6 +101,10 @@ struct GridRequest {
   /// --periodic without --origin/--center/--padding: for a system with a periodic cell the grid
   /// spans the cell instead of the atoms' box (make_cell_grid()).
   bool cell_box = false;
+  /// --map-axes: a cell_box grid of a triclinic cell along the cell vectors (kCell, the default)
+  /// or over the orthorhombic box that bounds the cell (kBox). The same grid for an orthorhombic
+  /// cell.
+  MapAxes map_axes = MapAxes::kCell;
 };
 
 /// Places the grid for `system` as DESIGN §3 says:
@@ -91,15 +121,21 @@ struct GridRequest {
 /// a grid point beyond ±1e7 Å, or a spacing under 2^-20 of the grid's coordinates.
 GridSpec make_grid(const System& system, const GridRequest& request);
 
-/// The grid of a periodic map over the unit cell `cell` (request.cell_box): for an
-/// orthorhombic cell the points i·L/n (i = 0..n-1) along each axis from the cell's origin, so
-/// that the map tiles the box (n from --grid, or ceil(L/h) for --spacing h; the spacing is then
-/// L/n, at most h); for a triclinic cell the orthorhombic box that bounds the cell, corner to
-/// corner, as make_grid() fills a box (its axes are x, y, z, not the cell vectors).
+/// The grid of a periodic map over the unit cell `cell` (request.cell_box): the points i·a/na +
+/// j·b/nb + k·c/nc (i = 0..na-1, ...) from the cell's origin, so that the map tiles the
+/// lattice (n from --grid, or ceil(|a|/h) for --spacing h; each step is then at most h). For an
+/// orthorhombic cell those are axis-aligned points i·L/n; for a triclinic cell the grid is
+/// skewed (GridSpec::axes), unless request.map_axes is kBox: then it is the orthorhombic box
+/// that bounds the cell, corner to corner, as make_grid() fills a box (axes x, y, z).
 GridSpec make_cell_grid(const UnitCell& cell, const GridRequest& request);
 
-/// Whether `grid` holds the points i·L/n of an orthorhombic `cell` (so the map tiles the box).
+/// Whether `grid` holds the points i·a/na + j·b/nb + k·c/nc of `cell` (so the map tiles the
+/// lattice): an orthorhombic cell's i·L/n or a triclinic cell's skewed grid.
 bool tiles_cell(const GridSpec& grid, const UnitCell& cell) noexcept;
+
+/// Throws InternalError naming `who` for a skewed grid: the backends and writers that take a
+/// grid by its spacings (every method but ewald) call it before they use one.
+void require_axis_aligned(const GridSpec& grid, const char* who);
 
 /// Checks the request alone, before any file is read (UsageError naming the option): padding
 /// in [0, 1e6] Å, --origin/--center within ±1e6 Å and not both, --spacing in [1e-4, 1e4] Å,

@@ -10,6 +10,7 @@
 #include "dcs/grid.hpp"
 #include "dcs/method.hpp"
 #include "dcs/physics.hpp"
+#include "dcs/profile.hpp"
 #include "dcs/stats.hpp"
 
 namespace dcs {
@@ -82,14 +83,15 @@ struct MethodInfo {
   int split = 0;         ///< k of the Taylor-C_k splitting
   double target = 0.0;   ///< --msm-error / --ewald-error: the relative RMS error aimed for
   // ewald only (cutoff: the real-space cutoff; order: the PME B-spline order):
-  UnitCell cell;               ///< the map's cell (a trajectory's: its first frame's)
-  double beta = 0.0;           ///< Ewald parameter, Å⁻¹
-  std::array<int, 3> mesh{};   ///< PME mesh points along a, b, c
-  double net_charge = 0.0;     ///< e, neutralised by a uniform background
-  bool tiles = false;          ///< the grid is the cell's points i·L/n: the map tiles the box
-  bool measured = false;       ///< the error below was measured
-  std::uint64_t points = 0;    ///< points compared
-  bool all_points = false;     ///< every grid point (else a sample)
+  UnitCell cell;                 ///< the map's cell (a trajectory's: its first frame's)
+  double beta = 0.0;             ///< Ewald parameter, Å⁻¹
+  std::array<int, 3> mesh{};     ///< PME mesh points along a, b, c
+  double net_charge = 0.0;       ///< e, neutralised by a uniform background
+  bool reciprocal_only = false;  ///< --preset pmepot: Gaussian charges, reciprocal part only
+  bool tiles = false;        ///< the grid is the cell's points i·a/na + ...: the map tiles the box
+  bool measured = false;     ///< the error below was measured
+  std::uint64_t points = 0;  ///< points compared
+  bool all_points = false;   ///< every grid point (else a sample)
   double rms_rel_error = 0.0;  ///< rms(V - V_exact) / rms(V_exact) over the points
   double max_rel_error = 0.0;  ///< max|V - V_exact| / max|V| of the map (as --validate)
   bool met = false;            ///< rms_rel_error <= target
@@ -108,6 +110,7 @@ struct MapMetadata {
   Provenance provenance;
   ModelInfo models;
   ColourRange colour_range;  ///< known once every slab is in (written by the store's finish())
+  Profile profile;           ///< --profile's plane means (empty without), before finish()
 };
 
 }  // namespace dcs

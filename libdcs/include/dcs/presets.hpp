@@ -21,6 +21,9 @@ struct Preset {
   GridLayout layout;
   double surface_offset;  ///< Å along vertex normals (--offset's default with this preset)
   double colour_range;    ///< the tool's default colour scale runs -range..range (unit above)
+  /// The tool maps a periodic cell's smoothed reciprocal potential (VMD PMEpot): --periodic is
+  /// implied and the map is dcs/periodic/pmepot_backend.hpp's.
+  bool pmepot_map = false;
 };
 
 /// The presets, in the order `--help` lists them.

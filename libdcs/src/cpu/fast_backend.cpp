@@ -113,6 +113,7 @@ class FastBackend final : public PotentialBackend {
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     const auto start = std::chrono::steady_clock::now();
     if (system.atoms.empty()) throw UsageError("no atoms to compute");
+    require_axis_aligned(grid, "the exact CPU backend");
     for (std::size_t axis = 0; axis < 3; ++axis)
       if (grid.counts[axis] < 1 || !(grid.spacing[axis] > 0.0) ||
           !std::isfinite(grid.spacing[axis]))

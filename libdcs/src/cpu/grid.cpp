@@ -60,11 +60,19 @@ void check_placed_grid(const GridSpec& grid, const std::string& how) {
 std::string GridSpec::describe() const {
   return fmt::format(
       "{} x {} x {} points ({} total), spacing {:.6g} x {:.6g} x {:.6g} Å, "
-      "origin ({:.4f}, {:.4f}, {:.4f}) Å, extent {:.3f} x {:.3f} x {:.3f} Å",
+      "origin ({:.4f}, {:.4f}, {:.4f}) Å, extent {:.3f} x {:.3f} x {:.3f} Å{}",
       counts[0], counts[1], counts[2], points(), spacing[0], spacing[1], spacing[2], origin[0],
       origin[1], origin[2], static_cast<double>(counts[0] - 1) * spacing[0],
       static_cast<double>(counts[1] - 1) * spacing[1],
-      static_cast<double>(counts[2] - 1) * spacing[2]);
+      static_cast<double>(counts[2] - 1) * spacing[2], axes ? ", axes along the cell vectors" : "");
+}
+
+void require_axis_aligned(const GridSpec& grid, const char* who) {
+  if (grid.skewed())
+    throw InternalError(fmt::format(
+        "{}: the grid's axes follow a triclinic cell (--map-axes cell), which only --method "
+        "ewald computes",
+        who));
 }
 
 void validate(const GridRequest& request) {
@@ -186,7 +194,7 @@ GridSpec make_cell_grid(const UnitCell& cell, const GridRequest& request) {
       hi[a] = std::max(hi[a], r[a]);
     }
   }
-  if (cell.shape() != UnitCell::Shape::kOrthorhombic) {
+  if (cell.shape() != UnitCell::Shape::kOrthorhombic && request.map_axes == MapAxes::kBox) {
     // make_grid()'s rules over that box: two atoms at its corners, no padding, from its corner.
     System corners;
     corners.atoms.resize(2);
@@ -200,8 +208,10 @@ GridSpec make_cell_grid(const UnitCell& cell, const GridRequest& request) {
     box.layout = GridLayout::kDcs;
     return make_grid(corners, box);
   }
-  // Orthorhombic: n points i·L/n per axis, so that point n would be point 0 of the next image.
+  // n points per cell vector, i·a/n from the origin, so that point n would be point 0 of the
+  // next image (axis-aligned i·L/n for an orthorhombic cell, skewed steps otherwise).
   GridSpec grid;
+  Mat3 steps{};
   for (int axis = 0; axis < 3; ++axis) {
     const auto a = static_cast<std::size_t>(axis);
     const double length = cell.lengths()[a];
@@ -211,23 +221,42 @@ GridSpec make_cell_grid(const UnitCell& cell, const GridRequest& request) {
       throw UsageError(
           fmt::format("--spacing {} Å gives {:.0f} points along the cell's {:.6g} Å "
                       "axis {}, over the limit of {}",
-                      *request.spacing, n, length, "xyz"[axis], kMaxCountPerAxis));
+                      *request.spacing, n, length, "abc"[axis], kMaxCountPerAxis));
     n = std::max(1.0, n);
     grid.counts[a] = static_cast<std::int64_t>(n);
     grid.spacing[a] = length / n;
     grid.origin[a] = 0.0;
+    for (std::size_t c = 0; c < 3; ++c) steps[a][c] = cell.vectors()[a][c] / n;
+  }
+  if (cell.shape() != UnitCell::Shape::kOrthorhombic) {
+    grid.axes = steps;
+    // The float32 limits over the bounding box: check_placed_grid() reads spacing and origin
+    // per axis, so it is given the box's per-axis reach with the smallest step.
+    GridSpec reach = grid;
+    reach.axes.reset();
+    const double h = std::min({grid.spacing[0], grid.spacing[1], grid.spacing[2]});
+    for (std::size_t a = 0; a < 3; ++a) {
+      reach.origin[a] = lo[a];
+      reach.spacing[a] = h;
+      reach.counts[a] = static_cast<std::int64_t>(std::ceil((hi[a] - lo[a]) / h)) + 1;
+    }
+    check_placed_grid(reach, "the unit cell (--periodic)");
+    return grid;
   }
   check_placed_grid(grid, "the unit cell (--periodic)");
   return grid;
 }
 
 bool tiles_cell(const GridSpec& grid, const UnitCell& cell) noexcept {
-  if (cell.shape() != UnitCell::Shape::kOrthorhombic) return false;
+  if (!cell.is_periodic()) return false;
+  const bool orthorhombic = cell.shape() == UnitCell::Shape::kOrthorhombic;
+  if (grid.skewed() == orthorhombic) return false;
   for (std::size_t a = 0; a < 3; ++a) {
     const double length = cell.lengths()[a];
-    if (grid.origin[a] != 0.0 ||
-        std::abs(grid.spacing[a] * static_cast<double>(grid.counts[a]) - length) > 1e-9 * length)
-      return false;
+    const auto n = static_cast<double>(grid.counts[a]);
+    if (grid.origin[a] != 0.0) return false;
+    for (std::size_t c = 0; c < 3; ++c)
+      if (std::abs(grid.step(a)[c] * n - cell.vectors()[a][c]) > 1e-9 * length) return false;
   }
   return true;
 }

@@ -44,6 +44,7 @@ class MsmBackend final : public WrappingBackend {
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     const auto start = std::chrono::steady_clock::now();
     timings_ = {};
+    require_axis_aligned(grid, "the msm backend");
     prepared_.build(system, grid, physics, parameters_, pool_, memory_limit_);
     // Blocks of points along x about a long: a point's candidates are few more than its own.
     block_ = std::max<std::int64_t>(

@@ -168,6 +168,19 @@ std::vector<double> ewald_reference_at(std::span<const Vec3> positions,
   return out;
 }
 
+std::vector<double> reciprocal_reference_at(std::span<const Vec3> positions,
+                                            std::span<const double> charges, const UnitCell& cell,
+                                            std::span<const Vec3> points,
+                                            const EwaldParameters& parameters, unsigned threads) {
+  check_inputs(positions, charges, cell);
+  const ReciprocalSum reciprocal(positions, charges, cell, parameters, threads);
+  std::vector<double> out(points.size());
+  parallel_for(points.size(), threads, [&](std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) out[i] = reciprocal.at(points[i]);
+  });
+  return out;
+}
+
 std::vector<double> ewald_reference_at_atoms(std::span<const Vec3> positions,
                                              std::span<const double> charges, const UnitCell& cell,
                                              const EwaldParameters& parameters, unsigned threads) {

@@ -103,7 +103,8 @@ void check_trajectory_files(const TrajectoryRequest& t, const TrajectoryFiles& f
   std::vector<std::pair<std::string, std::string>> outputs;
   for (const OutputFormat& format : output_formats())
     outputs.emplace_back(format.what, f.paths.*format.path);
-  outputs.insert(outputs.end(), {{"the partial file", f.paths.store},
+  outputs.insert(outputs.end(), {{"the profile CSV", f.paths.profile},
+                                 {"the partial file", f.paths.store},
                                  {"the frame statistics", f.frames},
                                  {"the frame maps", f.maps},
                                  {"the frame maps' partial file", f.maps_partial},

@@ -362,9 +362,10 @@ INSTANTIATE_TEST_SUITE_P(
                       2, "expected 'origin x y z'"},
         MalformedCase{"nan_origin", "object 1 class gridpositions counts 2 1 1\norigin 0 nan 0\n",
                       2, "'nan' is not a finite number"},
-        MalformedCase{"oblique_delta",
-                      "object 1 class gridpositions counts 2 1 1\norigin 0 0 0\ndelta 1 0.5 0\n", 3,
-                      "only axis-aligned"},
+        MalformedCase{"flat_oblique_deltas",
+                      "object 1 class gridpositions counts 2 1 1\norigin 0 0 0\ndelta 1 0.5 0\n"
+                      "delta 2 1 0\ndelta 0 0 1\n",
+                      5, "no right-handed volume"},
         MalformedCase{"negative_delta",
                       "object 1 class gridpositions counts 2 1 1\norigin 0 0 0\ndelta -1 0 0\n", 3,
                       "not positive"},

@@ -13,7 +13,11 @@
 //   11-13 CELLA            = (nx*hx, ny*hy, nz*hz) Å and voxel size CELLA/MX == (hx, hy, hz):
 //                            what mrcfile (voxel_size), gemmi (spacing) and ChimeraX (step =
 //                            xlen/mx) compute. (n-1)*h would shrink every voxel by (n-1)/n.
-//   14-16 CELLB            = 90 90 90
+//   14-16 CELLB            = 90 90 90; for a grid along a triclinic cell (--map-axes cell) the
+//                            angles between its step vectors (alpha = b^c, beta = a^c,
+//                            gamma = a^b), CELLA then being the cell's lengths, so that readers
+//                            place voxel (i, j, k) at i*a/nx + j*b/ny + k*c/nz (a along x, b in
+//                            the xy plane: the cell's reduced form)
 //   17-19 MAPC MAPR MAPS   = 1 2 3 (x, y, z)
 //   20-22 DMIN DMAX DMEAN  = statistics of the values (before finish(): DMAX < DMIN, DMEAN <
 //                            both, RMS < 0, the standard's "not determined" marks)

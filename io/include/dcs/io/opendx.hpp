@@ -90,7 +90,9 @@ struct OpenDxMap {
 /// Accepts what APBS and GridDataFormats write: comments anywhere before the data, "type double"
 /// or "type float", any number of values per line. Throws InputError("<path>:<line>: <reason>")
 /// for a missing or malformed file: unknown or missing header lines, non-positive counts,
-/// mismatched counts, off-diagonal deltas, a non-numeric value, too few or too many values.
+/// mismatched counts, delta rows spanning no right-handed volume, a non-numeric value, too few
+/// or too many values. Off-diagonal deltas (a grid along a triclinic cell's vectors) give a
+/// skewed grid (GridSpec::axes).
 OpenDxMap read_opendx(const std::string& path);
 
 }  // namespace dcs::io

@@ -37,6 +37,16 @@ std::vector<double> ewald_reference_at(std::span<const Vec3> positions,
                                        const EwaldParameters& parameters, double min_distance,
                                        unsigned threads = 0);
 
+/// The reciprocal part alone, (4π/V) Σ_{0<|k|≤k_cutoff} exp(-k²/4β²)/k² Re[S(k) e^{-ik·r}]:
+/// the periodic potential of Gaussian charges of σ = 1/(√2 β) without the k = 0 term (no
+/// background; its mean over the cell is 0), the float64 oracle of --preset pmepot. Uses
+/// parameters.beta and parameters.k_cutoff only.
+std::vector<double> reciprocal_reference_at(std::span<const Vec3> positions,
+                                            std::span<const double> charges, const UnitCell& cell,
+                                            std::span<const Vec3> points,
+                                            const EwaldParameters& parameters,
+                                            unsigned threads = 0);
+
 /// φ_i at every atom (own term excluded, self term added).
 std::vector<double> ewald_reference_at_atoms(std::span<const Vec3> positions,
                                              std::span<const double> charges, const UnitCell& cell,

@@ -15,6 +15,7 @@
 #include "dcs/grid.hpp"
 #include "dcs/method.hpp"
 #include "dcs/physics.hpp"
+#include "dcs/profile.hpp"
 #include "dcs/unit_cell.hpp"
 
 namespace dcs {
@@ -107,7 +108,7 @@ struct GridPhysicsOptions {
   std::optional<double> temperature, dielectric;
   std::optional<std::string> dielectric_model;  ///< "constant" | "distance"
   std::optional<double> ionic_strength, min_distance;
-  std::string preset;  ///< "chimerax", "pymol"; empty: none
+  std::string preset;  ///< "chimerax", "pymol", "pmepot"; empty: none
 };
 
 struct RunConfig {
@@ -160,9 +161,15 @@ struct RunConfig {
   double msm_error = 1e-3;
   /// --ewald-error: the relative RMS error target of --method ewald (--periodic).
   double ewald_error = 1e-5;
+  /// --preset pmepot: --method ewald makes PMEpot's smoothed reciprocal-only map instead of the
+  /// exact periodic potential (dcs/periodic/pmepot_backend.hpp).
+  bool pmepot = false;
   /// --box: the unit cell of every atom file, replacing its CRYST1 record (--periodic reads
   /// that where there is no --box).
   std::optional<UnitCell> box;
+  /// --profile: the mean potential along this axis, averaged over the planes across it, in the
+  /// file (/profile or /trajectory/profile) and in <stem>.profile.csv (dcs/profile.hpp).
+  ProfileAxis profile = ProfileAxis::kNone;
 
   bool validate = false;
   std::optional<double> tolerance;  ///< relative to max|V|; default: the backend's

@@ -1,0 +1,146 @@
+// The pmepot backend (dcs/periodic/pmepot_backend.hpp): smooth PME's reciprocal part at
+// PMEpot's parameters on the map's own grid, read plane by plane.
+#include "dcs/periodic/pmepot_backend.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "dcs/error.hpp"
+#include "dcs/parallel.hpp"
+#include "dcs/periodic/ewald_backend.hpp"
+#include "dcs/periodic/ewald_reference.hpp"
+#include "dcs/periodic/periodic_potential.hpp"
+#include "dcs/periodic/pme.hpp"
+#include "dcs/timer.hpp"
+
+namespace dcs::periodic {
+namespace {
+
+/// The float64 reference's k cutoff: exp(-k²/4β²) = 1e-13.
+double reference_k_cutoff() { return 2.0 * kPmepotBeta * std::sqrt(-std::log(1e-13)); }
+
+class PmepotBackend final : public PotentialBackend {
+ public:
+  PmepotBackend(std::unique_ptr<PotentialBackend> exact, const BackendOptions& options)
+      : exact_(std::move(exact)), threads_(resolve_threads(options.threads)) {}
+
+  std::string name() const override { return exact_->name() + "+pmepot"; }
+  std::string kernel_name() const override {
+    return fmt::format("pmepot (smooth PME reciprocal part, beta {:g} 1/A, order {})", kPmepotBeta,
+                       kPmepotOrder);
+  }
+  std::string reduction_name() const override { return exact_->reduction_name(); }
+  std::string device_name() const override { return exact_->device_name(); }
+  double tolerance() const override { return exact_->tolerance(); }
+
+  void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
+    const auto start = std::chrono::steady_clock::now();
+    check_ewald_input(system, physics);
+    // The mesh has the grid's counts along the cell vectors of this system's cell: on the
+    // cell's grid (the command line allows no other) it is the grid itself, as PMEpot's; a
+    // trajectory's later frames keep it over their own cells.
+    mesh_ = {};
+    for (std::size_t a = 0; a < 3; ++a) {
+      if (grid.counts[a] < 2 * kPmepotOrder || grid.counts[a] > (1 << 20))
+        throw UsageError(fmt::format(
+            "--preset pmepot: {} points along the cell's {} vector; the PME mesh needs at "
+            "least {} (a finer --spacing or a larger --grid)",
+            grid.counts[a], "abc"[a], 2 * kPmepotOrder));
+      mesh_[a] = static_cast<int>(grid.counts[a]);
+    }
+    pme_.reset();
+    pme_.emplace(system.cell, kPmepotBeta, mesh_, kPmepotOrder);
+    pme_->solve(positions_of(system), charges_of(system), threads_);
+    grid_ = grid;
+    factor_ = coulomb_factor(physics);
+    timings_ = {};
+    timings_.upload = seconds_since(start);
+  }
+
+  void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
+    if (!pme_) throw UsageError("pmepot: compute() called before prepare()");
+    if (slab.z_begin < 0 || slab.z_count < 0 || slab.z_begin + slab.z_count > grid_.nz())
+      throw UsageError(fmt::format("pmepot: slab [{}, {}) outside the grid's {} planes",
+                                   slab.z_begin, slab.z_begin + slab.z_count, grid_.nz()));
+    const auto start = std::chrono::steady_clock::now();
+    const std::size_t plane = grid_.plane_points();
+    std::vector<Vec3> points(plane);
+    std::vector<double> values(plane);
+    for (std::int64_t q = 0; q < slab.z_count; ++q) {
+      std::size_t n = 0;
+      for (std::int64_t j = 0; j < grid_.ny(); ++j)
+        for (std::int64_t i = 0; i < grid_.nx(); ++i)
+          points[n++] = grid_.point(i, j, slab.z_begin + q);
+      pme_->potential_at(points, values, threads_);
+      float* plane_out = out + static_cast<std::size_t>(q) * plane;
+      for (std::size_t m = 0; m < plane; ++m)
+        plane_out[m] = static_cast<float>(factor_ * values[m]);
+    }
+    timings_.kernels += seconds_since(start);
+    const auto stats_start = std::chrono::steady_clock::now();
+    for (std::int64_t q = 0; q < slab.z_count; ++q)
+      plane_stats[q] = cpu_statistics(out + static_cast<std::size_t>(q) * plane, plane);
+    timings_.statistics += seconds_since(stats_start);
+  }
+
+  StatsAccum statistics(const float* values, std::size_t n) override {
+    return exact_->statistics(values, n);
+  }
+  DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
+    return exact_->difference(values, reference, n);
+  }
+  BackendTimings timings() const override { return timings_; }
+  SlabHint slab_hint() const override { return exact_->slab_hint(); }
+
+  void prepare_points(const System&, const Physics&) override {
+    throw UsageError(
+        "--preset pmepot makes maps (PMEpot's); for potentials at points or atoms use "
+        "--periodic, the exact periodic potential");
+  }
+  void compute_points(const Vec3*, const std::uint32_t*, std::size_t, float*) override {
+    throw UsageError("--preset pmepot makes maps only");
+  }
+  PointsHint points_hint() const override { return exact_->points_hint(); }
+
+  /// The float64 reciprocal-only sum at PMEpot's β, the oracle of the measured error.
+  std::string reference_points(const System& system, const Physics& physics, const Vec3* points,
+                               std::size_t n, double* out, unsigned threads) override {
+    check_ewald_input(system, physics);
+    EwaldParameters parameters;
+    parameters.beta = kPmepotBeta;
+    parameters.k_cutoff = reference_k_cutoff();
+    const std::vector<double> values =
+        reciprocal_reference_at(positions_of(system), charges_of(system), system.cell,
+                                std::span<const Vec3>(points, n), parameters, threads);
+    const double factor = coulomb_factor(physics);
+    for (std::size_t i = 0; i < n; ++i) out[i] = factor * values[i];
+    return fmt::format(
+        "CPU, {} threads, float64 reciprocal Ewald sum (beta {:g} 1/A, |k| up to "
+        "{:.3f} 1/A)",
+        resolve_threads(threads), kPmepotBeta, parameters.k_cutoff);
+  }
+
+ private:
+  std::unique_ptr<PotentialBackend> exact_;
+  unsigned threads_;
+  std::array<int, 3> mesh_{};
+  std::optional<PmeReciprocal> pme_;
+  GridSpec grid_;
+  double factor_ = 0.0;
+  BackendTimings timings_;
+};
+
+}  // namespace
+
+std::unique_ptr<PotentialBackend> make_pmepot_backend(std::unique_ptr<PotentialBackend> exact,
+                                                      const BackendOptions& options) {
+  if (!exact) throw InternalError("make_pmepot_backend: no exact backend to wrap");
+  return std::make_unique<PmepotBackend>(std::move(exact), options);
+}
+
+}  // namespace dcs::periodic

@@ -1,0 +1,22 @@
+// --profile's CSV (profile_sink.hpp).
+#include "profile_sink.hpp"
+
+#include "dcs/error.hpp"
+
+namespace dcs::pipeline {
+
+void ProfileSink::finish(const MapMetadata& meta, MapReader&) {
+  if (meta.profile.empty()) throw InternalError("--profile: no profile to write to " + path_);
+  const std::string text = profile_csv(meta.profile, unit_name(meta.physics.unit), source_);
+  file_ = std::make_unique<io::AtomicFile>(path_, force_);
+  file_->write(text.data(), text.size());
+}
+
+Profile finished_profile(ProfileAxis axis, const GridSpec& grid, const UnitCell& cell,
+                         MapReader& map) {
+  if (axis == ProfileAxis::kNone) return {};
+  return map_profile(axis, grid, cell,
+                     [&](const Slab& slab, float* out) { map.read_planes(slab, out); });
+}
+
+}  // namespace dcs::pipeline
