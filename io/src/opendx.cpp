@@ -37,6 +37,12 @@ void append_e12_6(std::string& out, double value) {
   out.append(digits, length);
 }
 
+}  // namespace
+
+// Named, not anonymous: OpenDxWriter::Impl holds one, and GCC flags a member of anonymous
+// type in a class of wider linkage (-Wsubobject-linkage) once this file is in a unity batch.
+namespace dx_detail {
+
 /// Where the formatted text goes: the AtomicFile directly, or a gzip stream on a duplicate of
 /// its descriptor.
 class DxSink {
@@ -104,6 +110,10 @@ class DxSink {
   gzFile gz_ = nullptr;
   std::string buffer_;
 };
+
+}  // namespace dx_detail
+
+namespace {
 
 std::string sanitize(std::string_view text) {
   std::string clean(text);
@@ -201,7 +211,7 @@ struct OpenDxWriter::Impl {
       : grid(meta.grid), file(path, force), sink(file, gzip, level) {}
   GridSpec grid;
   AtomicFile file;
-  DxSink sink;
+  dx_detail::DxSink sink;
   int on_line = 0;
   std::int64_t next_x = 0;
   bool synced = false;

@@ -56,6 +56,12 @@ const char* chemfiles_format(TrajectoryKind kind) {
   return "";
 }
 
+}  // namespace
+
+// Named, not anonymous: TrajectoryReader::Impl holds them, and GCC flags a member of anonymous
+// type in a class of wider linkage (-Wsubobject-linkage) once this file is in a unity batch.
+namespace trajectory_detail {
+
 struct FileInfo {
   std::string path;
   TrajectoryKind kind;
@@ -64,7 +70,9 @@ struct FileInfo {
   detail::XtcFrames xtc;    ///< XTC: frame offsets for detail::check_xtc_frame
 };
 
-}  // namespace
+}  // namespace trajectory_detail
+
+using trajectory_detail::FileInfo;
 
 struct TrajectoryReader::Impl {
   std::vector<std::string> paths;
