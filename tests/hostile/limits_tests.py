@@ -9,6 +9,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
 import cli_tests as base  # noqa: E402  (reads DCS and SOURCE from sys.argv)
@@ -23,19 +24,47 @@ def case(function):
     return function
 
 
+def address_space_at_start(tmp):
+    """The address space (bytes) of a dcs process blocked opening its input, a FIFO no one
+    writes: what the binary and its libraries map before any work (a CUDA build maps cuFFT and
+    the CUDA runtime, hundreds of MiB more than a CPU build)."""
+    fifo = os.path.join(tmp, "wait.pqr")
+    os.mkfifo(fifo)
+    proc = subprocess.Popen([base.DCS, "--atoms", fifo] + GRID, cwd=tmp,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        size, steady = 0, 0
+        deadline = time.time() + 30
+        while time.time() < deadline and proc.poll() is None and steady < 5:
+            time.sleep(0.2)
+            with open(f"/proc/{proc.pid}/status") as status:
+                peak = next(int(line.split()[1]) * 1024 for line in status
+                            if line.startswith("VmPeak:"))
+            steady = steady + 1 if peak == size else 0  # unchanged for 1 s: blocked in open()
+            size = peak
+        assert size, "could not read the address space of a dcs process"
+        return size
+    finally:
+        proc.kill()
+        proc.wait()
+        os.unlink(fifo)
+
+
 @case
 def threads_that_cannot_start_give_a_clear_error(tmp):
-    # 200 MB thread stacks in 400 MB of address space: the second thread cannot be made. Before,
-    # the failure escaped with threads still running: "terminate called", exit 134.
+    # 200 MB thread stacks in the start-up's address space plus 300 MB: the second thread cannot
+    # be made. Before, the failure escaped with threads still running: "terminate called", exit
+    # 134. The start-up's size is measured, not assumed (a CUDA build maps far more).
     src = write(tmp, "m.pqr", GOOD)
+    limit = address_space_at_start(tmp) + (300 << 20)
 
     def limits():
         resource.setrlimit(resource.RLIMIT_STACK, (200 << 20, 200 << 20))
-        resource.setrlimit(resource.RLIMIT_AS, (400 << 20, 400 << 20))
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
     proc = subprocess.run([base.DCS, "--atoms", src, "--threads", "4"] + GRID, cwd=tmp,
                           capture_output=True, text=True, timeout=60, preexec_fn=limits)
-    assert proc.returncode == 1, f"exit {proc.returncode}\n{proc.stderr}"
+    assert proc.returncode == 1, f"exit {proc.returncode} (address space {limit >> 20} MiB)\n{proc.stderr}"
     assert_in("cannot start a thread", proc.stderr)
     assert not [n for n in os.listdir(tmp) if n != "m.pqr"], os.listdir(tmp)
 
