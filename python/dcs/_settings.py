@@ -152,8 +152,8 @@ KEYWORDS = (
             "True: the periodic potential of every atom and all its images in the cell `box` "
             "(Ewald summation, tin-foil boundary, a net charge neutralised by a uniform "
             "background, mean over the cell 0), as the command line's --periodic; the grid "
-            "then spans the cell unless origin, center or padding place it. CPU only; the "
-            "Coulomb model only."),
+            "then spans the cell unless origin, center or padding place it (on a GPU where "
+            "there is one, as the command line); the Coulomb model only."),
     Keyword("box", "periodic", None, _box,
             "the cell for periodic=True: (a, b, c) in Å, (a, b, c, alpha, beta, gamma) with "
             "the angles in degrees (MDAnalysis's dimensions, --box), or the 3 box vectors as "

@@ -59,7 +59,7 @@ class PotentialMap(AnalysisBase):
         ``dcs --topology ... --trajectory ... --periodic`` computes it; the grid spans the first
         analysed frame's cell unless grid placement keywords or like= place it. A frame
         without a cell raises ValueError naming it; align cannot be combined (fitting rotates
-        the atoms, not their cell). CPU only.
+        the atoms, not their cell). On the GPU where there is one, as the command line.
     Physics and device keywords (units, dielectric, ..., device, ewald_error) are
     dcs.potential_map's.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A trajectory's averaged map over MPI ranks (the MPI build, real mpirun): 2 and 3 ranks give the
-bytes of the run without mpirun (and of the serial build, DCS_SERIAL_BIN), and a run killed
-under 3 ranks resumes under 2 to the same bytes; ranks reading other trajectory bytes are
+bytes of the run without mpirun (and of the serial build, DCS_SERIAL_BIN), --periodic too, and a
+run killed under 3 ranks resumes under 2 to the same bytes; ranks reading other trajectory bytes are
 refused naming the rank and the file.
 
 Usage: trajectory_ranks.py DCS_MPI_BINARY CASE
@@ -100,6 +100,16 @@ def main():
             run([DCS] + thin + ["-o", one])
             mpirun(3, thin + ["-o", three])
             same(one, three, "3 ranks, 2 planes")
+        elif CASE == "periodic_ranks_match_the_serial_run":
+            # --periodic (Ewald in each frame's cell, DCD's unit-cell records): 2 and 3 ranks
+            # give the bytes of one process, as the open-boundary map does.
+            periodic = base + ["--frames", "::5", "--grid", "24", "--periodic"]
+            plain = os.path.join(work, "plain.h5")
+            run([DCS] + periodic + ["-o", plain])
+            for ranks in (2, 3):
+                out = os.path.join(work, f"p{ranks}.h5")
+                mpirun(ranks, periodic + ["-o", out])
+                same(plain, out, f"--periodic, {ranks} ranks")
         elif CASE == "trajectory_killed_under_3_ranks_resumes_under_2":
             # Every frame checkpointed; on GPUs a larger grid, so that the run outlasts its start.
             slow = base + ["--checkpoint-interval", "0", "--grid",

@@ -78,9 +78,6 @@ def test_periodic_keywords_are_checked():
     with pytest.raises(ValueError, match="Coulomb model only"):
         dcs.potential_map(positions, charges, periodic=True, grid=9, box=(50, 50, 50),
                           ionic_strength=0.1)
-    with pytest.raises(ValueError, match="CPU only"):
-        dcs.potential_map(positions, charges, periodic=True, grid=9, box=(50, 50, 50),
-                          device="cuda")
     with pytest.raises(ValueError, match="ewald-error|ewald_error|1e-8"):
         dcs.potential_map(positions, charges, periodic=True, grid=9, box=(50, 50, 50),
                           ewald_error=0.5)
