@@ -50,7 +50,7 @@ V near_select(const std::string& text, const UnitCell& cell = cube20()) {
 }
 
 TEST(SelectionDistance, AroundUsesTheNearestImageAndExcludesItsOwnAtoms) {
-  EXPECT_EQ(near_select("around 2 resname LIG"), (V{2, 5}));        // the O through x, the ion through z
+  EXPECT_EQ(near_select("around 2 resname LIG"), (V{2, 5}));  // the O through x, the ion through z
   EXPECT_EQ(near_select("around 2 resname LIG", UnitCell()), V{});  // no cell: plain distances
   EXPECT_EQ(near_select("around 3 resname LIG"), (V{2, 3, 5}));
   EXPECT_EQ(near_select("around 1.5 index 0"), (V{1, 2, 5}));  // 1.5 Å exactly: within (<=)
@@ -67,7 +67,8 @@ TEST(SelectionDistance, SphereAroundTheCentreOfGeometry) {
   // 0.71 Å through z.
   EXPECT_EQ(near_select("sphzone 2 resname LIG"), (V{0, 1, 2, 5}));  // 2 Å exactly: within; LIG too
   EXPECT_EQ(near_select("sphzone 2 resname LIG", UnitCell()), (V{0, 1}));
-  EXPECT_EQ(near_select("sphlayer 0.5 3 resname LIG"), (V{2, 3, 5}));  // 0.5 Å: not beyond the inner
+  EXPECT_EQ(near_select("sphlayer 0.5 3 resname LIG"),
+            (V{2, 3, 5}));  // 0.5 Å: not beyond the inner
   EXPECT_EQ(near_select("sphlayer 0 0.5 resname LIG"), (V{0, 1}));
   EXPECT_EQ(near_select("sphzone 5 none"), V{});
 }
@@ -112,7 +113,8 @@ TEST(SelectionDistance, PositionsGivenApartAndTheFlags) {
   for (const Atom& a : near_face_system()) frame.push_back(a.position);
   frame[4] = {2.0, 11.0, 10.0};  // the far water's O moved next to the ligand
   EXPECT_EQ(around.select(near_face_system(), frame, cube20()), (V{2, 4, 5}));
-  EXPECT_THROW(around.select(near_face_system(), std::vector<dcs::Vec3>(2), cube20()), dcs::InternalError);
+  EXPECT_THROW(around.select(near_face_system(), std::vector<dcs::Vec3>(2), cube20()),
+               dcs::InternalError);
   EXPECT_FALSE(around.is_per_atom());
   EXPECT_TRUE(around.uses_distances());
   EXPECT_THROW((void)around.matches(near_face_system()[0], 0), dcs::InternalError);
@@ -143,8 +145,10 @@ TEST(SelectionDistance, ErrorsNameThePosition) {
             "for 'around' (a finite number >= 0, in Å: 'around R SELECTION')");
   EXPECT_NE(distance_error_of("sphzone nan all").find("at character 9: 'nan' is not a distance"),
             std::string::npos);
-  EXPECT_NE(distance_error_of("around 1e999 all").find("at character 8: '1e999' is not"), std::string::npos);
-  EXPECT_NE(distance_error_of("around 5x all").find("at character 8: '5x' is not"), std::string::npos);
+  EXPECT_NE(distance_error_of("around 1e999 all").find("at character 8: '1e999' is not"),
+            std::string::npos);
+  EXPECT_NE(distance_error_of("around 5x all").find("at character 8: '5x' is not"),
+            std::string::npos);
   EXPECT_EQ(distance_error_of("sphlayer 8 4 name CA"),
             "--select \"sphlayer 8 4 name CA\": at character 12: sphlayer's outer radius 4 is "
             "smaller than its inner radius 8");
