@@ -88,6 +88,11 @@ std::string Workers::device_names(const char* separator) const {
   return names;
 }
 
+bool Workers::on_gpu() const {
+  // A CUDA backend names its device "NVIDIA H200 (cuda:0, sm_90, 132 SMs)".
+  return !list.empty() && list.front()->device_name().find("(cuda:") != std::string::npos;
+}
+
 Workers make_workers(const RunConfig& config) {
   // Every method takes the GPUs when there are any (msm: dcs/cuda/msm_backend.hpp), else the CPU;
   // rank_local_config() gives each MPI rank its GPU on the same rule.

@@ -129,7 +129,8 @@ void refuse_nonfinite(const GridStats& stats) {
                     stats.nonfinite, stats.count));
 }
 
-MethodInfo method_info(const RunConfig& config, const System& system, const GridSpec& grid) {
+MethodInfo method_info(const RunConfig& config, const System& system, const GridSpec& grid,
+                       bool on_gpu) {
   MethodInfo m;
   m.method = config.method;
   if (config.method == Method::kEwald) {
@@ -152,7 +153,7 @@ MethodInfo method_info(const RunConfig& config, const System& system, const Grid
   m.order = p.order;
   m.split = p.split;
   m.target = p.target;
-  const MsmWork work = msm_run_work(config, system, grid, config.msm_error);
+  const MsmWork work = msm_run_work(config, system, grid, config.msm_error, on_gpu);
   m.estimated_work = work.msm();
   m.estimated_exact_work = work.exact;
   return m;
@@ -303,7 +304,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   MapMetadata& meta = result.metadata;
   meta.stats = finalize(combined_stats(report.plane_stats));
   refuse_nonfinite(meta.stats);
-  meta.method = method_info(config, job.in.system, job.in.grid);
+  meta.method = method_info(config, job.in.system, job.in.grid, workers.on_gpu());
   if (traits(config.method).measures_error && !measures_method_error(config))
     log().warn(
         "--method {}: the error of a trajectory's mean map is not measured (it is the mean of "

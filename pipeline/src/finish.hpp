@@ -28,7 +28,8 @@ void refuse_nonfinite(const GridStats& stats);
 /// --method and its parameters for the metadata (the error is measured later): msm's and
 /// exact's estimated work on `system` and `grid`; ewald's parameters depend on the cell of
 /// `system` and whether `grid` tiles it.
-MethodInfo method_info(const RunConfig& config, const System& system, const GridSpec& grid);
+MethodInfo method_info(const RunConfig& config, const System& system, const GridSpec& grid,
+                       bool on_gpu);
 
 /// --validate (against the tolerance) and msm's error (against its target) on `sample`, into
 /// meta.validation and meta.method (method_info() first); logs each and throws
