@@ -17,6 +17,7 @@
 #include "dcs/periodic/periodic_potential.hpp"
 #include "dcs/periodic/pme.hpp"
 #include "dcs/timer.hpp"
+#include "dcs/wrapping_backend.hpp"
 
 namespace dcs::periodic {
 namespace {
@@ -24,19 +25,17 @@ namespace {
 /// The float64 reference's k cutoff: exp(-k²/4β²) = 1e-13.
 double reference_k_cutoff() { return 2.0 * kPmepotBeta * std::sqrt(-std::log(1e-13)); }
 
-class PmepotBackend final : public PotentialBackend {
+class PmepotBackend final : public WrappingBackend {
  public:
   PmepotBackend(std::unique_ptr<PotentialBackend> exact, const BackendOptions& options)
-      : exact_(std::move(exact)), threads_(resolve_threads(options.threads)) {}
+      : WrappingBackend(std::move(exact), "make_pmepot_backend"),
+        threads_(resolve_threads(options.threads)) {}
 
-  std::string name() const override { return exact_->name() + "+pmepot"; }
+  std::string name() const override { return wrapped().name() + "+pmepot"; }
   std::string kernel_name() const override {
     return fmt::format("pmepot (smooth PME reciprocal part, beta {:g} 1/A, order {})", kPmepotBeta,
                        kPmepotOrder);
   }
-  std::string reduction_name() const override { return exact_->reduction_name(); }
-  std::string device_name() const override { return exact_->device_name(); }
-  double tolerance() const override { return exact_->tolerance(); }
 
   void prepare(const System& system, const GridSpec& grid, const Physics& physics) override {
     const auto start = std::chrono::steady_clock::now();
@@ -64,9 +63,7 @@ class PmepotBackend final : public PotentialBackend {
 
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     if (!pme_) throw UsageError("pmepot: compute() called before prepare()");
-    if (slab.z_begin < 0 || slab.z_count < 0 || slab.z_begin + slab.z_count > grid_.nz())
-      throw UsageError(fmt::format("pmepot: slab [{}, {}) outside the grid's {} planes",
-                                   slab.z_begin, slab.z_begin + slab.z_count, grid_.nz()));
+    check_slab("pmepot", slab, grid_);
     const auto start = std::chrono::steady_clock::now();
     const std::size_t plane = grid_.plane_points();
     std::vector<Vec3> points(plane);
@@ -88,15 +85,8 @@ class PmepotBackend final : public PotentialBackend {
     timings_.statistics += seconds_since(stats_start);
   }
 
-  StatsAccum statistics(const float* values, std::size_t n) override {
-    return exact_->statistics(values, n);
-  }
-  DiffAccum difference(const float* values, const double* reference, std::size_t n) override {
-    return exact_->difference(values, reference, n);
-  }
-  BackendTimings timings() const override { return timings_; }
-  SlabHint slab_hint() const override { return exact_->slab_hint(); }
-
+  // Statistics, differences, timings, the slab and points hints: the wrapped exact backend's.
+  // Points are refused: the map is PMEpot's smoothed one (check_config() refuses them first).
   void prepare_points(const System&, const Physics&) override {
     throw UsageError(
         "--preset pmepot makes maps (PMEpot's); for potentials at points or atoms use "
@@ -105,7 +95,6 @@ class PmepotBackend final : public PotentialBackend {
   void compute_points(const Vec3*, const std::uint32_t*, std::size_t, float*) override {
     throw UsageError("--preset pmepot makes maps only");
   }
-  PointsHint points_hint() const override { return exact_->points_hint(); }
 
   /// The float64 reciprocal-only sum at PMEpot's β, the oracle of the measured error.
   std::string reference_points(const System& system, const Physics& physics, const Vec3* points,
@@ -126,20 +115,17 @@ class PmepotBackend final : public PotentialBackend {
   }
 
  private:
-  std::unique_ptr<PotentialBackend> exact_;
   unsigned threads_;
   std::array<int, 3> mesh_{};
   std::optional<PmeReciprocal> pme_;
   GridSpec grid_;
   double factor_ = 0.0;
-  BackendTimings timings_;
 };
 
 }  // namespace
 
 std::unique_ptr<PotentialBackend> make_pmepot_backend(std::unique_ptr<PotentialBackend> exact,
                                                       const BackendOptions& options) {
-  if (!exact) throw InternalError("make_pmepot_backend: no exact backend to wrap");
   return std::make_unique<PmepotBackend>(std::move(exact), options);
 }
 
