@@ -6,10 +6,8 @@
 namespace dcs::pipeline {
 
 void ProfileSink::finish(const MapMetadata& meta, MapReader&) {
-  if (meta.profile.empty()) throw InternalError("--profile: no profile to write to " + path_);
-  const std::string text = profile_csv(meta.profile, unit_name(meta.physics.unit), source_);
-  file_ = std::make_unique<io::AtomicFile>(path_, force_);
-  file_->write(text.data(), text.size());
+  if (meta.profile.empty()) throw InternalError("--profile: no profile to write to " + path());
+  write_file({profile_csv(meta.profile, unit_name(meta.physics.unit), source_)});
 }
 
 Profile finished_profile(ProfileAxis axis, const GridSpec& grid, const UnitCell& cell,

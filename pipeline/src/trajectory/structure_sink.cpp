@@ -9,7 +9,7 @@ namespace dcs::pipeline {
 
 void StructureSink::finish(const MapMetadata&, MapReader&) {
   std::size_t guessed = 0;
-  const std::string records = io::pqr_records(atoms_, path_, guessed);
+  const std::string records = io::pqr_records(atoms_, path(), guessed);
   std::string head = fmt::format(
       "REMARK   1 dcs: the {} mapped atoms of {} in the first frame mapped, as fitted (the "
       "map's frame)\nREMARK   1 charges from the topology; radii {}\n",
@@ -18,10 +18,7 @@ void StructureSink::finish(const MapMetadata&, MapReader&) {
                    : fmt::format("of {} atoms guessed from their names' elements (Bondi) for "
                                  "viewers' surfaces (the map does not use radii)",
                                  guessed));
-  file_ = std::make_unique<io::AtomicFile>(path_, force_);
-  file_->write(head.data(), head.size());
-  file_->write(records.data(), records.size());
-  file_->write("END\n", 4);
+  write_file({head, records, "END\n"});
 }
 
 }  // namespace dcs::pipeline

@@ -4,40 +4,27 @@
 // like the DX file: written under a temporary name, committed with the map, removed on failure.
 #pragma once
 
-#include <memory>
 #include <string>
+#include <utility>
 
-#include "dcs/io/atomic_file.hpp"
+#include "../text_file_sink.hpp"
 #include "dcs/map_sink.hpp"
 #include "dcs/types.hpp"
 
 namespace dcs::pipeline {
 
-class StructureSink final : public MapSink {
+class StructureSink final : public TextFileSink {
  public:
   /// `path` ends in .pqr; `topology` is named in the file's remarks.
   StructureSink(std::string path, System atoms, std::string topology, bool force)
-      : path_(std::move(path)),
+      : TextFileSink(std::move(path), force),
         atoms_(std::move(atoms)),
-        topology_(std::move(topology)),
-        force_(force) {}
-  std::string name() const override { return path_; }
-  bool wants_slabs() const override { return false; }
-  void begin(const MapMetadata&) override {}
-  void write_slab(const Slab&, const float*, const StatsAccum*) override {}
+        topology_(std::move(topology)) {}
   void finish(const MapMetadata& meta, MapReader& map) override;
-  void sync() override { file_->sync(); }
-  void commit() override { file_->commit(); }
-  void abort() noexcept override {
-    if (file_) file_->discard();
-  }
 
  private:
-  std::string path_;
   System atoms_;
   std::string topology_;
-  bool force_;
-  std::unique_ptr<io::AtomicFile> file_;
 };
 
 }  // namespace dcs::pipeline
