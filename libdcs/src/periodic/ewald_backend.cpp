@@ -19,6 +19,7 @@
 #include "dcs/periodic/periodic_potential.hpp"
 #include "dcs/timer.hpp"
 #include "dcs/wrapping_backend.hpp"
+#include "slab_planes.hpp"
 
 namespace dcs::periodic {
 namespace {
@@ -49,26 +50,10 @@ class EwaldBackend final : public WrappingBackend {
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     if (!potential_) throw UsageError("ewald: compute() called before prepare()");
     check_slab("ewald", slab, grid_);
-    const auto start = std::chrono::steady_clock::now();
-    const std::size_t plane = grid_.plane_points();
-    std::vector<Vec3> points(plane);
-    std::vector<double> values(plane);
-    for (std::int64_t q = 0; q < slab.z_count; ++q) {
-      std::size_t n = 0;
-      for (std::int64_t j = 0; j < grid_.ny(); ++j)
-        for (std::int64_t i = 0; i < grid_.nx(); ++i)
-          points[n++] = grid_.point(i, j, slab.z_begin + q);
-      potential_->potential_at(points, values);
-      float* plane_out = out + static_cast<std::size_t>(q) * plane;
-      for (std::size_t m = 0; m < plane; ++m)
-        plane_out[m] = static_cast<float>(factor_ * values[m]);
-    }
-    timings_.kernels += seconds_since(start);
-    // Each plane reduced on its own, as the CPU backends do (backend.hpp's determinism).
-    const auto stats_start = std::chrono::steady_clock::now();
-    for (std::int64_t q = 0; q < slab.z_count; ++q)
-      plane_stats[q] = cpu_statistics(out + static_cast<std::size_t>(q) * plane, plane);
-    timings_.statistics += seconds_since(stats_start);
+    detail::fill_slab_planes(grid_, slab, factor_, out, plane_stats, timings_,
+                             [&](std::span<const Vec3> points, std::span<double> values) {
+                               potential_->potential_at(points, values);
+                             });
   }
 
   // Points: the same potential; at an atom (skip) its own n = 0 term left out and the Ewald
