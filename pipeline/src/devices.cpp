@@ -88,11 +88,6 @@ std::string Workers::device_names(const char* separator) const {
   return names;
 }
 
-bool Workers::on_gpu() const {
-  // A CUDA backend names its device "NVIDIA H200 (cuda:0, sm_90, 132 SMs)".
-  return !list.empty() && list.front()->device_name().find("(cuda:") != std::string::npos;
-}
-
 Workers make_workers(const RunConfig& config) {
   // Every method takes the GPUs when there are any (msm: dcs/cuda/msm_backend.hpp), else the CPU;
   // rank_local_config() gives each MPI rank its GPU on the same rule.
@@ -102,6 +97,7 @@ Workers make_workers(const RunConfig& config) {
       config.pmepot ? DeviceRequest{DeviceRequest::Kind::kCpu, {}} : config.device;
   const DeviceChoice choice = resolve_device(device, config.backend);
   Workers workers;
+  workers.on_gpu = choice.kind == BackendKind::Cuda;
   if (choice.kind == BackendKind::Cuda) {
     // Each GPU's context starts on its own thread: a context takes 0.1-0.3 s to create, and
     // one after the other they were the serial start of a several-GPU run.

@@ -25,8 +25,9 @@ struct Workers {
   PotentialBackend& lead() const;
   /// "cuda:0 (H100); cuda:1 (H100)": every worker's device, joined by `separator`.
   std::string device_names(const char* separator) const;
-  /// Whether the workers compute on GPUs (a CUDA backend's device name holds "(cuda:N").
-  bool on_gpu() const;
+  /// Whether the workers compute on GPUs: make_workers()'s device choice (a map served from
+  /// existing frames keeps its frames' workers' answer).
+  bool on_gpu = false;
 };
 
 /// One backend per device of config.device (CPU: config.cpu_workers backends, the threads

@@ -304,7 +304,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   MapMetadata& meta = result.metadata;
   meta.stats = finalize(combined_stats(report.plane_stats));
   refuse_nonfinite(meta.stats);
-  meta.method = method_info(config, job.in.system, job.in.grid, workers.on_gpu());
+  meta.method = method_info(config, job.in.system, job.in.grid, workers.on_gpu);
   if (traits(config.method).measures_error && !measures_method_error(config))
     log().warn(
         "--method {}: the error of a trajectory's mean map is not measured (it is the mean of "

@@ -297,7 +297,7 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   meta.physics = config.physics;
   meta.coulomb_factor = coulomb_factor(config.physics);
   meta.stats = finalize(combined_stats(report.plane_stats));
-  meta.method = method_info(config, in.system, in.grid, workers.on_gpu());
+  meta.method = method_info(config, in.system, in.grid, workers.on_gpu);
   refuse_nonfinite(meta.stats);  // as finish_map() does; the sample's extremes then exist
   if (sample) {
     PotentialBackend& lead = workers.lead();
@@ -449,7 +449,7 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers, E
                        ProgressSink* progress) {
   const auto start = job.start;
   check_agreement(executor, config, job);
-  if (executor.leads()) warn_if_msm_slower(config, job.in.system, job.in.grid, workers.on_gpu());
+  if (executor.leads()) warn_if_msm_slower(config, job.in.system, job.in.grid, workers.on_gpu);
   if (config.null_output) return run_without_output(config, job.in, workers, progress, start);
 
   decide(executor, job, [&] {

@@ -462,6 +462,7 @@ void make_mean_map(TrajectoryRun& run) {
     return;
   }
   Workers mean_workers;
+  mean_workers.on_gpu = run.workers.on_gpu;
   std::optional<io::MapExtras> extras;
   if (run.file) {
     mean_workers.add_source(std::make_unique<MeanMapSource>(
