@@ -81,10 +81,15 @@ void MapStore::Impl::write_uncompressed(const Slab& slab, const float* values) {
     return chunk_address[chunk_index(zc, yc, xc)] +
            static_cast<std::uint64_t>(planes(job).first - zc * chunk[0]) * plane_bytes;
   };
+  // Direct writes wait for the disk on the thread that packed the run: as many threads as
+  // writers keep that many requests in flight.
+  const unsigned n_threads = direct->active() ? std::max(threads, writers) : threads;
   // Chunks written whole and back to back in the file go out as runs of up to 1 MiB: fewer,
   // larger requests, and partial pages only at a run's ends. Others (a slab's partial chunk
-  // rows) one by one, as before.
-  const std::size_t per_run = std::max<std::size_t>(1, (std::size_t{1} << 20) / chunk_bytes);
+  // rows) one by one, as before. The threads' run buffers stay within 16 MiB (or a chunk each).
+  const std::size_t run_bytes = std::clamp<std::size_t>((std::size_t{16} << 20) / n_threads,
+                                                        chunk_bytes, std::size_t{1} << 20);
+  const std::size_t per_run = std::max<std::size_t>(1, run_bytes / chunk_bytes);
   const auto whole = [&](std::size_t job) {
     const auto [p0, p1] = planes(job);
     return static_cast<std::size_t>(p1 - p0) * plane_bytes == chunk_bytes;
@@ -99,9 +104,6 @@ void MapStore::Impl::write_uncompressed(const Slab& slab, const float* values) {
     job = next;
   }
   run_start.push_back(jobs);
-  // Direct writes wait for the disk on the thread that packed the run: as many threads as
-  // writers keep that many requests in flight.
-  const unsigned n_threads = direct->active() ? std::max(threads, writers) : threads;
   parallel_for(run_start.size() - 1, n_threads, [&](std::size_t begin, std::size_t end) {
     std::vector<float> aside;
     const DirectWrites::Buffer aligned = DirectWrites::buffer(per_run * chunk_bytes);
