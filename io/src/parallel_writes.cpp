@@ -19,7 +19,7 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 constexpr std::uint64_t kMinPiece = std::uint64_t{1} << 20;
 constexpr unsigned kMaxWriters = 64;
-constexpr std::uint64_t kBlock = std::uint64_t{1} << 20;  // a direct write's most bytes
+constexpr std::uint64_t kDirectBlock = std::uint64_t{1} << 20;  // a direct write's most bytes
 
 }  // namespace
 
@@ -83,11 +83,12 @@ void ParallelWrites::write(int fd, const void* data, std::size_t bytes, std::uin
   const auto* base = static_cast<const char*>(data);
   if (direct != nullptr && direct->active()) {
     for_pieces(offset, offset + bytes, [&](std::uint64_t lo, std::uint64_t hi) {
-      const DirectWrites::Buffer buffer = DirectWrites::buffer(std::min(hi - lo, kBlock));
+      const DirectWrites::Buffer buffer = DirectWrites::buffer(std::min(hi - lo, kDirectBlock));
       // Blocks end on the file's page boundaries (pieces start on one but for the first), so
       // only the piece's ends are partial pages.
       for (std::uint64_t at = lo; at < hi;) {
-        const std::uint64_t end = std::min(hi, std::max(at + 1, (at + kBlock) / kPage * kPage));
+        const std::uint64_t end =
+            std::min(hi, std::max(at + 1, (at + kDirectBlock) / kPage * kPage));
         char* const into = buffer.get() + DirectWrites::lead(at);
         std::memcpy(into, base + (at - offset), static_cast<std::size_t>(end - at));
         direct->write(into, static_cast<std::size_t>(end - at), at);
