@@ -179,6 +179,7 @@ void MapStore::sync() {
     s.dataset.close(s.failure, "H5Dclose(potential)");
     s.file.close(s.failure, "H5Fclose");  // flushes: a full disk shows here
   }
+  s.direct.reset();  // nothing of its own to flush: its writes are on the device
   if (::fsync(s.fd) != 0 && errno != EINVAL)
     throw IoError(fmt::format("error writing {}: fsync: {}", s.path, errno_text()));
   ::close(s.fd);

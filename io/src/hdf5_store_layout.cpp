@@ -101,13 +101,15 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
     step("close");
   }
   s.open_fd();
+  if (s.gzip_level == 0) s.open_direct();
   s.done.assign(static_cast<std::size_t>(grid.nz()), 0);
   s.stats.assign(static_cast<std::size_t>(grid.nz()), StatsAccum{});
   step("descriptor");
   log().debug("{} created in {:.1f} ms ({}); {}", partial_path,
               std::chrono::duration<double, std::milli>(last - start).count(), steps,
-              s.writes ? fmt::format("{} writer{}", s.writes->writers(),
-                                     s.writes->writers() == 1 ? "" : "s")
+              s.writes ? fmt::format("{} writer{}{}", s.writes->writers(),
+                                     s.writes->writers() == 1 ? "" : "s",
+                                     s.direct && s.direct->active() ? ", direct" : "")
                        : std::string("one writer (compressed)"));
 }
 
@@ -190,6 +192,7 @@ void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key
   s.read_resume_addresses();
   if (s.gzip_level == 0) s.read_chunk_addresses();
   s.open_fd();
+  if (s.gzip_level == 0) s.open_direct();
   s.load_resume_state();
   if (verify) s.verify_done_planes();
   if (s.gzip_level == 0) s.close_hdf5();
@@ -236,6 +239,12 @@ void MapStore::Impl::write_deferred_atoms() {
 void MapStore::Impl::open_fd() {
   fd = ::fcntl(lock.fd(), F_DUPFD_CLOEXEC, 0);
   if (fd < 0) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
+}
+
+void MapStore::Impl::open_direct() {
+  if (chunk_address.empty()) return;
+  const auto [low, high] = std::minmax_element(chunk_address.begin(), chunk_address.end());
+  direct = std::make_unique<DirectWrites>(fd, *low, *high + chunk_floats() * sizeof(float), path);
 }
 
 void MapStore::Impl::set_chunk_geometry(std::int64_t depth) {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -68,18 +69,65 @@ void MapStore::Impl::write_uncompressed(const Slab& slab, const float* values) {
   const std::int64_t zc0 = s0 / chunk[0], zc1 = (s1 - 1) / chunk[0] + 1;
   const std::size_t per_row = static_cast<std::size_t>(chunks[1] * chunks[2]);
   const std::size_t jobs = static_cast<std::size_t>(zc1 - zc0) * per_row;
-  parallel_for(jobs, threads, [&](std::size_t begin, std::size_t end) {
-    std::vector<float> buffer(chunk_floats());
-    for (std::size_t job = begin; job < end; ++job) {
-      const auto [zc, yc, xc] = chunk_of_job(zc0, job);
-      const std::int64_t p0 = std::max(s0, zc * chunk[0]);
-      const std::int64_t p1 = std::min(s1, (zc + 1) * chunk[0]);
-      pack(values, s0, p0, p1, yc, xc, buffer.data());
-      const std::size_t plane_bytes = static_cast<std::size_t>(chunk[1] * chunk[2]) * sizeof(float);
-      write_at(fd, buffer.data(), static_cast<std::size_t>(p1 - p0) * plane_bytes,
-               chunk_address[chunk_index(zc, yc, xc)] +
-                   static_cast<std::uint64_t>(p0 - zc * chunk[0]) * plane_bytes,
-               path);
+  const std::size_t plane_bytes = static_cast<std::size_t>(chunk[1] * chunk[2]) * sizeof(float);
+  const std::size_t chunk_bytes = chunk_floats() * sizeof(float);
+  // Where the planes [p0, p1) of job's chunk go in the file.
+  const auto planes = [&](std::size_t job) {
+    const std::int64_t zc = chunk_of_job(zc0, job)[0];
+    return std::pair{std::max(s0, zc * chunk[0]), std::min(s1, (zc + 1) * chunk[0])};
+  };
+  const auto offset_of = [&](std::size_t job) {
+    const auto [zc, yc, xc] = chunk_of_job(zc0, job);
+    return chunk_address[chunk_index(zc, yc, xc)] +
+           static_cast<std::uint64_t>(planes(job).first - zc * chunk[0]) * plane_bytes;
+  };
+  // Direct writes wait for the disk on the thread that packed the run: as many threads as
+  // writers keep that many requests in flight.
+  const unsigned n_threads = direct->active() ? std::max(threads, writers) : threads;
+  // Chunks written whole and back to back in the file go out as runs of up to 1 MiB: fewer,
+  // larger requests, and partial pages only at a run's ends. Others (a slab's partial chunk
+  // rows) one by one, as before. The threads' run buffers stay within 16 MiB (or a chunk each).
+  const std::size_t run_bytes = std::clamp<std::size_t>((std::size_t{16} << 20) / n_threads,
+                                                        chunk_bytes, std::size_t{1} << 20);
+  const std::size_t per_run = std::max<std::size_t>(1, run_bytes / chunk_bytes);
+  const auto whole = [&](std::size_t job) {
+    const auto [p0, p1] = planes(job);
+    return static_cast<std::size_t>(p1 - p0) * plane_bytes == chunk_bytes;
+  };
+  std::vector<std::size_t> run_start;
+  for (std::size_t job = 0; job < jobs;) {
+    run_start.push_back(job);
+    std::size_t next = job + 1;
+    while (whole(job) && next < jobs && next - job < per_run && whole(next) &&
+           offset_of(next) == offset_of(next - 1) + chunk_bytes)
+      ++next;
+    job = next;
+  }
+  run_start.push_back(jobs);
+  parallel_for(run_start.size() - 1, n_threads, [&](std::size_t begin, std::size_t end) {
+    std::vector<float> aside;
+    const DirectWrites::Buffer aligned = DirectWrites::buffer(per_run * chunk_bytes);
+    for (std::size_t run = begin; run < end; ++run) {
+      const std::uint64_t offset = offset_of(run_start[run]);
+      // Packed where the direct write wants it: at the file offset's place within a page (a
+      // float-aligned one; else packed aside and copied there).
+      char* const at = aligned.get() + DirectWrites::lead(offset);
+      const bool in_place = reinterpret_cast<std::uintptr_t>(at) % alignof(float) == 0;
+      std::size_t bytes = 0;
+      for (std::size_t job = run_start[run]; job < run_start[run + 1]; ++job) {
+        const auto [zc, yc, xc] = chunk_of_job(zc0, job);
+        const auto [p0, p1] = planes(job);
+        const std::size_t size = static_cast<std::size_t>(p1 - p0) * plane_bytes;
+        if (in_place) {
+          pack(values, s0, p0, p1, yc, xc, reinterpret_cast<float*>(at + bytes));
+        } else {
+          aside.resize(chunk_floats());
+          pack(values, s0, p0, p1, yc, xc, aside.data());
+          std::memcpy(at + bytes, aside.data(), size);
+        }
+        bytes += size;
+      }
+      direct->write(at, bytes, offset);
     }
   });
   if (!rows_contiguous) return;  // fdatasync() alone writes it back

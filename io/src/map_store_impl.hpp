@@ -17,6 +17,7 @@
 #include "dcs/io/atomic_file.hpp"
 #include "dcs/io/map_store.hpp"
 #include "dcs/parallel.hpp"
+#include "direct_writes.hpp"
 #include "hdf5_support.hpp"
 #include "parallel_writes.hpp"
 
@@ -49,6 +50,8 @@ struct MapStore::Impl {
   // Uncompressed: the writers that write the slabs back (parallel_writes.hpp), and the bytes
   // written since the last checkpoint that they still have to make durable.
   std::unique_ptr<ParallelWrites> writes;
+  // Uncompressed: the chunks' values written past the page cache (direct_writes.hpp).
+  std::unique_ptr<DirectWrites> direct;
   unsigned writers = 0;
   std::uint64_t pending_begin = UINT64_MAX, pending_end = 0;
   haddr_t done_address = HADDR_UNDEF;
@@ -83,6 +86,7 @@ struct MapStore::Impl {
     const QuietErrors quiet;
     dataset = Handle();
     file = Handle();
+    direct.reset();
     if (fd >= 0) ::close(fd);
     fd = -1;
   }
@@ -109,6 +113,8 @@ struct MapStore::Impl {
   void write_deferred_atoms();
   /// The store writes through the locked description: always the file it holds.
   void open_fd();
+  /// Uncompressed: the direct writes of the chunks' range (after open_fd()).
+  void open_direct();
   void set_chunk_geometry(std::int64_t depth);
   haddr_t chunk_address_at(std::int64_t zc, std::int64_t yc, std::int64_t xc) const;
   void read_chunk_addresses();

@@ -19,6 +19,7 @@ namespace {
 constexpr std::uint64_t kPage = 4096;
 constexpr std::uint64_t kMinPiece = std::uint64_t{1} << 20;
 constexpr unsigned kMaxWriters = 64;
+constexpr std::uint64_t kDirectBlock = std::uint64_t{1} << 20;  // a direct write's most bytes
 
 }  // namespace
 
@@ -78,8 +79,24 @@ void ParallelWrites::sync_range(int fd, std::uint64_t begin, std::uint64_t end, 
 }
 
 void ParallelWrites::write(int fd, const void* data, std::size_t bytes, std::uint64_t offset,
-                           const std::string& path) {
+                           const std::string& path, DirectWrites* direct) {
   const auto* base = static_cast<const char*>(data);
+  if (direct != nullptr && direct->active()) {
+    for_pieces(offset, offset + bytes, [&](std::uint64_t lo, std::uint64_t hi) {
+      const DirectWrites::Buffer buffer = DirectWrites::buffer(std::min(hi - lo, kDirectBlock));
+      // Blocks end on the file's page boundaries (pieces start on one but for the first), so
+      // only the piece's ends are partial pages.
+      for (std::uint64_t at = lo; at < hi;) {
+        const std::uint64_t end =
+            std::min(hi, std::max(at + 1, (at + kDirectBlock) / kPage * kPage));
+        char* const into = buffer.get() + DirectWrites::lead(at);
+        std::memcpy(into, base + (at - offset), static_cast<std::size_t>(end - at));
+        direct->write(into, static_cast<std::size_t>(end - at), at);
+        at = end;
+      }
+    });
+    return;
+  }
   for_pieces(offset, offset + bytes, [&](std::uint64_t lo, std::uint64_t hi) {
     write_at(fd, base + (lo - offset), static_cast<std::size_t>(hi - lo), lo, path);
     sync_range(fd, lo, hi, SYNC_FILE_RANGE_WRITE, path);

@@ -20,6 +20,7 @@
 
 #include "dcs/io/map_writers.hpp"
 #include "dcs/parallel.hpp"
+#include "direct_writes.hpp"
 
 namespace dcs::io {
 
@@ -31,9 +32,12 @@ class ParallelWrites {
   unsigned writers() const noexcept { return pool_.size(); }
 
   /// pwrite()s `bytes` at `offset` in up to writers() contiguous pieces at once, each piece's
-  /// writeback started once it is written. Returns when every byte is in the page cache.
+  /// writeback started once it is written. Returns when every byte is in the page cache. With
+  /// an active `direct` (same file), each piece goes through it instead, copied in page-aligned
+  /// blocks of up to 1 MiB into an aligned buffer: on the device when this returns, but for
+  /// the partial pages at both ends.
   void write(int fd, const void* data, std::size_t bytes, std::uint64_t offset,
-             const std::string& path);
+             const std::string& path, DirectWrites* direct = nullptr);
   /// Starts the writeback of the bytes [begin, end) in up to writers() pieces at once.
   void start_writeback(int fd, std::uint64_t begin, std::uint64_t end, const std::string& path);
   /// Waits until the bytes [begin, end) are written back, up to writers() pieces at once. The

@@ -24,9 +24,11 @@ def case(function):
     return function
 
 
-def run(args, tmp, writers, expect=0):
-    """dcs with DCS_WRITERS=writers."""
+def run(args, tmp, writers, expect=0, direct=True):
+    """dcs with DCS_WRITERS=writers (and DCS_DIRECT_WRITES=0 unless `direct`)."""
     env = dict(os.environ, DCS_WRITERS=str(writers))
+    if not direct:
+        env["DCS_DIRECT_WRITES"] = "0"
     proc = subprocess.run([base.DCS] + args, cwd=tmp, env=env, capture_output=True, text=True,
                           timeout=600)
     if proc.returncode != expect:
@@ -62,13 +64,16 @@ def stored_chunks(path):
 @case
 def writers_give_identical_files(tmp):
     """Slabs of 1.9 MB (two pieces for the writers) and a map of 8 MB: the HDF5 map (chunks,
-    addresses, padding), MRC and DX files from one writer are those of three and of four."""
+    addresses, padding), MRC and DX files from one writer are those of three and of four, and
+    those of one writer through the page cache only (DCS_DIRECT_WRITES=0, the path before
+    direct writes: the same bytes either way)."""
     common = ["--atoms", base.MOLECULE, "--grid", "190", "177", "24" if base.SANITIZED else "61",
               "--device", "cpu", "--memory-limit", "8M", "--checkpoint-interval", "0",
               "--no-progress"]
     for writers in (1, 3, 4):
         run(common + ["-o", f"w{writers}.h5", "--mrc", "--dx"], tmp, writers)
-    for writers in (3, 4):
+    run(common + ["-o", "w0.h5", "--mrc", "--dx"], tmp, 1, direct=False)
+    for writers in (0, 3, 4):  # 0: one writer, page cache only
         assert_same_map(os.path.join(tmp, "w1.h5"), os.path.join(tmp, f"w{writers}.h5"))
         if stored_chunks(os.path.join(tmp, "w1.h5")) != stored_chunks(
                 os.path.join(tmp, f"w{writers}.h5")):

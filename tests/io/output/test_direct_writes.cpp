@@ -1,0 +1,172 @@
+// Writes past the page cache (io/src/direct_writes.hpp): the file holds exactly the bytes
+// written, whatever the offsets' place within a page and however many threads write; the
+// allocation made beforehand keeps the file's size; DCS_DIRECT_WRITES=0 turns them off; a
+// write past the file size limit is an IoError naming the file and the reason.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "direct_writes.hpp"
+#include "output_test_util.hpp"
+
+namespace dcs::io {
+namespace {
+
+using test::error_text;
+using test::FileSizeLimit;
+using test::ScratchDir;
+
+/// `n` bytes that differ from their neighbours (a shifted or lost page shows).
+std::string pattern(std::size_t n, std::uint32_t seed) {
+  std::string bytes(n, '\0');
+  std::uint32_t x = seed;
+  for (char& c : bytes) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  return bytes;
+}
+
+/// Sets DCS_DIRECT_WRITES for the scope (nullptr: unset).
+class DirectVariable {
+ public:
+  explicit DirectVariable(const char* value) {
+    if (const char* old = std::getenv("DCS_DIRECT_WRITES")) saved_ = old, had_ = true;
+    if (value != nullptr) ::setenv("DCS_DIRECT_WRITES", value, 1);
+    else ::unsetenv("DCS_DIRECT_WRITES");
+  }
+  ~DirectVariable() {
+    if (had_) ::setenv("DCS_DIRECT_WRITES", saved_.c_str(), 1);
+    else ::unsetenv("DCS_DIRECT_WRITES");
+  }
+  DirectVariable(const DirectVariable&) = delete;
+  DirectVariable& operator=(const DirectVariable&) = delete;
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
+/// A file of `size` bytes of `fill` (the metadata before and after the chunks), open for
+/// writing.
+int make_file(const std::string& path, std::size_t size, char fill) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  const std::string bytes(size, fill);
+  if (fd >= 0 && ::pwrite(fd, bytes.data(), size, 0) != static_cast<ssize_t>(size)) return -1;
+  return fd;
+}
+
+/// 40 chunks of 16 KiB after `first` bytes of metadata, written by 4 threads in interleaved
+/// order (neighbours share a partial page), each from a buffer at lead(offset); then the last
+/// chunk's first half again (a short write). Returns the file's bytes; `active` says whether
+/// direct writes were on.
+std::string write_chunks(const std::string& path, std::uint64_t first, bool& active) {
+  constexpr std::size_t kChunk = 16 << 10, kChunks = 40;
+  const std::size_t size = first + kChunks * kChunk + 777;
+  const int fd = make_file(path, size, '\x5a');
+  EXPECT_GE(fd, 0);
+  std::string expected(size, '\x5a');
+  {
+    DirectWrites direct(fd, first, first + kChunks * kChunk, path);
+    active = direct.active();
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        const DirectWrites::Buffer buffer = DirectWrites::buffer(kChunk);
+        for (std::size_t c = t; c < kChunks; c += 4) {
+          const std::uint64_t offset = first + c * kChunk;
+          const std::string bytes = pattern(kChunk, static_cast<std::uint32_t>(c + 1));
+          char* at = buffer.get() + DirectWrites::lead(offset);
+          std::memcpy(at, bytes.data(), bytes.size());
+          direct.write(at, bytes.size(), offset);
+        }
+      });
+    for (std::thread& thread : threads) thread.join();
+    for (std::size_t c = 0; c < kChunks; ++c)
+      expected.replace(first + c * kChunk, kChunk,
+                       pattern(kChunk, static_cast<std::uint32_t>(c + 1)));
+    const DirectWrites::Buffer buffer = DirectWrites::buffer(kChunk);
+    const std::uint64_t offset = first + (kChunks - 1) * kChunk;
+    const std::string half = pattern(kChunk / 2, 99);
+    std::memcpy(buffer.get() + DirectWrites::lead(offset), half.data(), half.size());
+    direct.write(buffer.get() + DirectWrites::lead(offset), half.size(), offset);
+    expected.replace(offset, half.size(), half);
+  }
+  EXPECT_EQ(::fdatasync(fd), 0);
+  ::close(fd);
+  const std::string file = test::read_bytes(path);
+  EXPECT_EQ(file.size(), size);
+  EXPECT_TRUE(file == expected) << "first chunk at " << first << ": the bytes differ";
+  return file;
+}
+
+// Chunks at offsets with every kind of place in a page (none, odd, 4-byte, a page exactly):
+// the same file with direct writes on and off.
+TEST(DirectWrites, TheFileHoldsTheBytesWrittenAtAnyOffset) {
+  for (const std::uint64_t first : {0ull, 1031ull, 2048ull, 4096ull, 4095ull, 12289ull}) {
+    ScratchDir dir;
+    bool on = false, off = true;
+    const std::string direct = [&] {
+      const DirectVariable variable(nullptr);
+      return write_chunks(dir.file("direct.bin"), first, on);
+    }();
+    const std::string buffered = [&] {
+      const DirectVariable variable("0");
+      return write_chunks(dir.file("buffered.bin"), first, off);
+    }();
+    EXPECT_FALSE(off) << "DCS_DIRECT_WRITES=0 left direct writes on";
+    EXPECT_TRUE(direct == buffered) << "first chunk at " << first;
+    if (first == 0 && !on)
+      std::printf("note: this file system refuses O_DIRECT; only the page-cache path ran\n");
+  }
+}
+
+// The allocation beforehand (past the end here) leaves the file's size as it was.
+TEST(DirectWrites, AllocatingKeepsTheFileSize) {
+  ScratchDir dir;
+  const std::string path = dir.file("map.bin");
+  const int fd = make_file(path, 10000, 'x');
+  ASSERT_GE(fd, 0);
+  { const DirectWrites direct(fd, 5000, 1 << 20, path); }
+  struct stat info {};
+  ASSERT_EQ(::fstat(fd, &info), 0);
+  ::close(fd);
+  EXPECT_EQ(info.st_size, 10000);
+  EXPECT_EQ(test::read_bytes(path), std::string(10000, 'x'));
+}
+
+// Past the file size limit: an IoError with the file and the reason, direct or not.
+TEST(DirectWrites, AWriteBeyondTheSizeLimitIsAnIoErrorNamingTheFile) {
+  for (const char* setting : {"1", "0"}) {
+    const DirectVariable variable(setting);
+    ScratchDir dir;
+    const std::string path = dir.file("map.bin");
+    const int fd = make_file(path, 0, 0);
+    ASSERT_GE(fd, 0);
+    constexpr std::size_t kBytes = 1 << 20;
+    DirectWrites direct(fd, 0, kBytes, path);
+    const DirectWrites::Buffer buffer = DirectWrites::buffer(kBytes);
+    std::memset(buffer.get(), 7, kBytes);
+    std::string message;
+    {
+      const FileSizeLimit limit(kBytes / 2 + 100);
+      message = error_text([&] { direct.write(buffer.get(), kBytes, 0); });
+    }
+    ::close(fd);
+    EXPECT_NE(message.find("error writing " + path + ": file size limit (ulimit -f) reached"),
+              std::string::npos)
+        << "DCS_DIRECT_WRITES=" << setting << ": " << message;
+  }
+}
+
+}  // namespace
+}  // namespace dcs::io
