@@ -32,6 +32,7 @@ class Participant final : public Executor {
   bool on_ranks() const override { return true; }
   void together(const std::function<void()>& step) override { step(); }
   std::vector<std::string> gather(const std::string& mine) override {
+    sent.push_back(mine);
     std::vector<std::string> all{mine};
     for (const auto& change : others) all.push_back(change(mine));
     return all;
@@ -42,7 +43,24 @@ class Participant final : public Executor {
                                              ProgressSink*) override {
     return std::nullopt;
   }
-  std::unique_ptr<Dealer> deal(std::size_t) override { return nullptr; }
+  /// The units in `dealt`, in order (what a dealer shared with the others hands this one).
+  std::unique_ptr<Dealer> deal(std::size_t) override {
+    class Scripted final : public Dealer {
+     public:
+      explicit Scripted(std::vector<std::size_t> units) : units_(std::move(units)) {}
+      std::optional<std::size_t> next() override {
+        if (stopped_ || at_ >= units_.size()) return std::nullopt;
+        return units_[at_++];
+      }
+      void stop() override { stopped_ = true; }
+
+     private:
+      std::vector<std::size_t> units_;
+      std::size_t at_ = 0;
+      bool stopped_ = false;
+    };
+    return std::make_unique<Scripted>(dealt);
+  }
   /// The other participants' answers to gather(), each made from this one's text.
   std::vector<std::function<std::string(const std::string&)>> others;
   /// What this participant gave gather(), in order.
