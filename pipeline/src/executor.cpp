@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "batch.hpp"
 #include "dcs/error.hpp"
 #include "dcs/pipeline/mpi.hpp"
 
@@ -62,10 +61,21 @@ std::pair<std::int64_t, std::int64_t> Executor::planes(std::int64_t nz,
   return {bound(rank()), rank() + 1 == participants ? nz : bound(rank() + 1)};
 }
 
-std::vector<RunResult> LocalExecutor::run_maps(const RunConfig& config,
-                                               const std::vector<Job>& jobs, Workers& workers,
-                                               ProgressSink* progress, ModelCache& cache) {
-  return run_batch(config, jobs, workers, progress, cache);
+std::unique_ptr<Dealer> LocalExecutor::deal(std::size_t units) {
+  class InOrder final : public Dealer {
+   public:
+    explicit InOrder(std::size_t units) : units_(units) {}
+    std::optional<std::size_t> next() override {
+      if (stopped_ || next_ >= units_) return std::nullopt;
+      return next_++;
+    }
+    void stop() override { stopped_ = true; }
+
+   private:
+    std::size_t units_, next_ = 0;
+    bool stopped_ = false;
+  };
+  return std::make_unique<InOrder>(units);
 }
 
 std::unique_ptr<Executor> make_executor() {

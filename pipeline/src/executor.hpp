@@ -32,11 +32,23 @@ struct SharedReport {
   std::string hosts;
 };
 
+/// Units of work handed out one at a time to whichever participant asks first (deal()): alone
+/// they come in order; over ranks rank 0 answers the others (mpi/dispenser.cpp).
+class Dealer {
+ public:
+  virtual ~Dealer() = default;
+  /// The next unit, or nothing when every unit is handed out or stop() was called anywhere.
+  virtual std::optional<std::size_t> next() = 0;
+  /// From now on nothing more is handed out, to any participant (a failure that ends the work).
+  virtual void stop() = 0;
+};
+
 /// The participants of a run and how a job's units of work are spread over them. Participant
 /// 0 leads: it decides, finishes and commits; every step that can fail on one participant runs
 /// in together(), so that all stop together. The units a job declares:
-///  - maps: run_maps(); a map's slabs of planes: compute_shared() (ranks write one store;
-///    alone, the leader's engine computes them as it finishes);
+///  - a batch's maps: deal(), each map whole to the next free participant (batch.cpp);
+///  - a map's slabs of planes: compute_shared() (ranks write one store, their slabs dealt
+///    statically or by deal(); alone, the leader's engine computes them as it finishes);
 ///  - a trajectory's planes: planes() (contiguous, in multiples of the workers' plane
 ///    multiple), each participant adding every frame to its own;
 ///  - points' pieces: round_robin(), gathered on the leader by collect().
@@ -67,6 +79,8 @@ class Executor {
   /// The leader's `bytes` bytes at `data` copied to every participant (collective).
   virtual void broadcast(void* data, std::size_t bytes) = 0;
 
+  /// Collective: `units` units for deal()ing; the Dealer's destruction is collective too.
+  virtual std::unique_ptr<Dealer> deal(std::size_t units) = 0;
   /// This participant's units of `units` dealt round-robin: unit u to participant u % size().
   std::vector<std::size_t> round_robin(std::size_t units) const;
   /// Pieces of `piece` values dealt by round_robin(): the leader's `values` receives every
@@ -80,12 +94,6 @@ class Executor {
   /// in decide_map(); returns what they did. Alone: nothing (the leader computes as it finishes).
   virtual std::optional<SharedReport> compute_shared(const RunConfig& config, MapJob& job,
                                                      Workers& workers, ProgressSink* progress) = 0;
-  /// The maps of a run: alone one after another (batch.cpp); over ranks one map shared by every
-  /// rank, or each map of a batch computed whole by the next free rank (mpi/rank_batch.cpp).
-  /// The leader returns every job's result, the others nothing.
-  virtual std::vector<RunResult> run_maps(const RunConfig& config, const std::vector<Job>& jobs,
-                                          Workers& workers, ProgressSink* progress,
-                                          ModelCache& cache) = 0;
 };
 
 /// This process's workers alone: the leader does everything.
@@ -98,13 +106,11 @@ class LocalExecutor final : public Executor {
   std::vector<std::string> gather(const std::string& mine) override { return {mine}; }
   void broadcast(void*, std::size_t) override {}
   void collect(std::vector<float>&, std::size_t) override {}
+  std::unique_ptr<Dealer> deal(std::size_t units) override;  ///< in order
   std::optional<SharedReport> compute_shared(const RunConfig&, MapJob&, Workers&,
                                              ProgressSink*) override {
     return std::nullopt;
   }
-  std::vector<RunResult> run_maps(const RunConfig& config, const std::vector<Job>& jobs,
-                                  Workers& workers, ProgressSink* progress,
-                                  ModelCache& cache) override;
 };
 
 /// The executor of this process: MPI ranks when it was started as one of them (mpi_info()),

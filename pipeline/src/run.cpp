@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "batch.hpp"
 #include "dcs/error.hpp"
 #include "dcs/log.hpp"
 #include "devices.hpp"
@@ -61,7 +62,7 @@ JobRun start_maps(const RunConfig& config, const RunConfig& rank_config,
     pipeline::prefetch_first_atoms(config, *jobs, *cache);  // rank
   return [&rank_config, cache, jobs](pipeline::Executor& executor, pipeline::Workers& workers,
                                      ProgressSink* progress) -> std::vector<RunResult> {
-    return executor.run_maps(rank_config, *jobs, workers, progress, *cache);
+    return pipeline::run_maps(rank_config, *jobs, workers, executor, progress, *cache);
   };
 }
 

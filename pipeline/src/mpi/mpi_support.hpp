@@ -11,26 +11,28 @@
 #include <thread>
 #include <vector>
 
+#include "../executor.hpp"
 #include "dcs/pipeline/engine.hpp"
 
 namespace dcs::pipeline {
 
-/// Hands out the indices 0 .. count-1, in order, to whichever rank asks first (dynamic
-/// assignment of slabs or of batch inputs). Rank 0 answers requests on a service thread (so it
-/// answers while its own workers compute); its own calls take the next index directly. The
-/// ranks talk on a duplicate of the communicator. Construction and destruction are collective.
-class Dispenser {
+/// The rank executor's Dealer: hands out the indices 0 .. count-1, in order, to whichever rank
+/// asks first (dynamic assignment of slabs or of a batch's maps). Rank 0 answers requests on a
+/// service thread (so it answers while its own workers compute); its own calls take the next index
+/// directly. The ranks talk on a duplicate of the communicator. Construction and destruction are
+/// collective.
+class Dispenser final : public Dealer {
  public:
   Dispenser(MPI_Comm comm, std::size_t count);
-  ~Dispenser();
+  ~Dispenser() override;
   Dispenser(const Dispenser&) = delete;
   Dispenser& operator=(const Dispenser&) = delete;
 
   /// The next index, or nothing when every index is handed out or stop() was called anywhere.
   /// Thread-safe.
-  std::optional<std::size_t> next();
+  std::optional<std::size_t> next() override;
   /// From now on nothing more is handed out, to any rank (a failure without --keep-going).
-  void stop();
+  void stop() override;
 
  private:
   void serve();
@@ -59,19 +61,19 @@ class ListSource final : public SlabSource {
   std::size_t position_ = 0;
 };
 
-/// Slabs from a Dispenser over a list (dynamic assignment).
-class DispensedSource final : public SlabSource {
+/// Slabs from a Dealer over a list (dynamic assignment).
+class DealtSource final : public SlabSource {
  public:
-  DispensedSource(Dispenser& dispenser, std::vector<std::size_t> slabs)
-      : dispenser_(dispenser), slabs_(std::move(slabs)) {}
+  DealtSource(Dealer& dealer, std::vector<std::size_t> slabs)
+      : dealer_(dealer), slabs_(std::move(slabs)) {}
   std::optional<std::size_t> next() override {
-    const std::optional<std::size_t> index = dispenser_.next();
+    const std::optional<std::size_t> index = dealer_.next();
     if (!index) return std::nullopt;
     return slabs_[*index];
   }
 
  private:
-  Dispenser& dispenser_;
+  Dealer& dealer_;
   std::vector<std::size_t> slabs_;
 };
 

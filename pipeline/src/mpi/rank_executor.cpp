@@ -1,7 +1,8 @@
 // The rank executor (ranks.hpp): the executor.hpp contract over MPI_COMM_WORLD. One map shared
 // by every rank: rank 0 decides the outputs and makes the partial file; every rank writes its
 // slabs into it through parallel HDF5; rank 0 then finishes and commits the map alone. Points'
-// pieces are gathered on rank 0; a batch's maps are dealt by rank_batch.cpp.
+// pieces are gathered on rank 0; a batch's maps (batch.cpp) and dynamically assigned slabs are
+// dealt by the Dispenser.
 #include <mpi.h>
 #include <unistd.h>
 
@@ -79,16 +80,11 @@ class RankExecutor final : public Executor {
     MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, world_);
   }
   void collect(std::vector<float>& values, std::size_t piece) override;
+  std::unique_ptr<Dealer> deal(std::size_t units) override {
+    return std::make_unique<Dispenser>(world_, units);
+  }
   std::optional<SharedReport> compute_shared(const RunConfig& config, MapJob& job, Workers& workers,
                                              ProgressSink* progress) override;
-  std::vector<RunResult> run_maps(const RunConfig& config, const std::vector<Job>& jobs,
-                                  Workers& workers, ProgressSink* progress,
-                                  ModelCache& cache) override {
-    if (jobs.size() > 1) return run_batch_on_ranks(config, jobs, workers, cache);
-    RunResult result = run_map(config, jobs.front(), workers, *this, progress, &cache);
-    if (!leads()) return {};
-    return {std::move(result)};
-  }
 
  private:
   EngineReport write_slabs(const RunConfig& config, MapJob& job, Workers& workers,
@@ -156,11 +152,11 @@ EngineReport RankExecutor::write_slabs(const RunConfig& config, MapJob& job, Wor
     log().info("{} of {} slabs to compute{}", todo.size(), slabs,
                todo.size() < slabs ? " (the others are done in the partial file)" : "");
   }
-  std::optional<Dispenser> dispenser;
+  std::unique_ptr<Dealer> dealer;
   std::unique_ptr<SlabSource> source;
   if (config.mpi_schedule == MpiSchedule::kDynamic) {
-    dispenser.emplace(world_, todo.size());
-    source = std::make_unique<DispensedSource>(*dispenser, todo);
+    dealer = deal(todo.size());
+    source = std::make_unique<DealtSource>(*dealer, todo);
   } else {
     source = std::make_unique<ListSource>(static_block(todo, mpi_.rank, mpi_.size));
   }

@@ -278,7 +278,8 @@ double atoms_energy(const Physics& physics, const System& system,
 }
 
 /// Participant 0, once every value is in: statistics, --validate, then the outputs (each
-/// written under a temporary name and renamed when complete).
+/// written under a temporary name and renamed when complete, the renames in one CommitGroup as
+/// a map's: a failure or an interruption before the last leaves none of them).
 void finish_points(const RunConfig& config, Workers& workers, const System& system,
                    const PointSet& set, const PointsOutputs& outputs,
                    const std::vector<float>& values, RunResult& result) {
@@ -310,7 +311,7 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
           input, v.max_rel_error, v.tolerance));
   }
 
-  // Outputs: each written under a temporary name and renamed when complete.
+  // Outputs: each written under a temporary name and renamed when complete, all or none.
   const auto write_start = std::chrono::steady_clock::now();
   const std::string unit(unit_name(config.physics.unit));
   const double range = config.points->colour_range.value_or(io::symmetric_range(values));
@@ -356,6 +357,7 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
     table.attributes.emplace_back("nearest_atom_max",
                                   fmt::format("{:.6g} A", result.nearest_atom_max));
   }
+  io::CommitGroup group;
   io::write_point_hdf5(outputs.h5, table, config.force);
   io::write_point_csv(outputs.csv, table, config.force);
   std::vector<std::string> lines = {describe_model(config.physics), "input " + input,
@@ -368,6 +370,8 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
     io::AtomValuesMeta atom_meta{unit, lines, outputs.h5, config.force};
     io::write_atoms_with_values(outputs.pdb, system, values, atom_meta);
   }
+  if (interrupt_requested()) throw InterruptedError("interrupted");  // ~CommitGroup: none kept
+  group.seal();
   result.write_seconds = seconds_since(write_start);
   result.outputs = outputs.all();
   result.points_description = set.description;
@@ -430,13 +434,12 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   result.points = n;
   result.evaluations = evaluations;
   result.workers = workers.list.size();
-  if (!leader) {  // participant 0 checks and writes; a failure there reaches every participant
-    executor.together([] {});
-    return result;
-  }
-  std::vector<float> values(n);
-  for (std::size_t i = 0; i < order.size(); ++i) values[order[i]] = sorted_values[i];
-  executor.together([&] { finish_points(config, workers, system, set, outputs, values, result); });
+  // Participant 0 checks and writes; a failure there reaches every participant.
+  executor.on_leader([&] {
+    std::vector<float> values(n);
+    for (std::size_t i = 0; i < order.size(); ++i) values[order[i]] = sorted_values[i];
+    finish_points(config, workers, system, set, outputs, values, result);
+  });
   result.total_seconds = seconds_since(start);
   return result;
 }
