@@ -276,8 +276,6 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
   return extras;
 }
 
-double dot(const Vec3& u, const Vec3& v) { return u[0] * v[0] + u[1] * v[1] + u[2] * v[2]; }
-
 /// A periodic map that follows the cell (FrameSource::grid_follows_cell()) of frames whose
 /// cells differ (NPT): the mean of their cell vectors, the cell the map is stored with; none for
 /// one cell throughout, or a grid of fixed points.
@@ -295,6 +293,9 @@ std::optional<UnitCell> varying_cell_mean(const FrameSource& source,
       for (std::size_t c = 0; c < 3; ++c) sum[a][c] += cell.vectors()[a][c];
   }
   if (!varies) return std::nullopt;
+  const auto dot = [](const Vec3& u, const Vec3& v) {
+    return u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+  };
   const auto n = static_cast<double>(report.facts.size());
   Vec3 lengths{}, angles{};
   Mat3 mean{};
