@@ -8,7 +8,11 @@
 # OUT/periodic_gpu_bench.md. Decode and the file writer are not in these times (the backend's
 # frame rate, what the trajectory job calls per frame).
 # Usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR   (BUILD_DIR built with dcs_cuda_periodic_tests)
+# Then, where BUILD_DIR has bin/dcs, the end-to-end frames/s with decode (trajectory_bench.py
+# --water), the decode side reported separately.
 # Environment: EWALD_BENCH_ATOMS (default "100000 1000000"), DCS_EWALD_BENCH_FRAMES (5),
+# EWALD_BENCH_E2E_FRAMES (default "60 20": frames of the two end-to-end runs),
+# EWALD_BENCH_DECODE_THREADS (default: dcs's choice),
 # EWALD_BENCH_BIN_SIDES (default "0.5": bin sides as fractions of the cutoff, each a run with
 # DCS_EWALD_TESTING_BIN_SIDE, to compare the tiles' pruning).
 set -euo pipefail
@@ -35,4 +39,26 @@ for side in ${EWALD_BENCH_BIN_SIDES:-0.5}; do
   done
 done
 echo '```' >>"$report"
+# End to end, decode included (where BUILD_DIR has the dcs binary and python3 has numpy):
+# bench/trajectory_bench.py --water (--pbc whole has work: the host's side of a real box) at
+# both sizes, its table with the decode side (summed over the decoding threads, per frame, and
+# the frames/s those threads alone give) beside the GPU's.
+if [[ -x $build/bin/dcs ]] && python3 -c 'import numpy' 2>/dev/null; then
+  here="$(cd "$(dirname "$0")" && pwd)"
+  e2e_frames=(${EWALD_BENCH_E2E_FRAMES:-60 20})
+  e2e_sides=(100 215.443)
+  e2e_grids=(100 216)
+  i=0
+  for atoms in 100002 1000002; do
+    dir="$out/e2e_$atoms"
+    python3 "$here/trajectory_bench.py" "$build/bin/dcs" "$dir" --atoms "$atoms" --water \
+      --periodic --frames "${e2e_frames[$i]}" --grid "${e2e_grids[$i]}" --side "${e2e_sides[$i]}" \
+      --devices cuda:0 ${EWALD_BENCH_DECODE_THREADS:+--decode-threads $EWALD_BENCH_DECODE_THREADS}
+    { echo; cat "$dir/trajectory_bench.md"; } >>"$report"
+    rm -rf "$dir/trajectory_scratch"
+    i=$((i + 1))
+  done
+else
+  echo "(end to end skipped: $build/bin/dcs or python3 with numpy missing)" | tee -a "$report"
+fi
 echo "wrote $report"

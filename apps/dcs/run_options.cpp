@@ -73,6 +73,13 @@ void add_trajectory_options(CLI::App& app, RunOptions& o) {
                  "Move this selection's centre to the cell's centre, then wrap every molecule "
                  "into the cell (needs a cell), e.g. \"protein\"")
       ->group(g_md);
+  app.add_option(
+         "--decode-threads", t.decode_threads,
+         "Frames read, made whole and fitted at once, each thread with its own reader "
+         "(default 0: half the cores, at most 8, fewer where memory is short); the map does "
+         "not depend on it")
+      ->check(CLI::Range(0, 64))
+      ->group(g_md);
   app.add_flag("--strict", t.strict,
                "Refuse a frame with a bond across the boundary left, mapped atoms outside the "
                "grid or an outlying fit RMSD, instead of counting it")
@@ -451,8 +458,8 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
     config.inputs.insert(config.inputs.end(), listed.begin(), listed.end());
   }
   const bool trajectory = app.count("--topology") + app.count("--trajectory") > 0;
-  for (const char* option :
-       {"--frames", "--select", "--align", "--frame-maps", "--pbc", "--center-on", "--strict"})
+  for (const char* option : {"--frames", "--select", "--align", "--frame-maps", "--pbc",
+                             "--center-on", "--strict", "--decode-threads"})
     if (!trajectory && app.count(option) > 0)
       throw UsageError(fmt::format("{} applies to --topology with --trajectory", option));
   if (trajectory) {

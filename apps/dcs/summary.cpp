@@ -200,12 +200,13 @@ void print_summary(const RunResult& result) {
   if (result.frames > 0)
     fmt::print(
         "  frames    {} averaged ({} computed by this run, {:.2f} frames/s; reading and fitting "
-        "{:.3f} s; /trajectory holds stdev, min, max)\n",
+        "{:.3f} s on {} thread(s); /trajectory holds stdev, min, max)\n",
         result.frames, result.frames_computed,
         result.compute_seconds > 0
             ? static_cast<double>(result.frames_computed) / result.compute_seconds
             : 0.0,
-        result.decode_seconds);
+        result.decode_seconds, result.decode_threads);
+  if (!result.cell_note.empty()) fmt::print("  cell      {}\n", result.cell_note);
   fmt::print("  backend   {} / {} on {}\n", meta.provenance.backend, meta.provenance.kernel,
              meta.provenance.device);
   // --resume: only the slabs computed now count towards the speed.

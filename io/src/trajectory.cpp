@@ -130,6 +130,17 @@ TrajectoryReader::~TrajectoryReader() = default;
 TrajectoryReader::TrajectoryReader(TrajectoryReader&&) noexcept = default;
 TrajectoryReader& TrajectoryReader::operator=(TrajectoryReader&&) noexcept = default;
 
+TrajectoryReader::TrajectoryReader(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+TrajectoryReader TrajectoryReader::another() const {
+  auto copy = std::make_unique<Impl>();
+  copy->paths = impl_->paths;
+  copy->files = impl_->files;
+  copy->atoms = impl_->atoms;
+  copy->frames = impl_->frames;
+  return TrajectoryReader(std::move(copy));
+}
+
 std::int64_t TrajectoryReader::frames() const { return impl_->frames; }
 std::size_t TrajectoryReader::atoms() const { return impl_->atoms; }
 const std::vector<std::string>& TrajectoryReader::paths() const { return impl_->paths; }

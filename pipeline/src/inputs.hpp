@@ -60,6 +60,18 @@ struct AtomBox {
         hi[a] = std::max(hi[a], atom.position[a]);
       }
   }
+  void include(const Vec3& p) {
+    for (std::size_t a = 0; a < 3; ++a) {
+      lo[a] = std::min(lo[a], p[a]);
+      hi[a] = std::max(hi[a], p[a]);
+    }
+  }
+  void include(const AtomBox& other) {
+    for (std::size_t a = 0; a < 3; ++a) {
+      lo[a] = std::min(lo[a], other.lo[a]);
+      hi[a] = std::max(hi[a], other.hi[a]);
+    }
+  }
 
  private:
   static constexpr double kEmpty = std::numeric_limits<double>::infinity();

@@ -107,6 +107,14 @@ std::vector<DiskNeed> map_disk_needs(const RunConfig& config, const GridSpec& gr
 
 namespace {
 
+/// The job's resume key: its fixed one, or made from its atoms, grid and extra settings.
+io::ResumeKey job_key(const RunConfig& config, const MapJob& job, const MapSource& backend) {
+  if (job.fixed_key) return *job.fixed_key;
+  io::ResumeKey key = resume_key(config, job.in.system, job.in.grid, backend);
+  for (const auto& setting : job.extra_settings) key.settings.push_back(setting);
+  return key;
+}
+
 /// Decides the outputs (complete ones under --resume are skipped), checks them, the memory plan
 /// for `workers` (of `all_workers` sharing the map) and the free disk space.
 void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
@@ -117,8 +125,7 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
   // --profile's axis must be one of the grid's (UsageError otherwise), before any file.
   if (config.profile != ProfileAxis::kNone)
     (void)profile_grid_axis(config.profile, grid, job.in.system.cell);
-  job.key = resume_key(config, job.in.system, grid, *workers.list.front());
-  for (const auto& setting : job.extra_settings) job.key.settings.push_back(setting);
+  job.key = job_key(config, job, *workers.list.front());
   if (outputs_complete(config, job)) {
     log().info("{}: {} is complete; skipped (--resume)", job.in.input, paths.h5);
     job.complete = true;
@@ -461,8 +468,7 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers, E
   });
   if (!executor.leads()) {  // the leader's decisions, and what follows from them here
     job.paths = output_paths(config, job.in.input, job.in.model);
-    job.key = resume_key(config, job.in.system, job.in.grid, *workers.list.front());
-    for (const auto& setting : job.extra_settings) job.key.settings.push_back(setting);
+    job.key = job_key(config, job, *workers.list.front());
     job.budget = memory_budget(config);
   }
   if (job.complete) return skipped_result(job, start);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +25,9 @@ struct MapJob {
   std::string label;  ///< for progress: the input, and the model with --models each
   OutputPaths paths;
   io::ResumeKey key;
+  /// Jobs other than an atom file's: the key as named before the work (a trajectory's, whose
+  /// grid and cell may follow the frames' mean cell afterwards); none: made from `in`.
+  std::optional<io::ResumeKey> fixed_key;
   bool complete = false;
   /// --resume found the HDF5 output complete but another output missing (a run stopped between
   /// its renames): every output of the map is written again and replaces what is there.

@@ -57,7 +57,10 @@ class PotentialMap(AnalysisBase):
     periodic: True: each frame's periodic potential (Ewald summation of every atom of
         `atomgroup` and all its images) in that frame's own cell (ts.dimensions), as
         ``dcs --topology ... --trajectory ... --periodic`` computes it; the grid spans the first
-        analysed frame's cell unless grid placement keywords or like= place it. A frame
+        analysed frame's cell unless grid placement keywords or like= place it. Over an
+        orthorhombic cell each frame takes the points i*L/n of its own cell (the same counts):
+        where the cell changes (NPT), the mean is over the same fractional coordinates and the
+        results' coordinates are those of the mean cell, as the command line's. A frame
         without a cell raises ValueError naming it; align cannot be combined (fitting rotates
         the atoms, not their cell). On the GPU where there is one, as the command line.
     Physics and device keywords (units, dielectric, ..., device, ewald_error) are
@@ -151,7 +154,15 @@ class PotentialMap(AnalysisBase):
                                   make_settings(**self._grid_args, **self._physics,
                                                 **self._cell()))
         spacing = placed["spacing"]
-        if not spacing[0] == spacing[1] == spacing[2]:
+        # A periodic grid over an orthorhombic cell (no placement keywords): every frame takes
+        # the cell's points i*L/n of its own cell, as the command line does (each frame at the
+        # same fractional coordinates when the cell changes).
+        self._cell_grid = (self._periodic and self._like is None and
+                           all(self._grid_args[k] is None for k in ("origin", "center",
+                                                                    "padding")) and
+                           np.all(self._atomgroup.universe.trajectory.ts.dimensions[3:] == 90.0))
+        self._spacings = []
+        if not self._cell_grid and not spacing[0] == spacing[1] == spacing[2]:
             raise ValueError(f"the grid's voxels are not cubic ({spacing}): every frame is "
                              f"mapped on one grid of cubic voxels; a periodic grid over an "
                              f"orthorhombic cell has the cell's own spacing per axis, so give "
@@ -175,7 +186,11 @@ class PotentialMap(AnalysisBase):
 
     def _single_frame(self):
         settings = self._frame_settings
-        if self._periodic:  # this frame's own cell
+        if self._cell_grid:  # the points of this frame's own cell, the same counts
+            cell = self._cell()
+            self._spacings.append([cell["box"][a] / self._placed["dims"][a] for a in range(3)])
+            settings = make_settings(grid=list(self._placed["dims"]), **self._physics, **cell)
+        elif self._periodic:  # this frame's own cell
             settings = make_settings(**self._frame_grid, **self._physics, **self._cell())
         values, meta = _dcs.potential_map(self._positions(), self._charges, settings)
         self._meta = meta
@@ -191,7 +206,10 @@ class PotentialMap(AnalysisBase):
     def _conclude(self):
         if self._count == 0:
             raise ValueError("no frames were analysed")
-        p = self._placed
+        p = dict(self._placed)
+        if self._cell_grid and any(sp != self._spacings[0] for sp in self._spacings):
+            # The cell changed: the mean in fractional space, stored with the mean cell.
+            p["spacing"] = list(np.mean(np.array(self._spacings), axis=0))
         coords = _coords(p["origin"], p["spacing"], p["dims"])
         attrs = {name: self._meta[name] for name in _ATTRS}
         attrs.update(origin=list(p["origin"]), spacing=list(p["spacing"]), frames=self._count)

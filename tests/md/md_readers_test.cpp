@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -295,6 +296,32 @@ TEST(Trajectory, ConcatenatedFilesContinueTheIndex) {
     for (std::size_t k = 0; k < 3; ++k) EXPECT_NEAR(a.positions[i][k], b.positions[i][k], 0.01);
   both.read(9, b);  // back into the first file
   EXPECT_EQ(b.index, 9);
+}
+
+TEST(Trajectory, AnotherReaderReadsTheSameFramesOnItsOwnThread) {
+  REQUIRE_MD_DATA();
+  const std::string xtc = md_data("adk_oplsaa.xtc").string();
+  const TrajectoryReader first({xtc}, kTprAtoms, "adk_oplsaa.tpr");
+  // Each thread its own reader, the frames interleaved; each frame as one reader alone reads it.
+  std::vector<TrajectoryFrame> frames(static_cast<std::size_t>(first.frames()));
+  std::vector<std::thread> threads;
+  for (std::int64_t t = 0; t < 3; ++t)
+    threads.emplace_back([&first, &frames, t] {
+      TrajectoryReader mine = first.another();
+      for (std::int64_t k = t; k < mine.frames(); k += 3)
+        mine.read(k, frames[static_cast<std::size_t>(k)]);
+    });
+  for (std::thread& thread : threads) thread.join();
+  TrajectoryReader alone({xtc}, kTprAtoms, "adk_oplsaa.tpr");
+  TrajectoryFrame want;
+  for (std::int64_t k = 0; k < alone.frames(); ++k) {
+    alone.read(k, want);
+    const TrajectoryFrame& got = frames[static_cast<std::size_t>(k)];
+    EXPECT_EQ(got.index, k);
+    EXPECT_EQ(got.positions, want.positions) << "frame " << k;
+    EXPECT_EQ(got.cell, want.cell) << "frame " << k;
+    EXPECT_EQ(got.time_ps, want.time_ps) << "frame " << k;
+  }
 }
 
 TEST(Trajectory, IndexOutOfRangeIsUsageError) {

@@ -15,7 +15,8 @@ Cases:
   map_axes             --map-axes box gives the x, y, z box that bounds a triclinic cell (against
                        the oracle too); --map-axes without --periodic, or with --padding, refused
   truncoct_frames      the same from parm7 + NetCDF, frames 0-2: the mean map is the mean of the
-                       frames' periodic potentials, each in its own cell
+                       frames' periodic potentials, each in its own cell at the grid's fractional
+                       coordinates (the cells differ), stored with the mean cell
   missed_target        a run made to miss --ewald-error (DCS_EWALD_TESTING_ACCURACY) exits 4 and
                        writes nothing
   pmepot               --preset pmepot against numpy's float64 reciprocal-only Ewald sum of
@@ -235,19 +236,37 @@ def truncoct_frames(args, work):
         # Each frame's cell as dcs read it, in float64 (MDAnalysis rounds it to float32: 2e-6 Å
         # moves the far images enough to change the potential near them by ~1e-5).
         cells = np.array(h5["trajectory/dimensions"][...], dtype=np.float64)
+        stored = np.array(h5["method"].attrs["cell_vectors"], dtype=np.float64).reshape(3, 3)
+        check("mean cell" in text(h5["trajectory"].attrs, "cell"), "no cell attribute")
     check(cells.shape == (2, 6) and abs(cells[0][0] - cells[1][0]) > 1e-3,
           f"the frames' cells {cells}: not two different cells")
+    # The cell changes: each frame is sampled at the grid's fractional coordinates of its own
+    # cell, and the map is stored with the mean of the frames' cell vectors.
+    vectors = [cell_vectors(cell) for cell in cells]
+    check(np.allclose(stored, 0.5 * (vectors[0] + vectors[1]), rtol=0, atol=1e-9),
+          f"stored cell {stored} is not the frames' mean")
+    fractional = points @ np.linalg.inv(stored)
     pick = np.random.default_rng(7).choice(len(points), 150, replace=False)
     u = mda.Universe(data.PRM7, data.NCDFtruncoct)
     frames = []
     for f in (0, 1):
         u.trajectory[f]
         frames.append(oracle(args, work, cells[f], u.atoms.positions.astype(float),
-                             u.atoms.charges.astype(float), points[pick]))
+                             u.atoms.charges.astype(float), fractional[pick] @ vectors[f]))
     expected = 0.5 * (frames[0] + frames[1])
     error = relative_rms(values[pick], expected)
     print(f"tz2 frames 0-1: mean map at {len(pick)} points, relative RMS {error:.2e}")
     check(error <= TOLERANCE, f"relative RMS {error:.3e} against the mean of the frames' oracles")
+
+
+def cell_vectors(dimensions):
+    """a, b, c as rows from lengths and angles (degrees): a along x, b in the xy plane."""
+    a, b, c = dimensions[:3]
+    alpha, beta, gamma = np.radians(dimensions[3:])
+    cx = c * np.cos(beta)
+    cy = c * (np.cos(alpha) - np.cos(beta) * np.cos(gamma)) / np.sin(gamma)
+    return np.array([[a, 0.0, 0.0], [b * np.cos(gamma), b * np.sin(gamma), 0.0],
+                     [cx, cy, np.sqrt(c * c - cx * cx - cy * cy)]])
 
 
 @case

@@ -178,3 +178,45 @@ def test_mda_periodic_refusals():
         dcs.mda.PotentialMap(u.atoms, ewald_error=1e-6)
     with pytest.raises(TypeError, match="unexpected keyword argument 'box'"):
         dcs.mda.PotentialMap(u.atoms, periodic=True, box=(50, 50, 50))
+
+
+def write_scaled_trr(universe, path, scales):
+    """Frame 0 of `universe` scaled by each of `scales` (positions and cell): an NPT-like TRR."""
+    import MDAnalysis as mda
+    universe.trajectory[0]
+    positions = universe.atoms.positions.astype(np.float64)
+    dimensions = universe.dimensions.astype(np.float64)
+    with mda.Writer(str(path), universe.atoms.n_atoms) as writer:
+        for s in scales:
+            universe.atoms.positions = (positions * s).astype(np.float32)
+            universe.dimensions = np.concatenate([dimensions[:3] * s, dimensions[3:]])
+            writer.write(universe.atoms)
+
+
+def test_mda_periodic_orthorhombic_without_like(dcs_binary, tmp_path):
+    """An orthorhombic cell (AMBER bala) placed by PotentialMap itself: each frame on its own
+    cell's points i*L/n, the command line's map; and with the cell scaled per frame (NPT) the
+    same mean in fractional space, on the mean cell's coordinates."""
+    import MDAnalysis as mda
+    import dcs.mda
+    datafiles = pytest.importorskip("MDAnalysisTests.datafiles")
+    topology = datafiles.PRMncdf
+    for label, trajectory, frames in (("bala", datafiles.NCDF, 3), ("scaled", None, 3)):
+        if trajectory is None:
+            trajectory = tmp_path / "scaled.trr"
+            write_scaled_trr(mda.Universe(topology, datafiles.NCDF), trajectory,
+                             [1.0, 1.04, 0.97])
+        out = tmp_path / f"{label}.h5"
+        run_cli(dcs_binary, "--topology", topology, "--trajectory", trajectory, "--frames",
+                f"0:{frames}", "--periodic", "--pbc", "none", "--grid", 12, "--device", "cpu",
+                "-o", out, cwd=tmp_path)
+        cli = dcs.read_map(out)
+        u = mda.Universe(str(topology), str(trajectory))
+        pm = dcs.mda.PotentialMap(u.atoms, periodic=True, grid=12, device="cpu").run(0, frames)
+        mean = pm.results.mean
+        assert mean.shape == cli.shape
+        for name in "xyz":  # MDAnalysis keeps the cell in float32
+            np.testing.assert_allclose(mean[name].values, cli[name].values, rtol=1e-6,
+                                       atol=1e-5)
+        error = float(np.abs(cli.values - mean.values).max()) / float(np.abs(cli).max())
+        assert error <= 2e-4, (label, error)

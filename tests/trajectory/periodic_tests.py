@@ -22,6 +22,11 @@ Cases:
                     image in its cell: the atoms of MDAnalysis's select_atoms on that frame, the
                     map of those atoms against the float64 reference; plain distances without a
                     cell; a selection empty in that frame refused naming it
+  npt_fractional    a cell that changes (NPT): frames scaled from a real frame (tz2's truncated
+                    octahedron, bala's orthorhombic box); each frame's map is the one a run of
+                    that frame alone gives (its own cell's points), and 1/s of the first frame's
+                    (the potential of a system scaled by s at the same fractional points: a
+                    known answer); the mean is the frames' mean, stored with the mean cell
 Exit 77 (skipped) where MDAnalysis or MDAnalysisTests is missing.
 """
 import bz2
@@ -260,6 +265,60 @@ def case_distance_select(args, work):
     check("matches none of the 47681 atoms" in run.stderr and "in frame 2" in run.stderr,
           run.stderr)
     check(os.listdir(work) == [], f"files left: {os.listdir(work)}")
+
+
+def write_scaled(universe, path, scales):
+    """Frame 0 of `universe` scaled by each of `scales` (positions and cell), as TRR frames."""
+    universe.trajectory[0]
+    positions = universe.atoms.positions.astype(np.float64)
+    dimensions = universe.dimensions.astype(np.float64)
+    with mda.Writer(path, universe.atoms.n_atoms) as writer:
+        for s in scales:
+            universe.atoms.positions = (positions * s).astype(np.float32)
+            universe.dimensions = np.concatenate([dimensions[:3] * s, dimensions[3:]])
+            writer.write(universe.atoms)
+
+
+def case_npt_fractional(args, work):
+    scales = [1.0, 1.04, 0.97]
+    for label, topology, trajectory in (("truncated octahedron", truncoct_parm7(work),
+                                         data.NCDFtruncoct),
+                                        ("orthorhombic", data.PRMncdf, data.NCDF)):
+        scaled = os.path.join(work, "scaled.trr")
+        write_scaled(mda.Universe(topology, trajectory), scaled, scales)
+        out = os.path.join(work, "npt.h5")
+        # --min-distance: the 0.1 Å clamp of a point on an atom does not scale with the cell.
+        common = ["--topology", topology, "--trajectory", scaled, "--periodic", "--grid", "14",
+                  "--device", "cpu", "--force", "--min-distance", "1e-6"]
+        run = dcs(args, *common, "-o", out, "--frame-maps")
+        check("each frame was sampled at the same fractional coordinates" in run.stdout,
+              f"{label}: no cell line in the summary:\n{run.stdout}")
+        with h5py.File(os.path.join(work, "npt.frames.h5"), "r") as h5:
+            maps = h5["frame_maps"][...].astype(np.float64)
+        with h5py.File(out, "r") as h5:
+            mean = h5["potential"][...].astype(np.float64)
+            note = h5["trajectory"].attrs["cell"]
+            dims = h5["trajectory/dimensions"][...]
+            cell = [float(v) for v in h5["method"].attrs["cell_lengths"]]
+        check("mean cell" in note, f"{label}: /trajectory cell attribute: {note}")
+        # Each frame: what a run of that frame alone computes (its own cell's points).
+        for k in range(len(scales)):
+            alone = os.path.join(work, f"alone{k}.h5")
+            dcs(args, *common, "--frames", f"{k}:{k + 1}", "-o", alone)
+            with h5py.File(alone, "r") as h5:
+                single = h5["potential"][...].astype(np.float64)
+            check(np.array_equal(single, maps[k]), f"{label}: frame {k} differs from its own run")
+        # The known answer: scaled by s, the potential at the same fractional points is 1/s.
+        scale = np.sqrt(np.mean(maps[0] ** 2))
+        for k, s in enumerate(scales):
+            err = np.sqrt(np.mean((maps[k] * s - maps[0]) ** 2)) / scale
+            print(f"{label}: frame {k} (x{s}) against frame 0 / s: {err:.2e} relative RMS")
+            check(err < 5e-5, f"{label}: frame {k} is not frame 0 / {s} ({err:.2e})")
+        err = np.abs(mean - maps.mean(axis=0)).max() / np.abs(mean).max()
+        check(err < 1e-6, f"{label}: the mean is not the frames' mean ({err:.2e})")
+        want = [float(np.mean(dims[:, a])) for a in range(3)]
+        print(f"{label}: stored cell {cell}, the frames' mean lengths {want}")
+        check(np.allclose(cell, want, rtol=1e-9, atol=0.0), f"{label}: cell {cell} != {want}")
 
 
 if __name__ == "__main__":

@@ -9,7 +9,8 @@ Cases:
   reference_align     the same with --select/--align (MDAnalysis fits the frames)
   reference_tpr_xtc   GROMACS TPR+XTC, --select protein
   reference_prmtop_nc AMBER PRMTOP+NetCDF
-  workers_identical   --cpu-workers 1 and 3 (and in plane blocks), and a second file: identical
+  workers_identical   --cpu-workers 1 and 3 (and in plane blocks, and 1 vs 3 decoding threads),
+                      and a second file: identical
   kill_resume         kill -9 mid-run, --resume: identical to an uninterrupted run
   periodic_workers_identical, periodic_kill_resume: the same with --periodic (AMBER tz2 in its
                       truncated octahedron; AMBER bala), each frame in its own cell
@@ -178,10 +179,12 @@ def case_workers_identical(args, work):
     common = ["--topology", data.PSF, "--frames", "0:98:7", "--grid", "24", "--device", "cpu"]
     one = os.path.join(work, "one.h5")
     three = os.path.join(work, "three.h5")
-    dcs(args, *common, "--trajectory", data.DCD, "-o", one, "--cpu-workers", "1")
-    dcs(args, *common, "--trajectory", data.DCD, "-o", three, "--cpu-workers", "3",
-        "--memory-limit", "600K")  # several plane blocks too
-    same_datasets(one, three, "1 vs 3 workers")
+    dcs(args, *common, "--trajectory", data.DCD, "-o", one, "--cpu-workers", "1",
+        "--decode-threads", "1")
+    run = dcs(args, *common, "--trajectory", data.DCD, "-o", three, "--cpu-workers", "3",
+              "--memory-limit", "600K", "--decode-threads", "3")  # several plane blocks too
+    check("3 decoding thread(s)" in run.stderr, f"not 3 decoders:\n{run.stderr}")
+    same_datasets(one, three, "1 vs 3 workers and decoders")
     # Two files read as one trajectory: the second copy's frames (98 + 0, 7, ...) are the same
     # coordinates, so the maps are the same bytes; only the frame numbers differ.
     split = os.path.join(work, "split.h5")
@@ -227,9 +230,10 @@ def case_periodic_workers_identical(args, work):
               "--periodic", "--grid", "24", "--device", "cpu"]
     one = os.path.join(work, "one.h5")
     three = os.path.join(work, "three.h5")
-    dcs(args, *common, "-o", one, "--cpu-workers", "1", "--threads", "1")
+    dcs(args, *common, "-o", one, "--cpu-workers", "1", "--threads", "1", "--decode-threads",
+        "1")
     run = dcs(args, *common, "-o", three, "--cpu-workers", "3", "--threads", "4",
-              "--memory-limit", "420K")  # several plane blocks too
+              "--memory-limit", "420K", "--decode-threads", "3")  # several plane blocks too
     check("in blocks of 18" in run.stderr, f"not in plane blocks:\n{run.stderr}")
     same_datasets(one, three, "--periodic, 1 vs 3 workers")
     with h5py.File(one, "r") as h5:
@@ -242,7 +246,8 @@ def case_periodic_kill_resume(args, work):
     give the bytes of an uninterrupted run."""
     grid = "12" if os.environ.get("DCS_TEST_SANITIZED") == "1" else "20"
     common = ["--topology", data.PRMncdf, "--trajectory", data.NCDF, "--periodic", "--grid", grid,
-              "--device", "cpu", "--checkpoint-interval", "0", "--threads", "1"]
+              "--device", "cpu", "--checkpoint-interval", "0", "--threads", "1",
+              "--decode-threads", "3"]  # a resumed block's first frames: decoded, not computed
     kill_and_resume(args, work, common)
 
 

@@ -29,17 +29,19 @@ constexpr std::size_t kStatisticsBytesPerPoint = 2 * sizeof(double) + 2 * sizeof
 struct Item {
   std::size_t k = 0;
   System atoms;
+  GridSpec grid;  ///< the frame's points (FrameSource::frame_grid())
 };
 
 /// One block of planes: its threads, queue and buffers.
 class BlockRun {
  public:
-  BlockRun(FrameSource& source, const GridSpec& grid, const Physics& physics,
-           const std::vector<MapSource*>& workers, const FramePlan& plan,
-           std::vector<std::unique_ptr<HostBuffer>>& buffers, FrameEngineReport& report,
-           io::FrameMapsFile* frame_maps)
+  BlockRun(const FrameSource& source, std::vector<FrameSource::Cursor>& cursors,
+           const GridSpec& grid, const Physics& physics, const std::vector<MapSource*>& workers,
+           const FramePlan& plan, std::vector<std::unique_ptr<HostBuffer>>& buffers,
+           FrameEngineReport& report, io::FrameMapsFile* frame_maps)
       : frame_maps_(frame_maps),
         source_(source),
+        cursors_(cursors),
         grid_(grid),
         physics_(physics),
         workers_(workers),
@@ -56,10 +58,13 @@ class BlockRun {
     z1_ = z1;
     compute_from_ = compute_from;
     from_ = from;
+    next_ = std::max(from, compute_from);
     for (std::size_t b = 0; b < buffers_.size(); ++b) free_.push_back(b);
     std::vector<std::thread> threads;
     try {
-      threads.push_back(start_thread([this] { guarded([this] { decode(); }); }));
+      for (std::size_t t = 0; t < cursors_.size(); ++t)
+        threads.push_back(
+            start_thread([this, t] { guarded([this, t] { decode(t, cursors_[t]); }); }));
       for (std::size_t w = 0; w < workers_.size(); ++w)
         threads.push_back(start_thread([this, w] { guarded([this, w] { work(w); }); }));
       accumulate(acc, file, progress, evaluations_done);
@@ -93,40 +98,50 @@ class BlockRun {
     changed_.notify_all();
   }
 
-  void decode() {
+  /// Decoder t of D reads frames from_ + t, from_ + t + D, ... through its own cursor, each into
+  /// a spare System (reused: no allocation per frame), at most `capacity` frames ahead of the
+  /// next frame a worker takes, so the frame every worker waits for is always being decoded.
+  void decode(std::size_t t, FrameSource::Cursor& cursor) {
     const std::size_t frames = source_.frames().size();
-    const std::size_t capacity = workers_.size() + 1;
-    for (std::size_t k = from_; k < frames; ++k) {
+    const std::size_t decoders = cursors_.size();
+    const std::size_t capacity = workers_.size() + decoders;
+    for (std::size_t k = from_ + t; k < frames; k += decoders) {
       Item item;
       item.k = k;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return stop_ || k < next_ + capacity; });
+        if (stop_) return;
+        if (!spares_.empty()) {
+          item.atoms = std::move(spares_.back());
+          spares_.pop_back();
+        }
+      }
       const auto start = SteadyClock::now();
       FrameFacts facts;
-      source_.read(k, item.atoms, facts);
-      std::unique_lock lock(mutex_);
+      source_.read(cursor, k, item.atoms, facts);
+      item.grid = source_.frame_grid(grid_, item.atoms.cell);
+      std::lock_guard lock(mutex_);
       report_.decode_seconds += seconds_since(start);
       report_.times_ps[k] = facts.time_ps;
       report_.fit_rmsd[k] = facts.fit_rmsd;
       report_.facts[k] = facts;
-      report_.atoms_box.include(item.atoms);
+      report_.atoms_box.include(facts.box);
       if (k < compute_from_) {  // every plane of the block holds this frame already
         done_[k] = -1;
-        changed_.notify_all();
-        continue;
+        spares_.push_back(std::move(item.atoms));
+      } else {
+        ready_.emplace(k, std::move(item));
       }
-      changed_.wait(lock, [&] { return stop_ || queue_.size() < capacity; });
-      if (stop_) return;
-      queue_.push_back(std::move(item));
       changed_.notify_all();
     }
-    std::lock_guard lock(mutex_);
-    decoded_ = true;
-    changed_.notify_all();
   }
 
   void work(std::size_t w) {
     MapSource& backend = *workers_[w];
     std::vector<StatsAccum> plane_stats(static_cast<std::size_t>(plan_.step));
     const std::size_t plane = grid_.plane_points();
+    const std::size_t frames = source_.frames().size();
     for (;;) {
       std::size_t b = 0;
       Item item;
@@ -136,19 +151,22 @@ class BlockRun {
         if (stop_) return;
         b = free_.front();
         free_.pop_front();
-        changed_.wait(lock, [&] { return stop_ || !queue_.empty() || decoded_; });
+        // Frames are taken in order: the next one once it is decoded.
+        changed_.wait(lock, [&] { return stop_ || next_ >= frames || ready_.count(next_) > 0; });
         if (stop_) return;
-        if (queue_.empty()) {  // decoded_: no frame left
+        if (next_ >= frames) {  // no frame left
           free_.push_back(b);
           changed_.notify_all();
           return;
         }
-        item = std::move(queue_.front());
-        queue_.pop_front();
+        auto it = ready_.find(next_);
+        item = std::move(it->second);
+        ready_.erase(it);
+        ++next_;
         changed_.notify_all();
       }
       const auto start = SteadyClock::now();
-      backend.prepare(item.atoms, grid_, physics_);
+      backend.prepare(item.atoms, item.grid, physics_);
       float* out = buffers_[b]->data();
       for (std::int64_t z = z0_; z < z1_; z += plan_.step) {
         if (interrupt_requested()) return;  // the accumulator stops the block
@@ -159,6 +177,7 @@ class BlockRun {
       std::lock_guard lock(mutex_);
       report_.worker_busy_seconds[w] += seconds_since(start);
       done_[item.k] = static_cast<std::ptrdiff_t>(b);
+      spares_.push_back(std::move(item.atoms));
       changed_.notify_all();
     }
   }
@@ -226,7 +245,8 @@ class BlockRun {
   }
 
   io::FrameMapsFile* frame_maps_;
-  FrameSource& source_;
+  const FrameSource& source_;
+  std::vector<FrameSource::Cursor>& cursors_;  ///< one per decoding thread
   const GridSpec& grid_;
   const Physics& physics_;
   const std::vector<MapSource*>& workers_;
@@ -239,9 +259,10 @@ class BlockRun {
   std::mutex mutex_;
   std::condition_variable changed_;
   bool stop_ = false;
-  bool decoded_ = false;
   std::exception_ptr error_;
-  std::deque<Item> queue_;
+  std::size_t next_ = 0;               ///< the next frame a worker takes
+  std::map<std::size_t, Item> ready_;  ///< decoded frames waiting for a worker
+  std::vector<System> spares_;         ///< frames' atoms to decode into again
   std::deque<std::size_t> free_;
   std::map<std::size_t, std::ptrdiff_t> done_;  ///< frame -> its buffer (-1: not computed)
 };
@@ -253,6 +274,13 @@ double FrameEngineReport::busy_fraction() const {
   double busy = 0.0;
   for (const double s : worker_busy_seconds) busy += s;
   return busy / (wall_seconds * static_cast<double>(worker_busy_seconds.size()));
+}
+
+std::size_t decode_threads_for(std::size_t requested, std::size_t atoms, std::size_t budget) {
+  if (requested > 0) return requested;
+  const std::size_t frame_bytes = std::max<std::size_t>(atoms * sizeof(Atom), 1);
+  const std::size_t fit = std::max<std::size_t>(budget / (8 * frame_bytes), 1);
+  return std::clamp<std::size_t>(resolve_threads(0) / 2, 1, std::min<std::size_t>(8, fit));
 }
 
 std::size_t frame_plan_bytes(const GridSpec& grid, const FramePlan& plan) {
@@ -313,10 +341,14 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
       source.read(k, atoms, report.facts[k]);
       report.times_ps[k] = report.facts[k].time_ps;
       report.fit_rmsd[k] = report.facts[k].fit_rmsd;
-      report.atoms_box.include(atoms);
+      report.atoms_box.include(report.facts[k].box);
       report.decode_seconds += seconds_since(read_start);
     }
   }
+  std::vector<FrameSource::Cursor> cursors;
+  for (std::size_t t = 0; t < std::max<std::size_t>(plan.decoders, 1); ++t)
+    cursors.push_back(source.cursor());
+  report.decode_threads = cursors.size();
   bool first_block = true;
   for (std::int64_t z0 = plan.z_begin; z0 < plan.z_end; z0 += plan.block) {
     const std::int64_t z1 = std::min(plan.z_end, z0 + plan.block);
@@ -344,7 +376,7 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
       report.frames_reused += frames;
       continue;
     }
-    BlockRun block(source, grid, physics, workers, plan, buffers, report, frame_maps);
+    BlockRun block(source, cursors, grid, physics, workers, plan, buffers, report, frame_maps);
     block.run(z0, z1, acc, from, compute_from, file, progress, evaluations_done);
     first_block = false;
   }

@@ -1,14 +1,16 @@
 // The frame engine: the potential of every listed frame on a block of z-planes, added in frame
 // order to each point's running statistics (mean, spread, minimum, maximum).
 //
-//   decoder (one thread)         workers (one per GPU / CPU backend)      accumulator (caller)
-//   frame k read, selected, ──►  take a free frame buffer, then the  ──►  frames taken in
-//   fitted; queued in order      next queued frame: prepare() its         order k = 0, 1, ...;
-//                                atoms, compute_slab() the block          each plane adds it
-//                                                                         (Welford, float64);
-//                                                                         checkpoints the planes
+//   decoders (D threads)         workers (one per GPU / CPU backend)      accumulator (caller)
+//   frame k read, selected,  ──►  take a free frame buffer, then the  ──►  frames taken in
+//   fitted by decoder k mod D,    next frame in order: prepare() its       order k = 0, 1, ...;
+//   each with its own reader,     atoms, compute_slab() the block          each plane adds it
+//   at most workers + D frames                                             (Welford, float64);
+//   ahead of the workers                                                   checkpoints the planes
 // A worker takes a buffer before it takes a frame, and frames are taken in order, so the lowest
-// unfinished frame always holds a buffer and the pool cannot deadlock. Each point's statistics
+// unfinished frame always holds a buffer and the pool cannot deadlock; the decoder of the frame
+// the workers wait for is never held back (it is within D of the next frame taken). A frame's
+// atoms do not depend on the decoder that read it. Each point's statistics
 // see the frames in list order whatever computed them: the result is bit-identical for any
 // number of workers, any block size and any resumption (a plane's checkpoint says how many
 // frames it holds; a resumed run adds only the frames after those).
@@ -32,11 +34,17 @@ namespace dcs::pipeline {
 struct FramePlan {
   std::int64_t z_begin = 0;  ///< this process's planes [z_begin, z_end)
   std::int64_t z_end = 0;
-  std::int64_t block = 1;   ///< planes whose statistics are held in memory at once
-  std::int64_t step = 1;    ///< planes per compute_slab() call (a multiple of plane_multiple)
-  std::size_t buffers = 2;  ///< frame buffers of `block` planes (at least workers + 1)
+  std::int64_t block = 1;    ///< planes whose statistics are held in memory at once
+  std::int64_t step = 1;     ///< planes per compute_slab() call (a multiple of plane_multiple)
+  std::size_t buffers = 2;   ///< frame buffers of `block` planes (at least workers + 1)
+  std::size_t decoders = 1;  ///< threads decoding frames at once, each with its own reader
   double checkpoint_seconds = 10.0;
 };
+
+/// The decoding threads of a trajectory run: `requested`, or for 0 half the hardware threads,
+/// 1 to 8, and at most one per eight frames of `atoms` mapped atoms within `budget` bytes (each
+/// decoder holds up to two frames' atoms at once, and the frames waiting for the workers).
+std::size_t decode_threads_for(std::size_t requested, std::size_t atoms, std::size_t budget);
 
 /// Host bytes of a plan on `grid`: the planes' statistics (24 bytes a point) and the buffers.
 std::size_t frame_plan_bytes(const GridSpec& grid, const FramePlan& plan);
@@ -49,7 +57,8 @@ FramePlan make_frame_plan(const GridSpec& grid, std::int64_t z_begin, std::int64
 
 struct FrameEngineReport {
   double wall_seconds = 0.0;
-  double decode_seconds = 0.0;      ///< the decoder reading and fitting frames
+  double decode_seconds = 0.0;      ///< the decoders reading and fitting frames, summed
+  std::size_t decode_threads = 1;   ///< decoders that shared that work
   double accumulate_seconds = 0.0;  ///< adding frames to the statistics
   double checkpoint_seconds = 0.0;  ///< storing and syncing checkpoints
   std::vector<double> worker_busy_seconds;

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../inputs.hpp"
 #include "dcs/grid.hpp"
 #include "dcs/io/trajectory.hpp"
 #include "dcs/periodic/whole.hpp"
@@ -33,6 +34,7 @@ struct FrameFacts {
   std::array<double, 6> dimensions{};
   std::int64_t long_bonds = 0;    ///< bonds still across the boundary after making whole
   std::int64_t outside_grid = 0;  ///< mapped atoms outside the grid's box (after fitting)
+  AtomBox box;                    ///< of the mapped atoms (after fitting)
 };
 
 class FrameSource {
@@ -60,15 +62,35 @@ class FrameSource {
   bool makes_whole() const noexcept { return graph_.has_value(); }
   const std::optional<MoleculeGraph>& molecules() const noexcept { return graph_; }
 
-  /// The grid the frames are mapped on: atoms outside its box are counted from now on.
+  /// The grid the frames are mapped on: atoms outside its box are counted from now on (open
+  /// boundaries). A periodic map whose grid spans the first frame's cell along its vectors
+  /// (tiles_cell) follows each frame's cell (frame_grid()).
   void set_grid(const GridSpec& grid);
+  /// Whether each frame is sampled at the grid's fractional coordinates of its own cell.
+  bool grid_follows_cell() const noexcept { return follows_cell_; }
+  /// The points of `grid` for a frame in `cell`: the same fractional coordinates of that cell
+  /// (make_cell_grid() with the grid's counts) where the grid follows the cell and the frame's
+  /// cell differs from the first frame's; `grid` itself otherwise (fixed points in Å).
+  GridSpec frame_grid(const GridSpec& grid, const UnitCell& cell) const;
+
+  /// One decoding thread's own reader of the trajectory files and frame storage (chemfiles
+  /// objects are not shared between threads).
+  struct Cursor {
+    io::TrajectoryReader reader;
+    io::TrajectoryFrame frame;
+  };
+  /// A cursor for another decoding thread.
+  Cursor cursor() const { return Cursor{reader_->another(), {}}; }
 
   /// Listed frame k: the mapped atoms' positions (made whole, centred, fitted) and charges into
-  /// `out` (positions and charges only: no identities), and what was found (FrameFacts).
-  /// Throws InputError naming the file's frame for a cell that periodic work needs but that is
-  /// missing or unusable, and under --strict for a frame with long bonds or atoms outside the
-  /// grid. Not thread-safe.
-  void read(std::size_t k, System& out, FrameFacts& facts);
+  /// `out` (positions and charges only: no identities; an `out` of the last frame's is reused
+  /// without allocating), and what was found (FrameFacts). Throws InputError naming the file's
+  /// frame for a cell that periodic work needs but that is missing or unusable, and under
+  /// --strict for a frame with long bonds or atoms outside the grid. Threads may read at once,
+  /// each through its own cursor; the frame's result does not depend on the cursor.
+  void read(Cursor& cursor, std::size_t k, System& out, FrameFacts& facts) const;
+  /// The same through this source's own cursor (one thread).
+  void read(std::size_t k, System& out, FrameFacts& facts) { read(*own_, k, out, facts); }
 
  private:
   void fill(io::TrajectoryFrame& frame, System& out, FrameFacts& facts) const;
@@ -95,9 +117,11 @@ class FrameSource {
   std::vector<Vec3> reference_;                  ///< the first frame's --align positions
   std::optional<MoleculeGraph> graph_;           ///< --pbc whole with bonds
   std::optional<std::array<Vec3, 2>> grid_box_;  ///< set_grid(): lowest and highest corner
+  bool follows_cell_ = false;                    ///< set_grid(): frame_grid() scales
   std::optional<io::TrajectoryReader> reader_;
   std::vector<std::int64_t> frames_;
-  io::TrajectoryFrame frame_;
+  io::TrajectoryFrame frame_;  ///< the first listed frame as read (construction only)
+  std::optional<Cursor> own_;  ///< read(k, ...)'s
   System first_;
   std::string inputs_sha256_;
   std::vector<std::string> file_sha256_;

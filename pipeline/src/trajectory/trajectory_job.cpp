@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -275,14 +276,70 @@ io::MapExtras trajectory_extras(const RunConfig& config, const FrameSource& sour
   return extras;
 }
 
+/// A periodic map that follows the cell (FrameSource::grid_follows_cell()) of frames whose
+/// cells differ (NPT): the mean of their cell vectors, the cell the map is stored with; none for
+/// one cell throughout, or a grid of fixed points.
+std::optional<UnitCell> varying_cell_mean(const FrameSource& source,
+                                          const FrameEngineReport& report) {
+  if (!source.grid_follows_cell() || report.facts.empty()) return std::nullopt;
+  bool varies = false;
+  Mat3 sum{};
+  for (const FrameFacts& facts : report.facts) {
+    varies = varies || facts.dimensions != report.facts.front().dimensions;
+    const UnitCell cell = UnitCell::from_lengths_angles(
+        {facts.dimensions[0], facts.dimensions[1], facts.dimensions[2]},
+        {facts.dimensions[3], facts.dimensions[4], facts.dimensions[5]});
+    for (std::size_t a = 0; a < 3; ++a)
+      for (std::size_t c = 0; c < 3; ++c) sum[a][c] += cell.vectors()[a][c];
+  }
+  if (!varies) return std::nullopt;
+  const auto dot = [](const Vec3& u, const Vec3& v) {
+    return u[0] * v[0] + u[1] * v[1] + u[2] * v[2];
+  };
+  const auto n = static_cast<double>(report.facts.size());
+  Vec3 lengths{}, angles{};
+  Mat3 mean{};
+  for (std::size_t a = 0; a < 3; ++a)
+    for (std::size_t c = 0; c < 3; ++c) mean[a][c] = sum[a][c] / n;
+  for (std::size_t a = 0; a < 3; ++a) lengths[a] = std::sqrt(dot(mean[a], mean[a]));
+  constexpr double kDegrees = 180.0 / 3.14159265358979323846;
+  for (std::size_t a = 0; a < 3; ++a) {
+    const Vec3& u = mean[(a + 1) % 3];
+    const Vec3& v = mean[(a + 2) % 3];
+    angles[a] = std::acos(std::clamp(dot(u, v) / (lengths[(a + 1) % 3] * lengths[(a + 2) % 3]),
+                                     -1.0, 1.0)) *
+                kDegrees;
+  }
+  return UnitCell::from_lengths_angles(lengths, angles);
+}
+
+/// What a changing cell did to the map, for the log, the summary and the file.
+std::string varying_cell_note(const UnitCell& mean, const FrameEngineReport& report) {
+  double smallest = std::numeric_limits<double>::infinity(), largest = 0.0;
+  for (const FrameFacts& facts : report.facts) {
+    const double volume = UnitCell::from_lengths_angles(
+                              {facts.dimensions[0], facts.dimensions[1], facts.dimensions[2]},
+                              {facts.dimensions[3], facts.dimensions[4], facts.dimensions[5]})
+                              .volume();
+    smallest = std::min(smallest, volume);
+    largest = std::max(largest, volume);
+  }
+  return fmt::format(
+      "the cell changes over the frames (volume {:.6g} to {:.6g} A^3): each frame was sampled at "
+      "the same fractional coordinates of its own cell, and the map, a mean in fractional "
+      "space, is stored with the mean cell ({})",
+      smallest, largest, mean.describe());
+}
+
 /// --null-output: every frame computed and added in memory, nothing written (benchmarks).
 RunResult run_without_output(const RunConfig& config, FrameSource& source, const GridSpec& grid,
                              Workers& workers, ProgressSink* progress,
                              SteadyClock::time_point start) {
   const SlabHint hint = combined_hint(workers);
-  const FramePlan plan =
-      make_frame_plan(grid, 0, grid.nz(), workers.list.size(), hint.plane_multiple,
-                      memory_budget(config), config.checkpoint_seconds);
+  FramePlan plan = make_frame_plan(grid, 0, grid.nz(), workers.list.size(), hint.plane_multiple,
+                                   memory_budget(config), config.checkpoint_seconds);
+  plan.decoders = decode_threads_for(config.trajectory->decode_threads, source.selected_atoms(),
+                                     memory_budget(config));
   const FrameEngineReport report =
       run_frame_engine(source, grid, config.physics, workers.list, nullptr, plan, progress,
                        config.trajectory->files.front());
@@ -292,6 +349,7 @@ RunResult run_without_output(const RunConfig& config, FrameSource& source, const
   result.frames = source.frames().size();
   result.frames_computed = report.frames_computed;
   result.decode_seconds = report.decode_seconds;
+  result.decode_threads = report.decode_threads;
   result.metadata.grid = grid;
   result.metadata.physics = config.physics;
   result.evaluations = static_cast<double>(grid.points()) *
@@ -301,10 +359,12 @@ RunResult run_without_output(const RunConfig& config, FrameSource& source, const
   result.busy_fraction = report.busy_fraction();
   result.workers = workers.list.size();
   result.total_seconds = seconds_since(start);
-  log().info("frames: {} in {:.3f} s ({:.2f} frames/s), decoding {:.3f} s, adding {:.3f} s",
-             report.frames_computed, report.wall_seconds,
-             static_cast<double>(report.frames_computed) / std::max(report.wall_seconds, 1e-9),
-             report.decode_seconds, report.accumulate_seconds);
+  log().info(
+      "frames: {} in {:.3f} s ({:.2f} frames/s), decoding {:.3f} s on {} thread(s), adding "
+      "{:.3f} s",
+      report.frames_computed, report.wall_seconds,
+      static_cast<double>(report.frames_computed) / std::max(report.wall_seconds, 1e-9),
+      report.decode_seconds, report.decode_threads, report.accumulate_seconds);
   return result;
 }
 
@@ -353,6 +413,8 @@ struct TrajectoryRun {
   std::optional<FrameSource> source;
   MapJob job;
   std::string file_key;   ///< of the frame statistics and frame maps
+  io::ResumeKey key;      ///< of the map, named before the frames (the first frame's cell)
+  std::string cell_note;  ///< a changing cell (NPT): what the map is; empty otherwise
   bool complete = false;  ///< --resume: the outputs exist and match
   io::PartialLock lock;
   std::optional<io::FrameAccumulatorFile> file;
@@ -389,7 +451,8 @@ void open_statistics(TrajectoryRun& run) {
   const RunConfig& config = run.config;
   MapJob& job = run.job;
   job.extra_settings = trajectory_settings(run.t, *run.source);
-  io::ResumeKey key = resume_key(config, job.in.system, job.in.grid, run.workers.first());
+  io::ResumeKey& key = run.key;
+  key = resume_key(config, job.in.system, job.in.grid, run.workers.first());
   for (const auto& setting : job.extra_settings) key.settings.push_back(setting);
   run.file_key = frames_key(key, run.t, *run.source);
   const OutputPaths& paths = run.files.paths;
@@ -423,14 +486,15 @@ void add_frames(TrajectoryRun& run) {
   const SlabHint hint = combined_hint(run.workers);
   const auto [z_begin, z_end] = run.executor.planes(grid.nz(), hint.plane_multiple);
   const std::size_t budget = memory_budget(config);
-  const FramePlan plan = make_frame_plan(grid, z_begin, z_end, run.workers.list.size(),
-                                         hint.plane_multiple, budget, config.checkpoint_seconds);
+  FramePlan plan = make_frame_plan(grid, z_begin, z_end, run.workers.list.size(),
+                                   hint.plane_multiple, budget, config.checkpoint_seconds);
+  plan.decoders = decode_threads_for(run.t.decode_threads, run.source->selected_atoms(), budget);
   if (z_end > z_begin)
     log().info(
         "frames: planes {}..{} in blocks of {}, {} frame buffers, {} of host memory "
-        "(budget {})",
+        "(budget {}), {} decoding thread(s)",
         z_begin, z_end - 1, plan.block, plan.buffers, format_bytes(frame_plan_bytes(grid, plan)),
-        format_bytes(budget));
+        format_bytes(budget), plan.decoders);
   else
     log().info(
         "frames: no planes for this rank (more ranks than groups of {} planes); it reads the "
@@ -445,10 +509,11 @@ void add_frames(TrajectoryRun& run) {
   });
   log().info(
       "frames: {} computed, {} found in the checkpoints, in {:.3f} s ({:.2f} frames/s); "
-      "decoding {:.3f} s, adding {:.3f} s, checkpoints {:.3f} s",
+      "decoding {:.3f} s on {} thread(s), adding {:.3f} s, checkpoints {:.3f} s",
       report.frames_computed, report.frames_reused, report.wall_seconds,
       static_cast<double>(report.frames_computed) / std::max(report.wall_seconds, 1e-9),
-      report.decode_seconds, report.accumulate_seconds, report.checkpoint_seconds);
+      report.decode_seconds, report.decode_threads, report.accumulate_seconds,
+      report.checkpoint_seconds);
 }
 
 /// The leader: the mean as the map of the one-map job, computed by a backend that reads it
@@ -478,6 +543,18 @@ void make_mean_map(TrajectoryRun& run) {
     };
   }
   job.in.atoms_box = run.report.atoms_box;  // the box check covers every frame's atoms
+  job.fixed_key = run.key;  // named before the frames: a changing cell moves the grid below
+  if (const std::optional<UnitCell> mean = varying_cell_mean(*run.source, run.report)) {
+    run.cell_note = varying_cell_note(*mean, run.report);
+    log().info("{}", run.cell_note);
+    GridRequest request;
+    request.counts = job.in.grid.counts;
+    request.cell_box = true;
+    request.map_axes = MapAxes::kCell;
+    job.in.grid = make_cell_grid(*mean, request);
+    job.in.system.cell = *mean;
+    if (extras) extras->attributes.emplace_back("cell", run.cell_note);
+  }
   LocalExecutor alone;  // the statistics file is complete: the mean map is the leader's
   run.result = run_read_map(config, job, run.file ? mean_workers : run.workers, alone, nullptr);
   if (run.maps) {
@@ -499,6 +576,8 @@ void fill_result(TrajectoryRun& run, SteadyClock::time_point start) {
   result.slabs_computed = 0;
   result.slabs_reused = 0;
   result.decode_seconds = run.report.decode_seconds;
+  result.decode_threads = run.report.decode_threads;
+  result.cell_note = run.cell_note;
   result.atoms = source.selected_atoms();
   result.evaluations = static_cast<double>(run.job.in.grid.points()) *
                        static_cast<double>(source.selected_atoms()) *

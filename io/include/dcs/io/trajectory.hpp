@@ -26,7 +26,8 @@ struct TrajectoryFrame {
 
 /// Several trajectory files read in order as one trajectory: DCD (.dcd), XTC (.xtc), TRR (.trr),
 /// AMBER NetCDF (.nc, .ncdf; NetCDF-3 only), the format from each file's extension
-/// (case-insensitive). Not thread-safe: one reader thread; reads block that thread.
+/// (case-insensitive). Not thread-safe: one reader thread; reads block that thread (another()
+/// gives each thread its own reader of the same files).
 /// time_ps: XTC and TRR store it; AMBER NetCDF: NaN (chemfiles 0.10 does not read its "time"
 /// variable); DCD from its
 /// header's first step, step interval and time step (CHARMM's AKMA unit converted to ps), NaN
@@ -44,6 +45,10 @@ class TrajectoryReader {
   TrajectoryReader(TrajectoryReader&&) noexcept;
   TrajectoryReader& operator=(TrajectoryReader&&) noexcept;
 
+  /// Another reader of the same files, for another thread: it shares nothing with this one and
+  /// checks nothing again (the frame counts and XTC offsets are copied); no file is open yet.
+  TrajectoryReader another() const;
+
   std::int64_t frames() const;  ///< total over all files
   std::size_t atoms() const;
   const std::vector<std::string>& paths() const;
@@ -57,6 +62,7 @@ class TrajectoryReader {
 
  private:
   struct Impl;
+  explicit TrajectoryReader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -84,6 +84,9 @@ struct TrajectoryRequest {
   /// --periodic: each frame's potential is periodic in its cell, which every frame must have
   /// (refused naming the frame otherwise).
   bool periodic = false;
+  /// --decode-threads: frames read and prepared at once, each thread with its own reader of the
+  /// files; 0: automatic (decode_threads_for()). The maps do not depend on it.
+  std::size_t decode_threads = 0;
 };
 
 /// The potential at points instead of on a grid (pipeline/src/points/): listed points, a surface

@@ -29,7 +29,9 @@ struct RunResult {
   std::size_t slabs_reused = 0;     ///< found complete in a partial file (--resume)
   std::size_t frames = 0;           ///< trajectory runs: frames averaged
   std::size_t frames_computed = 0;  ///< trajectory runs: frames computed by this run (not resumed)
-  double decode_seconds = 0.0;      ///< trajectory runs: reading and fitting frames
+  double decode_seconds = 0.0;      ///< trajectory runs: reading and fitting frames, summed
+  std::size_t decode_threads = 0;   ///< trajectory runs: the threads sharing that work
+  std::string cell_note;            ///< trajectory runs whose cell changes: how the map follows it
   std::size_t points = 0;           ///< points runs: values computed
   std::string points_description;   ///< points runs: where ("2562 vertices of surf.ply, ...")
   double colour_range = 0.0;        ///< points runs: the colour map's ±range
