@@ -17,6 +17,7 @@
 #include "cuda_check.hpp"
 #include "dcs/error.hpp"
 #include "msm_kernels.hpp"
+#include "row_batch.cuh"
 
 namespace dcs::cuda::detail {
 namespace {
@@ -94,13 +95,7 @@ __device__ __forceinline__ void stage_chunk(const MsmSlabLaunch& p, const TileBo
                                             const unsigned* sm_row_prefix, float4* sm_atoms) {
   for (unsigned s = thread; s < in_chunk; s += kMsmThreads) {
     const unsigned g = chunk + s;
-    // The row holding the g-th listed atom: the last r with prefix[r] <= g.
-    int lo = 0, hi = kRowsPerBatch - 1;
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) >> 1;
-      if (sm_row_prefix[mid] <= g) lo = mid;
-      else hi = mid - 1;
-    }
+    const int lo = listed_row<kRowsPerBatch>(sm_row_prefix, g);
     const MsmAtom atom = p.d_atoms[sm_row_begin[lo] + (g - sm_row_prefix[lo])];
     sm_atoms[s] =
         make_float4(static_cast<float>(atom.x - box.x0), static_cast<float>(atom.y - box.y0),
@@ -223,13 +218,7 @@ __global__ void __launch_bounds__(kMsmThreads)
       sm_row_begin[thread] = begin;
       sm_row_prefix[thread + 1] = count;
     }
-    __syncthreads();
-    if (thread == 0) {  // inclusive prefix of the counts: 128 additions once per batch
-      sm_row_prefix[0] = 0;
-      for (int r = 1; r <= kRowsPerBatch; ++r) sm_row_prefix[r] += sm_row_prefix[r - 1];
-    }
-    __syncthreads();
-    const unsigned total = sm_row_prefix[kRowsPerBatch];
+    const unsigned total = prefix_row_counts<kRowsPerBatch>(sm_row_prefix, thread);
 
     for (unsigned chunk = 0; chunk < total; chunk += kMsmChunkAtoms) {
       const unsigned in_chunk = min(total - chunk, static_cast<unsigned>(kMsmChunkAtoms));

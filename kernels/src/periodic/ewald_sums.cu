@@ -22,6 +22,7 @@
 #include "dcs/error.hpp"
 #include "ewald_device.cuh"
 #include "ewald_kernels.hpp"
+#include "row_batch.cuh"
 
 namespace dcs::cuda::detail {
 namespace {
@@ -91,12 +92,7 @@ __device__ inline void row_span(const EwaldBins& b, const double* lo, const doub
 /// float offset from p0 and its charge.
 __device__ inline float4 listed_image(const EwaldBins& b, const unsigned* row_begin,
                                       const unsigned* row_prefix, unsigned g, const double* p0) {
-  int row_lo = 0, row_hi = kRowsPerBatch - 1;  // the last row with prefix <= g
-  while (row_lo < row_hi) {
-    const int mid = (row_lo + row_hi + 1) >> 1;
-    if (row_prefix[mid] <= g) row_lo = mid;
-    else row_hi = mid - 1;
-  }
+  const int row_lo = listed_row<kRowsPerBatch>(row_prefix, g);
   const EwaldAtom atom = b.d_atoms[row_begin[row_lo] + (g - row_prefix[row_lo])];
   return make_float4(static_cast<float>(atom.x - p0[0]), static_cast<float>(atom.y - p0[1]),
                      static_cast<float>(atom.z - p0[2]), atom.q);
@@ -148,13 +144,7 @@ __global__ void __launch_bounds__(kTileThreads, 4)  // 4 blocks: 72 registers, n
       sm_row_begin[thread] = begin;
       sm_row_prefix[thread + 1] = count;
     }
-    __syncthreads();
-    if (thread == 0) {
-      sm_row_prefix[0] = 0;
-      for (int r = 1; r <= kRowsPerBatch; ++r) sm_row_prefix[r] += sm_row_prefix[r - 1];
-    }
-    __syncthreads();
-    const unsigned total = sm_row_prefix[kRowsPerBatch];
+    const unsigned total = prefix_row_counts<kRowsPerBatch>(sm_row_prefix, thread);
     for (unsigned chunk = 0; chunk < total; chunk += kChunkAtoms) {
       const unsigned in_chunk = min(total - chunk, static_cast<unsigned>(kChunkAtoms));
       for (unsigned s = thread; s < in_chunk; s += kTileThreads)
