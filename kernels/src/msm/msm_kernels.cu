@@ -16,6 +16,7 @@
 
 #include "cuda_check.hpp"
 #include "dcs/error.hpp"
+#include "launch.hpp"
 #include "msm_kernels.hpp"
 #include "row_batch.cuh"
 
@@ -244,18 +245,12 @@ void launch_split(const MsmSlabLaunch& p, dim3 grid, int tile_z_first, StreamVie
 }  // namespace
 
 void launch_msm_slab(const MsmSlabLaunch& p, StreamView stream) {
-  if (p.z_count < 1 || p.z_begin < 0 || p.z_begin + p.z_count > p.nz)
-    throw InternalError("launch_msm_slab: planes [" + std::to_string(p.z_begin) + ", " +
-                        std::to_string(p.z_begin + p.z_count) + ") outside the grid");
+  const TileGrid tiles = slab_tile_grid("launch_msm_slab", "CUDA msm", p.nx, p.ny, p.nz, p.z_begin,
+                                        p.z_count, dim3(kMsmTileX, kMsmTileY, kMsmTileZ));
   if (p.split < 1 || p.split > 6)
     throw InternalError("launch_msm_slab: splitting degree " + std::to_string(p.split));
-  const int tile_z_first = p.z_begin / kMsmTileZ;
-  const int tile_z_last = (p.z_begin + p.z_count - 1) / kMsmTileZ;
-  const dim3 grid((p.nx + kMsmTileX - 1) / kMsmTileX, (p.ny + kMsmTileY - 1) / kMsmTileY,
-                  tile_z_last - tile_z_first + 1);
-  if (grid.y > 65535u || grid.z > 65535u)
-    throw UsageError("CUDA msm: a grid of " + std::to_string(p.ny) + " rows or a slab of " +
-                     std::to_string(p.z_count) + " planes is more than one launch covers");
+  const dim3 grid = tiles.grid;
+  const int tile_z_first = tiles.tile_z_first;
   switch (p.split) {  // the polynomial's degree, a compile-time loop bound
     case 1: launch_split<1>(p, grid, tile_z_first, stream); break;
     case 2: launch_split<2>(p, grid, tile_z_first, stream); break;

@@ -22,6 +22,7 @@
 #include "dcs/error.hpp"
 #include "ewald_device.cuh"
 #include "ewald_kernels.hpp"
+#include "launch.hpp"
 #include "row_batch.cuh"
 
 namespace dcs::cuda::detail {
@@ -252,18 +253,11 @@ __global__ void __launch_bounds__(kPointThreads)
 }  // namespace
 
 void launch_ewald_slab(const EwaldSlabLaunch& p, StreamView stream) {
-  if (p.z_count < 1 || p.z_begin < 0 || p.z_begin + p.z_count > p.nz)
-    throw InternalError("launch_ewald_slab: planes [" + std::to_string(p.z_begin) + ", " +
-                        std::to_string(p.z_begin + p.z_count) + ") outside the grid");
-  const int tile_z_first = p.z_begin / kEwaldTileZ;
-  const int tile_z_last = (p.z_begin + p.z_count - 1) / kEwaldTileZ;
-  const dim3 grid((p.nx + kEwaldTileX - 1) / kEwaldTileX, (p.ny + kEwaldTileY - 1) / kEwaldTileY,
-                  tile_z_last - tile_z_first + 1);
-  if (grid.y > 65535u || grid.z > 65535u)
-    throw UsageError("CUDA ewald: a grid of " + std::to_string(p.ny) + " rows or a slab of " +
-                     std::to_string(p.z_count) + " planes is more than one launch covers");
-  ewald_slab_kernel<<<grid, dim3(kEwaldTileX, kEwaldTileY, kThreadsZ), 0, stream.get()>>>(
-      p, tile_z_first);
+  const TileGrid tiles =
+      slab_tile_grid("launch_ewald_slab", "CUDA ewald", p.nx, p.ny, p.nz, p.z_begin, p.z_count,
+                     dim3(kEwaldTileX, kEwaldTileY, kEwaldTileZ));
+  ewald_slab_kernel<<<tiles.grid, dim3(kEwaldTileX, kEwaldTileY, kThreadsZ), 0, stream.get()>>>(
+      p, tiles.tile_z_first);
   DCS_CUDA_CHECK_LAUNCH("ewald_slab", stream.get());
   const long long points = static_cast<long long>(p.nx) * p.ny * p.z_count;
   const auto blocks = static_cast<unsigned>((points + kPointThreads - 1) / kPointThreads);
