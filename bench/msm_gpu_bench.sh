@@ -13,11 +13,7 @@
 # (0.1 atoms/A^3), MSM_BENCH_ERRORS.
 set -euo pipefail
 source "$(dirname "$0")/lib/gpu_bench.sh"
-build="${1:?usage: bench/msm_gpu_bench.sh BUILD_DIR OUT_DIR}"
-out="${2:?usage: bench/msm_gpu_bench.sh BUILD_DIR OUT_DIR}"
-bin="$(gpu_bench_binary "$build" tests/cuda/msm dcs_cuda_msm_tests)"
-mkdir -p "$out"
-report="$out/msm_gpu_bench.md"
+gpu_bench_setup msm_gpu_bench tests/cuda/msm dcs_cuda_msm_tests "$@"
 {
   gpu_bench_header "MSM on the GPU: ${DCS_MSM_BENCH_ATOMS:-1500000} atoms x ${DCS_MSM_BENCH_GRID:-464}^3"
   echo

@@ -13,11 +13,7 @@
 # DCS_EWALD_TESTING_BIN_SIDE, to compare the tiles' pruning).
 set -euo pipefail
 source "$(dirname "$0")/lib/gpu_bench.sh"
-build="${1:?usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR}"
-out="${2:?usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR}"
-bin="$(gpu_bench_binary "$build" tests/cuda/periodic dcs_cuda_periodic_tests)"
-mkdir -p "$out"
-report="$out/periodic_gpu_bench.md"
+gpu_bench_setup periodic_gpu_bench tests/cuda/periodic dcs_cuda_periodic_tests "$@"
 {
   gpu_bench_header "The periodic method on the GPU: frames per second"
   echo "command: bench/periodic_gpu_bench.sh $build $out"

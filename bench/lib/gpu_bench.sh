@@ -9,6 +9,18 @@ gpu_bench_binary() {
   echo "$bin"
 }
 
+# gpu_bench_setup NAME SUBDIR TARGET BUILD_DIR OUT_DIR: the script's arguments (usage
+# bench/NAME.sh BUILD_DIR OUT_DIR) into build and out, the test binary into bin (or exit 2),
+# the report's path OUT_DIR/NAME.md into report; makes OUT_DIR.
+gpu_bench_setup() {
+  local usage="usage: bench/$1.sh BUILD_DIR OUT_DIR"
+  build="${4:?$usage}"
+  out="${5:?$usage}"
+  bin="$(gpu_bench_binary "$build" "$2" "$3")"
+  mkdir -p "$out"
+  report="$out/$1.md"
+}
+
 # gpu_bench_header TITLE: the title, the device (name, top SM clock) and the revision.
 gpu_bench_header() {
   echo "# $1"
