@@ -90,6 +90,21 @@ double relative_rms(const std::vector<A>& computed, const std::vector<B>& refere
   return std::sqrt(num / den);
 }
 
+/// A GPU and a CPU ewald backend, the GPU's map of a system on a grid and its relative RMS
+/// against the CPU's map.
+struct MapPair {
+  std::unique_ptr<PotentialBackend> gpu, cpu;
+  std::vector<float> map;
+  double rms = 0.0;
+};
+
+MapPair map_pair(const System& system, const GridSpec& grid) {
+  MapPair m{gpu_ewald(), cpu_ewald(), {}, 0.0};
+  m.map = whole_map(*m.gpu, system, grid);
+  m.rms = relative_rms(m.map, whole_map(*m.cpu, system, grid));
+  return m;
+}
+
 /// The float64 Ewald sum (the run's oracle) at every `stride`-th grid point, and those points'
 /// map values.
 void against_reference(PotentialBackend& backend, const System& system, const GridSpec& grid,
@@ -154,10 +169,7 @@ TEST_F(EwaldCuda, NetChargeInATruncatedOctahedron) {
       UnitCell::from_lengths_angles({30.0, 30.0, 30.0}, {109.4712206, 109.4712206, 109.4712206});
   const System system = charged_set(400, 2.0, cell, 11);
   const GridSpec grid = cell_grid(cell, 1.5);
-  auto gpu = gpu_ewald();
-  const std::vector<float> map = whole_map(*gpu, system, grid);
-  auto cpu = cpu_ewald();
-  const double rms = relative_rms(map, whole_map(*cpu, system, grid));
+  auto [gpu, cpu, map, rms] = map_pair(system, grid);
   std::printf("truncated octahedron (%s): GPU vs CPU ewald, relative RMS %.3g\n",
               grid.describe().c_str(), rms);
   EXPECT_LT(rms, 1e-6);
@@ -174,10 +186,7 @@ System lysozyme_box() {
 TEST_F(EwaldCuda, LysozymeMapAndAtoms) {
   const System system = lysozyme_box();
   const GridSpec grid = cell_grid(system.cell, 1.0);
-  auto gpu = gpu_ewald();
-  const std::vector<float> map = whole_map(*gpu, system, grid);
-  auto cpu = cpu_ewald();
-  const double rms = relative_rms(map, whole_map(*cpu, system, grid));
+  auto [gpu, cpu, map, rms] = map_pair(system, grid);
   std::printf("2lzt (%zu atoms, %s): GPU vs CPU ewald map, relative RMS %.3g\n", system.size(),
               grid.describe().c_str(), rms);
   EXPECT_LT(rms, 1e-6);
@@ -224,10 +233,7 @@ TEST_F(EwaldCuda, Tz2TruncatedOctahedron) {
   system.source_path = path;
   ASSERT_NEAR(system.total_charge(), 2.0, 1e-4);
   const GridSpec grid = cell_grid(system.cell, 1.0);
-  auto gpu = gpu_ewald();
-  const std::vector<float> map = whole_map(*gpu, system, grid);
-  auto cpu = cpu_ewald();
-  const double rms = relative_rms(map, whole_map(*cpu, system, grid));
+  auto [gpu, cpu, map, rms] = map_pair(system, grid);
   std::printf("tz2 (%zu atoms, %s, %s): GPU vs CPU ewald map, relative RMS %.3g\n", system.size(),
               system.cell.describe().c_str(), grid.describe().c_str(), rms);
   EXPECT_LT(rms, 1e-6);
