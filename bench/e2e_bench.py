@@ -101,7 +101,7 @@ def write_random_atoms(path, n):
                          f"{rng.uniform(-60, 60):8.3f} {rng.uniform(-0.8, 0.8):7.4f} 1.7000\n")
 
 
-def main():
+def parse_args():
     parser = argparse.ArgumentParser()
     parser.add_argument("dcs")
     parser.add_argument("outdir")
@@ -110,7 +110,26 @@ def main():
     parser.add_argument("--atoms", type=int, default=1_000_000)
     parser.add_argument("--quick", action="store_true", help="smaller grids (a smoke test)")
     parser.add_argument("--commit", default=os.environ.get("DCS_GIT_REVISION", ""))
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def write_report(args, rows):
+    """OUTDIR/e2e_bench.md: the device, the commit and command, a table row per case."""
+    with open(os.path.join(args.outdir, "e2e_bench.md"), "w") as md:
+        md.write(f"Device: {device_name()}; commit {args.commit or 'unknown'}; "
+                 f"command: bench/e2e_bench.py DCS OUT --gpus {' '.join(map(str, args.gpus))}"
+                 f"{' --quick' if args.quick else ''}\n\n")
+        md.write("| case | end to end s | floor | floor s | ratio | goal | notes |\n"
+                 "|---|---|---|---|---|---|---|\n")
+        for case, wall, floor_name, floor, ratio, goal, note in rows:
+            md.write(f"| {case} | {wall:.2f} | {floor_name} | {floor:.3f} | {ratio:.2f} | {goal} | "
+                     f"{note} |\n")
+        md.write("\nThe last row's ratio is the speed-up (1 GPU wall / N GPUs wall).\n")
+    print(open(os.path.join(args.outdir, "e2e_bench.md")).read())
+
+
+def main():
+    args = parse_args()
     big, mid, small = (1700, 1024, 256) if not args.quick else (256, 128, 64)
     scratch = os.path.join(args.outdir, "scratch")
     os.makedirs(scratch, exist_ok=True)
@@ -192,18 +211,7 @@ def main():
                      f"bit-identical: {same}"))
         print(rows[-1], flush=True)
     shutil.rmtree(scratch, ignore_errors=True)
-
-    with open(os.path.join(args.outdir, "e2e_bench.md"), "w") as md:
-        md.write(f"Device: {device_name()}; commit {args.commit or 'unknown'}; "
-                 f"command: bench/e2e_bench.py DCS OUT --gpus {' '.join(map(str, args.gpus))}"
-                 f"{' --quick' if args.quick else ''}\n\n")
-        md.write("| case | end to end s | floor | floor s | ratio | goal | notes |\n"
-                 "|---|---|---|---|---|---|---|\n")
-        for case, wall, floor_name, floor, ratio, goal, note in rows:
-            md.write(f"| {case} | {wall:.2f} | {floor_name} | {floor:.3f} | {ratio:.2f} | {goal} | "
-                     f"{note} |\n")
-        md.write("\nThe last row's ratio is the speed-up (1 GPU wall / N GPUs wall).\n")
-    print(open(os.path.join(args.outdir, "e2e_bench.md")).read())
+    write_report(args, rows)
 
 
 if __name__ == "__main__":

@@ -12,17 +12,10 @@
 # Environment: DCS_MSM_BENCH_ATOMS (1500000), DCS_MSM_BENCH_GRID (464), DCS_MSM_BENCH_DENSITY
 # (0.1 atoms/A^3), MSM_BENCH_ERRORS.
 set -euo pipefail
-build="${1:?usage: bench/msm_gpu_bench.sh BUILD_DIR OUT_DIR}"
-out="${2:?usage: bench/msm_gpu_bench.sh BUILD_DIR OUT_DIR}"
-bin="$build/tests/cuda/msm/dcs_cuda_msm_tests"
-[[ -x $bin ]] || { echo "$bin not built (cmake --build $build --target dcs_cuda_msm_tests)"; exit 2; }
-mkdir -p "$out"
-report="$out/msm_gpu_bench.md"
+source "$(dirname "$0")/lib/gpu_bench.sh"
+gpu_bench_setup msm_gpu_bench tests/cuda/msm dcs_cuda_msm_tests "$@"
 {
-  echo "# MSM on the GPU: ${DCS_MSM_BENCH_ATOMS:-1500000} atoms x ${DCS_MSM_BENCH_GRID:-464}^3"
-  echo
-  echo "device: $(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -n 1)"
-  echo "revision: ${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
+  gpu_bench_header "MSM on the GPU: ${DCS_MSM_BENCH_ATOMS:-1500000} atoms x ${DCS_MSM_BENCH_GRID:-464}^3"
   echo
   echo '```'
 } >"$report"

@@ -16,17 +16,10 @@
 # EWALD_BENCH_BIN_SIDES (default "0.5": bin sides as fractions of the cutoff, each a run with
 # DCS_EWALD_TESTING_BIN_SIDE, to compare the tiles' pruning).
 set -euo pipefail
-build="${1:?usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR}"
-out="${2:?usage: bench/periodic_gpu_bench.sh BUILD_DIR OUT_DIR}"
-bin="$build/tests/cuda/periodic/dcs_cuda_periodic_tests"
-[[ -x $bin ]] || { echo "$bin not built (cmake --build $build --target dcs_cuda_periodic_tests)"; exit 2; }
-mkdir -p "$out"
-report="$out/periodic_gpu_bench.md"
+source "$(dirname "$0")/lib/gpu_bench.sh"
+gpu_bench_setup periodic_gpu_bench tests/cuda/periodic dcs_cuda_periodic_tests "$@"
 {
-  echo "# The periodic method on the GPU: frames per second"
-  echo
-  echo "device: $(nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader 2>/dev/null | head -n 1)"
-  echo "revision: ${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
+  gpu_bench_header "The periodic method on the GPU: frames per second"
   echo "command: bench/periodic_gpu_bench.sh $build $out"
   echo
   echo '```'

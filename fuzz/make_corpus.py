@@ -191,11 +191,9 @@ def mesh_seeds(out):
                 "FIELD FieldData 1", "METADATA", "INFORMATION 0", "nan", "1e30", "4294967295"])
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    out = sys.argv[1]
-
+def text_seeds(out):
+    """The PQR seeds (the apbs-data corpus' heads, tests/data, fuzz/seeds) and the xyzq seeds
+    (every fourth PQR one converted, tests/data, fuzz/seeds), each written under out."""
     pqr_files = sorted(glob.glob(os.path.join(APBS, "**", "*.pqr"), recursive=True))
     if not pqr_files:
         print(f"make_corpus: no PQR files under {APBS} (Debian package apbs-data); "
@@ -215,7 +213,11 @@ def main():
     xyzq_seeds += hand_seeds("xyzq")
     for data in xyzq_seeds:
         put(os.path.join(out, "xyzq"), data)
+    return pqr_seeds, xyzq_seeds
 
+
+def gzip_seeds(out, pqr_seeds, xyzq_seeds):
+    """fuzz_gzip's seeds: built, raw and plain files from the text seeds, and fuzz/seeds."""
     # fuzz_gzip: flags bit 0 xyzq, bit 1 read_models, bits 2-3 mode (0 built, 2 raw, 3 plain);
     # built: A = members-1 | tail << 2 | n << 4, B = level (| 0x80: cross the 128 KiB block).
     gz = os.path.join(out, "gzip")
@@ -237,7 +239,9 @@ def main():
     for data in hand_seeds("gzip"):
         put(gz, data)
 
-    # The command line: README usage lines, one argument per line.
+
+def option_seeds(out):
+    """fuzz_options' seeds and dictionary: the README's command lines and every option name."""
     readme = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     options = os.path.join(out, "options")
     for line in re.findall(r"^dcs (.+?)(?:\s+#.*)?$", readme, flags=re.M):
@@ -260,6 +264,9 @@ def main():
                             "m.xtc", "m.nc"]
     write_dict(os.path.join(out, "options.dict"), words)
 
+
+def value_seeds(out):
+    """fuzz_values' seeds: memory sizes, units, devices, shares and output names by kind."""
     values = os.path.join(out, "values")
     for text in ["2G", "512M", "1.5GiB", "4096", "1K", "1kib", "0.5B", "1e18", "1T", " 2G", "-1"]:
         put(values, b"\x00" + text.encode())
@@ -274,6 +281,9 @@ def main():
     for data in hand_seeds("values"):
         put(values, data)
 
+
+def selection_seeds(out):
+    """fuzz_selection's seeds and dictionary: valid and broken selections."""
     selection = os.path.join(out, "selection")
     for text in ["all", "none", "name CA", "name CA CB N", "name C* ?H [!CN]* [a-z]", "resname GL? HS[DEP]",
                  "resid 1:10 20-30 40 to 50 -5--3", "resid 1 : 5 7- 9", "index 0 5:9", "bynum 1 100-200",
@@ -296,6 +306,9 @@ def main():
                 " ", "*", "?", "[", "]", "[!", "-", ":", " to ", "\\", "CA", "PROA", "1:5", "-3--1",
                 "9223372036854775807", "-9223372036854775808", "99999999999999999999"])
 
+
+def text_dicts(out):
+    """The PQR and xyzq fuzzers' dictionaries."""
     write_dict(os.path.join(out, "pqr.dict"),
                ["ATOM", "HETATM", "MODEL", "ENDMDL", "REMARK", "TER", "END", "CRYST1", "USER", "atom",
                 "AT0M", "        ", "\r\n", "\r", "\t", "-", ".", "e-5", "1e30", "nan", "inf",
@@ -303,6 +316,18 @@ def main():
                 "  1.8240", "-0.5000", "9999999"])
     write_dict(os.path.join(out, "xyzq.dict"), ["#", " ", "\t", "\r\n", "\r", "-", ".", "e-5", "1e6",
                                                 "1e30", "nan", "inf", "0x1p3", "+", "+-1"])
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = sys.argv[1]
+    pqr_seeds, xyzq_seeds = text_seeds(out)
+    gzip_seeds(out, pqr_seeds, xyzq_seeds)
+    option_seeds(out)
+    value_seeds(out)
+    selection_seeds(out)
+    text_dicts(out)
     md_seeds(out)
     mesh_seeds(out)
     counts = {t: len(os.listdir(os.path.join(out, t)))

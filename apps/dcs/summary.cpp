@@ -100,36 +100,36 @@ void print_periodic(const MethodInfo& m) {
                            "periodically");
 }
 
-}  // namespace
-
-void print_summary(const RunResult& result) {
-  const std::string input =
-      result.model >= 0 ? fmt::format("{} (model {})", result.input, result.model) : result.input;
+/// The one-line outcomes: not attempted, failed, an MPI rank's line, skipped (--resume). False
+/// for a map written here, which takes the long form.
+bool print_one_line(const RunResult& result, const std::string& input) {
   if (!result.attempted) {
     fmt::print("{}: not attempted (the batch stopped at a failure)\n", input);
-    return;
+    return true;
   }
   if (!result.error.empty()) {
     fmt::print("{}: FAILED: {}\n", input, result.error);
-    return;
+    return true;
   }
   if (result.rank >= 0) {  // an MPI batch: one line per input (details in each file's provenance)
     fmt::print("{} -> {}: {} on rank {} in {:.2f} s\n", result.input,
                fmt::join(result.outputs, ", "),
                result.skipped ? "complete already, skipped (--resume)" : "written", result.rank,
                result.total_seconds);
-    return;
+    return true;
   }
   if (result.skipped) {
     fmt::print("{} -> {}: complete already, skipped (--resume)\n", input,
                fmt::join(result.outputs, ", "));
-    return;
+    return true;
   }
+  return false;
+}
+
+/// What the map covers: the atoms, the models, the points or the grid.
+void print_coverage(const RunResult& result) {
   const MapMetadata& meta = result.metadata;
   const GridSpec& grid = meta.grid;
-  const GridStats& s = meta.stats;
-  const std::string unit(unit_name(meta.physics.unit));
-  fmt::print("{} -> {}\n", input, fmt::join(result.outputs, ", "));
   // Residues and HETATM records as read: a metal or ligand pdb2pqr dropped shows as 0 HETATM.
   if (result.residues > 0)
     fmt::print("  atoms     {} ({} residues, {} HETATM)\n", result.atoms, result.residues,
@@ -150,6 +150,12 @@ void print_summary(const RunResult& result) {
         grid.spacing[2], grid.origin[0], grid.origin[1], grid.origin[2],
         grid.skewed() ? ", axes along the cell vectors a, b, c" : "");
   }
+}
+
+/// The physics and the values: statistics, colours, validation against the reference.
+void print_values(const RunResult& result, const std::string& unit) {
+  const MapMetadata& meta = result.metadata;
+  const GridStats& s = meta.stats;
   fmt::print("  physics   {}\n", describe_model(meta.physics));
   fmt::print("  potential {} (factor {:.6g} {}): min {:.6g}  max {:.6g}  mean {:.6g}  rms {:.6g}\n",
              unit, meta.coulomb_factor,
@@ -172,7 +178,10 @@ void print_summary(const RunResult& result) {
         v.passed ? "passed" : "FAILED", where, v.max_abs_error, unit, v.max_rel_error, v.tolerance,
         v.rms_error);
   }
-  const MethodInfo& m = meta.method;
+}
+
+/// The method: what a periodic map is, and an approximate method's measured error (or why not).
+void print_method(const MethodInfo& m) {
   const bool ewald = m.method == Method::kEwald;
   if (ewald) print_periodic(m);
   if (traits(m.method).measures_error && !m.measured)
@@ -192,6 +201,11 @@ void print_summary(const RunResult& result) {
                             m.beta, m.cutoff, m.mesh[0], m.mesh[1], m.mesh[2], m.order)
               : fmt::format("h = {:g} A, a = {:g} A, order {}, C{}", m.spacing, m.cutoff, m.order,
                             m.split));
+}
+
+/// The energy, the frames, the backend and what the run cost: time, speed, resumed slabs.
+void print_run(const RunResult& result) {
+  const MapMetadata& meta = result.metadata;
   if (!std::isnan(result.energy_kcal_per_mol))
     fmt::print(
         "  energy    1/2 sum q_i phi_i = {:.10g} kcal/mol = {:.10g} kJ/mol (periodic: the "
@@ -224,6 +238,20 @@ void print_summary(const RunResult& result) {
   if (result.slabs_reused > 0)
     fmt::print("  resumed   {} slab(s) found done in the partial file, {} computed\n",
                result.slabs_reused, result.slabs_computed);
+}
+
+}  // namespace
+
+void print_summary(const RunResult& result) {
+  const std::string input =
+      result.model >= 0 ? fmt::format("{} (model {})", result.input, result.model) : result.input;
+  if (print_one_line(result, input)) return;
+  const std::string unit(unit_name(result.metadata.physics.unit));
+  fmt::print("{} -> {}\n", input, fmt::join(result.outputs, ", "));
+  print_coverage(result);
+  print_values(result, unit);
+  print_method(result.metadata.method);
+  print_run(result);
 }
 
 void print_batch_summary(const std::vector<RunResult>& results, bool keep_going) {

@@ -216,111 +216,150 @@ void guard_trr(Bytes& b, std::size_t atoms, const std::string& mismatch) {
 // NetCDF-3 with 64-bit offsets (chemfiles Netcdf3File): "CDF\2", numrecs, the dimension,
 // attribute and variable lists. Names and text attributes must fit in the file, variables
 // must name existing dimensions, and the "atom" dimension must be the topology's count.
-void guard_netcdf(Bytes& b, std::size_t atoms, const std::string& mismatch) {
-  const std::string head = b.text(0, 4, "NetCDF header");
-  if (head.compare(0, 3, "CDF") != 0) b.fail("not a NetCDF file");
-  if (head[3] != 2)
-    b.fail(
-        "only NetCDF-3 files with 64-bit offsets are read (AMBER's format; convert others "
-        "with e.g. cpptraj or MDAnalysis)");
-  std::uint64_t at = 4;
-  const std::int64_t records = b.i32(at, "NetCDF header");
-  if (records < 0) b.fail("corrupt NetCDF header (negative record count)");
-  at += 4;
-  const auto count = [&](std::int64_t tag, const char* what) {
-    const std::int64_t t = b.i32(at, "NetCDF header");
-    const std::int64_t n = b.i32(at + 4, "NetCDF header");
-    if ((t != tag && t != 0) || n < 0 || (t == 0 && n != 0) ||
-        static_cast<std::uint64_t>(n) > b.size())
-      b.fail(std::string("corrupt NetCDF header (") + what + " list)");
-    at += 8;
-    return n;
-  };
-  const auto name = [&]() {
-    const std::int64_t n = b.i32(at, "NetCDF header");
-    if (n < 0 || static_cast<std::uint64_t>(n) > b.size())
-      b.fail("corrupt NetCDF header (name of " + std::to_string(n) + " bytes)");
-    const std::string text = b.text(at + 4, static_cast<std::uint64_t>(n), "NetCDF header");
-    at += 4 + ((static_cast<std::uint64_t>(n) + 3) & ~std::uint64_t{3});
-    return text;
-  };
-  const auto attributes = [&]() {
+/// The bytes of one value of each NetCDF type (1 byte, char, short, int, float, double).
+constexpr std::array<std::uint64_t, 7> kNetcdfTypeSize{0, 1, 1, 2, 4, 4, 8};
+
+/// Where a variable's data lie: fixed-size ones once, record ones once per frame, records one
+/// after the other (NetCDF-3).
+struct NetcdfExtent {
+  std::uint64_t offset, bytes;
+  bool record;
+};
+
+/// The header of a NetCDF-3 file read in order, from the record count on: a cursor over the
+/// bytes that refuses (Bytes::fail) what chemfiles would misread.
+class NetcdfHeader {
+ public:
+  explicit NetcdfHeader(Bytes& b) : b_(b) {}
+
+  /// The number of records (frames) the header claims.
+  std::int64_t records() {
+    const std::int64_t records = b_.i32(at_, "NetCDF header");
+    if (records < 0) b_.fail("corrupt NetCDF header (negative record count)");
+    at_ += 4;
+    return records;
+  }
+
+  /// The dimensions' lengths (0: the record dimension); the 'atom' one must be the topology's.
+  std::vector<std::int64_t> dimensions(std::size_t atoms, const std::string& mismatch) {
+    const std::int64_t dims = count(10, "dimension");
+    std::optional<std::int64_t> atom_dim;
+    std::vector<std::int64_t> lengths;
+    for (std::int64_t i = 0; i < dims; ++i) {
+      const std::string dim = name();
+      const std::int64_t length = b_.i32(at_, "NetCDF header");
+      lengths.push_back(length);
+      at_ += 4;
+      if (length < 0) b_.fail("corrupt NetCDF header (negative dimension)");
+      // Dimensions size chemfiles' buffers: besides the atoms, AMBER's are 3 (spatial) or 5
+      // (label); a bound keeps a corrupt one from asking for gigabytes.
+      if (dim == "atom") atom_dim = length;
+      else if (length > 4096)
+        b_.fail("NetCDF dimension '" + dim + "' of " + std::to_string(length));
+    }
+    if (!atom_dim) b_.fail("no 'atom' dimension: not an AMBER NetCDF trajectory");
+    check_atoms(b_, *atom_dim, atoms, mismatch);
+    return lengths;
+  }
+
+  /// An attribute list: names, types and values that fit in the file.
+  void attributes() {
     const std::int64_t n = count(12, "attribute");
     for (std::int64_t i = 0; i < n; ++i) {
       name();
-      const std::int64_t type = b.i32(at, "NetCDF header");
-      const std::int64_t values = b.i32(at + 4, "NetCDF header");
-      static constexpr std::array<std::uint64_t, 7> kSize{0, 1, 1, 2, 4, 4, 8};
+      const std::int64_t type = b_.i32(at_, "NetCDF header");
+      const std::int64_t values = b_.i32(at_ + 4, "NetCDF header");
       if (type < 1 || type > 6 || values < 0 || (type != 2 && values != 1))
-        b.fail("corrupt or unsupported NetCDF attribute");
+        b_.fail("corrupt or unsupported NetCDF attribute");
       const std::uint64_t bytes =
-          kSize[static_cast<std::size_t>(type)] * static_cast<std::uint64_t>(values);
-      b.need(at + 8, bytes, "NetCDF attribute");
-      at += 8 + ((bytes + 3) & ~std::uint64_t{3});
+          kNetcdfTypeSize[static_cast<std::size_t>(type)] * static_cast<std::uint64_t>(values);
+      b_.need(at_ + 8, bytes, "NetCDF attribute");
+      at_ += 8 + ((bytes + 3) & ~std::uint64_t{3});
     }
-  };
-  const std::int64_t dims = count(10, "dimension");
-  std::optional<std::int64_t> atom_dim;
-  std::vector<std::int64_t> lengths;  // 0: the record (frame) dimension
-  for (std::int64_t i = 0; i < dims; ++i) {
-    const std::string dim = name();
-    const std::int64_t length = b.i32(at, "NetCDF header");
-    lengths.push_back(length);
-    at += 4;
-    if (length < 0) b.fail("corrupt NetCDF header (negative dimension)");
-    // Dimensions size chemfiles' buffers: besides the atoms, AMBER's are 3 (spatial) or 5
-    // (label); a bound keeps a corrupt one from asking for gigabytes.
-    if (dim == "atom") atom_dim = length;
-    else if (length > 4096) b.fail("NetCDF dimension '" + dim + "' of " + std::to_string(length));
   }
-  if (!atom_dim) b.fail("no 'atom' dimension: not an AMBER NetCDF trajectory");
-  check_atoms(b, *atom_dim, atoms, mismatch);
-  attributes();
-  const std::int64_t variables = count(11, "variable");
-  // Where each variable's data lie: fixed-size ones once, record ones once per frame, records
-  // one after the other (NetCDF-3). chemfiles reads frames past the end of the file without an
-  // error, so every frame the header claims must be in the file.
-  struct Extent {
-    std::uint64_t offset, bytes;
-    bool record;
-  };
-  std::vector<Extent> extents;
-  std::uint64_t record_bytes = 0;
-  bool coordinates = false;
-  for (std::int64_t v = 0; v < variables; ++v) {
-    const std::string variable = name();
-    const std::int64_t ndims = b.i32(at, "NetCDF header");
-    at += 4;
-    if (ndims < 0 || ndims > 16) b.fail("corrupt NetCDF header (variable rank)");
-    std::uint64_t values = 1;
-    bool record = false;
-    for (std::int64_t d = 0; d < ndims; ++d) {
-      const std::int64_t id = b.i32(at, "NetCDF header");
-      at += 4;
-      if (id < 0 || id >= dims) b.fail("corrupt NetCDF header (dimension index)");
-      const std::int64_t length = lengths[static_cast<std::size_t>(id)];
-      if (length == 0 && d == 0) record = true;
-      else values *= static_cast<std::uint64_t>(length);  // each < 2^31
-      if (values > b.size()) values = b.size() + 1;       // beyond the file in any case
+
+  /// The variable list: each variable's data extent, of dimensions among `lengths`. Refuses a
+  /// file without AMBER's (frame, atom, spatial) coordinates.
+  std::vector<NetcdfExtent> variables(const std::vector<std::int64_t>& lengths) {
+    const std::int64_t variables = count(11, "variable");
+    std::vector<NetcdfExtent> extents;
+    bool coordinates = false;
+    for (std::int64_t v = 0; v < variables; ++v) {
+      const std::string variable = name();
+      const std::int64_t ndims = b_.i32(at_, "NetCDF header");
+      at_ += 4;
+      if (ndims < 0 || ndims > 16) b_.fail("corrupt NetCDF header (variable rank)");
+      std::uint64_t values = 1;
+      bool record = false;
+      for (std::int64_t d = 0; d < ndims; ++d) {
+        const std::int64_t id = b_.i32(at_, "NetCDF header");
+        at_ += 4;
+        if (id < 0 || id >= static_cast<std::int64_t>(lengths.size()))
+          b_.fail("corrupt NetCDF header (dimension index)");
+        const std::int64_t length = lengths[static_cast<std::size_t>(id)];
+        if (length == 0 && d == 0) record = true;
+        else values *= static_cast<std::uint64_t>(length);  // each < 2^31
+        if (values > b_.size()) values = b_.size() + 1;     // beyond the file in any case
+      }
+      attributes();
+      const NetcdfExtent extent = data_extent(values, record);
+      extents.push_back(extent);
+      if (variable == "coordinates") coordinates = record && ndims == 3 && extent.bytes > 0;
     }
-    attributes();
+    // Without it chemfiles only warns and gives every frame zero positions.
+    if (!coordinates)
+      b_.fail(
+          "no 'coordinates' variable of (frame, atom, spatial): not an AMBER NetCDF trajectory");
+    return extents;
+  }
+
+ private:
+  /// A list's tag and length (tag 0 with length 0: an absent list).
+  std::int64_t count(std::int64_t tag, const char* what) {
+    const std::int64_t t = b_.i32(at_, "NetCDF header");
+    const std::int64_t n = b_.i32(at_ + 4, "NetCDF header");
+    if ((t != tag && t != 0) || n < 0 || (t == 0 && n != 0) ||
+        static_cast<std::uint64_t>(n) > b_.size())
+      b_.fail(std::string("corrupt NetCDF header (") + what + " list)");
+    at_ += 8;
+    return n;
+  }
+
+  /// A name: its length and its bytes, padded to 4.
+  std::string name() {
+    const std::int64_t n = b_.i32(at_, "NetCDF header");
+    if (n < 0 || static_cast<std::uint64_t>(n) > b_.size())
+      b_.fail("corrupt NetCDF header (name of " + std::to_string(n) + " bytes)");
+    const std::string text = b_.text(at_ + 4, static_cast<std::uint64_t>(n), "NetCDF header");
+    at_ += 4 + ((static_cast<std::uint64_t>(n) + 3) & ~std::uint64_t{3});
+    return text;
+  }
+
+  /// A variable's type, size and 64-bit offset: the extent of its `values` values.
+  NetcdfExtent data_extent(std::uint64_t values, bool record) {
     // chemfiles' size-of-type has no case for an unknown type (undefined behaviour).
-    const std::int64_t type = b.i32(at, "NetCDF header");
+    const std::int64_t type = b_.i32(at_, "NetCDF header");
     if (type < 1 || type > 6)
-      b.fail("corrupt NetCDF header (variable type " + std::to_string(type) + ")");
-    static constexpr std::array<std::uint64_t, 7> kSize{0, 1, 1, 2, 4, 4, 8};
-    const std::uint64_t bytes = (values * kSize[static_cast<std::size_t>(type)] + 3) & ~3ull;
-    const std::int64_t offset = b.i64(at + 8, "NetCDF header");
-    if (offset < 0) b.fail("corrupt NetCDF header (negative data offset)");
-    extents.push_back({static_cast<std::uint64_t>(offset), bytes, record});
-    if (record) record_bytes += bytes;
-    if (variable == "coordinates") coordinates = record && ndims == 3 && bytes > 0;
-    at += 16;  // type, size, 64-bit offset
+      b_.fail("corrupt NetCDF header (variable type " + std::to_string(type) + ")");
+    const std::uint64_t bytes =
+        (values * kNetcdfTypeSize[static_cast<std::size_t>(type)] + 3) & ~3ull;
+    const std::int64_t offset = b_.i64(at_ + 8, "NetCDF header");
+    if (offset < 0) b_.fail("corrupt NetCDF header (negative data offset)");
+    at_ += 16;  // type, size, 64-bit offset
+    return {static_cast<std::uint64_t>(offset), bytes, record};
   }
-  // Without it chemfiles only warns and gives every frame zero positions.
-  if (!coordinates)
-    b.fail("no 'coordinates' variable of (frame, atom, spatial): not an AMBER NetCDF trajectory");
-  for (const Extent& e : extents) {
+
+  Bytes& b_;
+  std::uint64_t at_ = 4;  ///< past the magic
+};
+
+/// chemfiles reads frames past the end of the file without an error, so every frame the header
+/// claims must be in the file, and every fixed-size variable's data.
+void check_netcdf_data(Bytes& b, const std::vector<NetcdfExtent>& extents, std::int64_t records) {
+  std::uint64_t record_bytes = 0;
+  for (const NetcdfExtent& e : extents)
+    if (e.record) record_bytes += e.bytes;
+  for (const NetcdfExtent& e : extents) {
     if (!e.record) {
       b.need(e.offset, e.bytes, "NetCDF variable data");
     } else if (records > 0) {
@@ -337,6 +376,20 @@ void guard_netcdf(Bytes& b, std::size_t atoms, const std::string& mismatch) {
       }
     }
   }
+}
+
+void guard_netcdf(Bytes& b, std::size_t atoms, const std::string& mismatch) {
+  const std::string head = b.text(0, 4, "NetCDF header");
+  if (head.compare(0, 3, "CDF") != 0) b.fail("not a NetCDF file");
+  if (head[3] != 2)
+    b.fail(
+        "only NetCDF-3 files with 64-bit offsets are read (AMBER's format; convert others "
+        "with e.g. cpptraj or MDAnalysis)");
+  NetcdfHeader header(b);
+  const std::int64_t records = header.records();
+  const std::vector<std::int64_t> lengths = header.dimensions(atoms, mismatch);
+  header.attributes();
+  check_netcdf_data(b, header.variables(lengths), records);
 }
 
 }  // namespace

@@ -1,15 +1,18 @@
-// The buffers a CUDA map backend (CudaBackend, the MSM backend) computes one slab in, and the
-// steps both take around their kernels: the slab's check and clearing, the per-plane statistics,
-// the copies.
+// The buffers a CUDA map backend (CudaBackend, the MSM and Ewald backends) computes one slab in,
+// and the steps all take around their kernels: the slab's check and clearing, the per-plane
+// statistics, the copies; SlabSteps runs them in order around one kernel, timed.
 // Private to dcs::cuda; host code, asynchronous on the stream given.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include "cuda_check.hpp"
 #include "dcs/error.hpp"
 #include "dcs/grid.hpp"
+#include "dcs/map_source.hpp"
 #include "dcs/stats.hpp"
 #include "device_buffer.hpp"
 #include "reduce/reduce.hpp"
@@ -70,6 +73,48 @@ struct SlabBuffers {
                          stream, plane_stats.data() + p);
     plane_stats.download(host_plane_stats.data(), planes, stream);
   }
+};
+
+/// The events that time a slab's steps on its stream, recorded before the kernel, after it,
+/// after the statistics and after the download. Created on the current device.
+struct SlabEvents {
+  Event start, kernels, statistics, download;
+};
+
+/// What a map backend whose kernel writes every value of a slab once (the MSM and Ewald
+/// backends) computes its slabs with: the buffers, the reduction (by name) and its workspace,
+/// the events. Created on the backend's device (under its ScopedDevice).
+struct SlabSteps {
+  explicit SlabSteps(std::string reduction_name) : reduction(std::move(reduction_name)) {}
+
+  /// One slab: begin() (not zeroed), `kernel(d_out)` enqueued on the stream to write the slab's
+  /// values at d_out, the per-plane statistics, the download into out and plane_stats, waited
+  /// for; each step's time added to timings.
+  template <class Kernel>
+  void compute(const char* who, const Slab& slab, const GridSpec& grid, StreamView stream,
+               Kernel&& kernel, float* out, StatsAccum* plane_stats, BackendTimings& timings) {
+    const std::size_t plane = grid.plane_points();
+    const auto planes = static_cast<std::size_t>(slab.z_count);
+    const std::size_t n = buffers.begin(who, slab, grid, false, stream);
+    events.start.record(stream);
+    kernel(buffers.values.data());
+    events.kernels.record(stream);
+    buffers.enqueue_plane_statistics(plane, planes, reduction, workspace, stream);
+    events.statistics.record(stream);
+    buffers.values.download(out, n, stream);
+    events.download.record(stream);
+    stream.synchronize();
+    std::copy(buffers.host_plane_stats.data(), buffers.host_plane_stats.data() + planes,
+              plane_stats);
+    timings.kernels += 1e-3 * events.kernels.elapsed_ms_since(events.start);
+    timings.statistics += 1e-3 * events.statistics.elapsed_ms_since(events.kernels);
+    timings.download += 1e-3 * events.download.elapsed_ms_since(events.statistics);
+  }
+
+  SlabBuffers buffers;
+  std::string reduction;
+  ReduceWorkspace workspace;
+  SlabEvents events;
 };
 
 }  // namespace dcs::cuda::detail

@@ -26,12 +26,10 @@ With DCS_TEST_DEVICE=cuda (the GPU machine) every run computes on the GPUs (kern
 instead of the CPU, against the same oracle.
 Exit 77 (skipped) where h5py, numpy or (truncoct cases) MDAnalysisTests are missing.
 """
-import argparse
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import warnings
 
 try:
@@ -42,6 +40,7 @@ except ImportError as missing:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from case_main import run_case  # noqa: E402
 from map_files import grid_points  # noqa: E402
 from verdict import check, dcs, fail  # noqa: E402
 
@@ -373,14 +372,7 @@ def pmepot(args, work):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dcs", required=True)
-    p.add_argument("--dump", required=True)
-    p.add_argument("case", choices=sorted(CASES))
-    args = p.parse_args()
-    with tempfile.TemporaryDirectory(prefix="dcs-periodic-") as work:
-        CASES[args.case](args, work)
-    print(f"periodic_cli_tests: OK {args.case}")
+    run_case("periodic_cli_tests", CASES, ("--dump",))
 
 
 if __name__ == "__main__":

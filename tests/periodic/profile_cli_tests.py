@@ -11,11 +11,9 @@ Cases:
   trajectory  adk PSF + DCD, three frames: /trajectory/profile of the mean map
 Exit 77 (skipped) where h5py, numpy or (trajectory) MDAnalysisTests are missing.
 """
-import argparse
 import csv
 import os
 import sys
-import tempfile
 
 try:
     import h5py
@@ -25,6 +23,7 @@ except ImportError as missing:
     sys.exit(77)
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from case_main import run_case  # noqa: E402
 from verdict import check, dcs  # noqa: E402
 
 CASES = {}
@@ -130,14 +129,7 @@ def trajectory(args, work):
 
 
 def main():
-    p = argparse.ArgumentParser()
-    p.add_argument("--dcs", required=True)
-    p.add_argument("--source", required=True)
-    p.add_argument("case", choices=sorted(CASES))
-    args = p.parse_args()
-    with tempfile.TemporaryDirectory(prefix="dcs-profile-") as work:
-        CASES[args.case](args, work)
-    print(f"profile_cli_tests: OK {args.case}")
+    run_case("profile_cli_tests", CASES, ("--source",))
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dcs/backend.hpp"
@@ -89,6 +90,37 @@ inline System random_atoms(std::size_t n, Vec3 centre, double side, std::uint64_
     list.push_back(make_atom(x, y, z, q));
   }
   return make_system(std::move(list));
+}
+
+/// `system` with net charge `net` (e), the first atom's charge adjusted, in `cell` (atoms
+/// outside it are wrapped by the periodic methods), named `path`.
+inline System in_cell(System system, double net, const UnitCell& cell, std::string path) {
+  system.atoms[0].charge += net - system.total_charge();
+  system.cell = cell;
+  system.source_path = std::move(path);
+  return system;
+}
+
+/// Points at every atom of a system, each skipping its own atom (the own term left out).
+struct AtomPoints {
+  std::vector<Vec3> points;
+  std::vector<std::uint32_t> skip;
+};
+
+inline AtomPoints points_at_atoms(const System& system) {
+  AtomPoints at;
+  for (std::uint32_t i = 0; i < system.size(); ++i) {
+    at.points.push_back(system.atoms[i].position);
+    at.skip.push_back(i);
+  }
+  return at;
+}
+
+/// Options of a CPU backend on `threads` threads.
+inline BackendOptions cpu_options(unsigned threads) {
+  BackendOptions options;
+  options.threads = threads;
+  return options;
 }
 
 /// A grid with explicit counts, one spacing and an origin.

@@ -89,16 +89,12 @@ TEST(CellAxes, SpacingBackendsRefuseASkewedGrid) {
 
 /// 30 charges (net -1 e) in the truncated octahedron, some outside it (they are wrapped).
 System charged_octahedron() {
-  System system = random_atoms(30, {4.0, 6.0, 8.0}, 14.0, 11);
-  system.atoms[0].charge += -1.0 - system.total_charge();
-  system.cell = truncated_octahedron();
-  system.source_path = "octahedron.pqr";
-  return system;
+  return in_cell(random_atoms(30, {4.0, 6.0, 8.0}, 14.0, 11), -1.0, truncated_octahedron(),
+                 "octahedron.pqr");
 }
 
 std::unique_ptr<PotentialBackend> two_thread_ewald() {
-  BackendOptions options;
-  options.threads = 2;
+  const BackendOptions options = cpu_options(2);
   return periodic::make_ewald_backend(make_cpu_fast_backend(options),
                                       periodic::ewald_settings(1e-5), options);
 }

@@ -21,16 +21,13 @@ namespace {
 
 /// 40 charges (net +1 e) in a triclinic cell, some outside it (they are wrapped).
 System charged_cell() {
-  System system = random_atoms(40, {6.0, 7.0, 8.0}, 12.0, 5);
-  system.atoms[0].charge += 1.0 - system.total_charge();
-  system.cell = UnitCell::from_lengths_angles({18.0, 20.0, 22.0}, {80.0, 95.0, 105.0});
-  system.source_path = "cell.pqr";
-  return system;
+  return in_cell(random_atoms(40, {6.0, 7.0, 8.0}, 12.0, 5), 1.0,
+                 UnitCell::from_lengths_angles({18.0, 20.0, 22.0}, {80.0, 95.0, 105.0}),
+                 "cell.pqr");
 }
 
 std::unique_ptr<PotentialBackend> ewald(unsigned threads) {
-  BackendOptions options;
-  options.threads = threads;
+  const BackendOptions options = cpu_options(threads);
   return periodic::make_ewald_backend(make_cpu_fast_backend(options),
                                       periodic::ewald_settings(1e-5), options);
 }
@@ -67,12 +64,7 @@ TEST(EwaldBackend, AtAtomsLeavesOutTheOwnTerm) {
   physics.unit = Unit::KcalPerMolPerE;
   auto backend = ewald(2);
   backend->prepare_points(system, physics);
-  std::vector<Vec3> points;
-  std::vector<std::uint32_t> skip;
-  for (std::uint32_t i = 0; i < system.size(); ++i) {
-    points.push_back(system.atoms[i].position);
-    skip.push_back(i);
-  }
+  auto [points, skip] = points_at_atoms(system);
   points.push_back({1.0, 2.0, 3.0});  // a free point between them
   skip.push_back(kNoAtom);
   std::vector<float> out(points.size());

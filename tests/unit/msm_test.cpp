@@ -33,8 +33,7 @@ namespace {
 
 std::unique_ptr<PotentialBackend> msm_backend(const MsmParameters& parameters,
                                               unsigned threads = 0) {
-  BackendOptions options;
-  options.threads = threads;
+  const BackendOptions options = cpu_options(threads);
   return make_msm_backend(make_cpu_fast_backend(options), parameters, options);
 }
 

@@ -22,16 +22,13 @@ namespace {
 
 /// 12 charges (net +1 e) in a triclinic cell.
 System ions() {
-  System system = random_atoms(12, {9.0, 9.0, 10.0}, 14.0, 21);
-  system.atoms[0].charge += 1.0 - system.total_charge();
-  system.cell = UnitCell::from_lengths_angles({18.0, 19.0, 21.0}, {82.0, 96.0, 104.0});
-  system.source_path = "ions.pqr";
-  return system;
+  return in_cell(random_atoms(12, {9.0, 9.0, 10.0}, 14.0, 21), 1.0,
+                 UnitCell::from_lengths_angles({18.0, 19.0, 21.0}, {82.0, 96.0, 104.0}),
+                 "ions.pqr");
 }
 
 std::unique_ptr<PotentialBackend> pmepot(unsigned threads) {
-  BackendOptions options;
-  options.threads = threads;
+  const BackendOptions options = cpu_options(threads);
   return periodic::make_pmepot_backend(make_cpu_fast_backend(options), options);
 }
 

@@ -53,16 +53,12 @@ class MsmCudaBackend final : public WrappingBackend {
                  const BackendOptions& options)
       : WrappingBackend(std::move(exact), "make_msm_cuda_backend"),
         parameters_(parameters),
-        pool_(resolve_threads(options.threads)),
-        reduction_(wrapped().reduction_name()) {
+        pool_(resolve_threads(options.threads)) {
     validate(parameters_);
     device_ = detail::query_device(options.device);
     ScopedDevice scoped(device_.ordinal);
     stream_ = std::make_unique<Stream>();
-    start_ = std::make_unique<Event>();
-    kernels_ = std::make_unique<Event>();
-    statistics_ = std::make_unique<Event>();
-    download_ = std::make_unique<Event>();
+    steps_ = std::make_unique<detail::SlabSteps>(wrapped().reduction_name());
     for (auto& staged : staged_) staged = std::make_unique<Event>();
   }
 
@@ -90,54 +86,13 @@ class MsmCudaBackend final : public WrappingBackend {
     // msm_box) and the device memory it takes, checked before anything is allocated.
     const MsmBox box = msm_box(system, grid);
     const MsmMemory memory = msm_memory(parameters_, box, grid, pool_.size());
-    {
-      std::size_t free_bytes = 0, total_bytes = 0;
-      DCS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-      if (memory.device_peak > static_cast<double>(free_bytes))
-        throw UsageError(msm_too_large(
-            parameters_, box, memory.device_peak, "the device's lattices and atoms",
-            detail::describe_device(device_) + " has " + format_bytes(free_bytes) + " free"));
-    }
-    // The atoms taken: all, or the charged ones by index; none charged: one zero charge at the
-    // map's origin (the bins must not be empty).
-    std::vector<std::size_t> keep;
-    if (box.charged > 0 && box.charged < n) {
-      keep.reserve(box.charged);
-      for (std::size_t i = 0; i < n; ++i)
-        if (system.atoms[i].charge != 0.0) keep.push_back(i);
-    }
-    const std::size_t taken = std::max<std::size_t>(box.charged, 1);
-    auto atom_taken = [&](std::size_t i) -> MsmAtom {
-      if (box.charged == 0) return {grid.origin[0], grid.origin[1], grid.origin[2], 0.0};
-      const Atom& atom = system.atoms[keep.empty() ? i : keep[i]];
-      return {atom.position[0], atom.position[1], atom.position[2], atom.charge};
-    };
+    check_free_memory(box, memory);
     const detail::StreamView stream = stream_->view();
-    // The atoms, once, through two pinned staging buffers (conversion of one chunk on the pool
-    // overlaps the copy of the other).
-    DeviceBuffer<MsmAtom> d_input(taken);
-    {
-      for (auto& staging : h_staging_)
-        if (staging.size() < kStagingAtoms) staging = detail::PinnedBuffer<MsmAtom>(kStagingAtoms);
-      for (std::size_t begin = 0, chunk = 0; begin < taken; begin += kStagingAtoms, ++chunk) {
-        const std::size_t buffer = chunk % 2, count = std::min(kStagingAtoms, taken - begin);
-        if (chunk >= 2) staged_[buffer]->synchronize();  // its previous copy has left it
-        MsmAtom* out = h_staging_[buffer].data();
-        pool_.parallel_for(
-            count,
-            [&](std::size_t b, std::size_t e) {
-              for (std::size_t i = b; i < e; ++i) out[i] = atom_taken(begin + i);
-            },
-            4096);
-        d_input.upload(out, count, stream, begin);
-        staged_[buffer]->record(stream);
-      }
-    }
+    const std::size_t taken = std::max<std::size_t>(box.charged, 1);
+    DeviceBuffer<MsmAtom> d_input = upload_atoms(system, grid, box, stream);
     // The plan (as the CPU's Prepared::build): the lattice covers the charged atoms and the map.
-    const Vec3 &lower = box.lower, &upper = box.upper;
-    const Vec3 &atoms_lower = box.atoms_lower, &atoms_upper = box.atoms_upper;
-    const MsmLatticePlan plan = msm_lattice_plan(parameters_, lower, upper);
-    const MsmBins bins = msm_bins(parameters_.cutoff, atoms_lower, atoms_upper);
+    const MsmLatticePlan plan = msm_lattice_plan(parameters_, box.lower, box.upper);
+    const MsmBins bins = msm_bins(parameters_.cutoff, box.atoms_lower, box.atoms_upper);
     const MsmExtent& finest = plan.levels[0];
     for (std::size_t d = 0; d < 3; ++d)
       if (bins.n[d] > INT_MAX || finest.n[d] > INT_MAX / 4)
@@ -185,14 +140,108 @@ class MsmCudaBackend final : public WrappingBackend {
       d_weights_[d].upload(weights[d].data(), weights[d].size(), stream);
     }
     stream.synchronize();  // the host vectors go out of scope
+    record_steps(timer);
+    lattice_extent_ = finest;
+    fill_launch(bins, finest, grid, physics);
+    grid_ = grid;
+    prepared_ = true;
+    prepare_timings_.total = seconds_since(start);
+    timings_.upload = prepare_timings_.total;
+    log_prepare(taken);
+  }
+
+  cuda::MsmCudaPrepareTimings prepare_timings() const {
+    if (!prepared_) throw UsageError("CUDA msm: no prepare() yet");
+    return prepare_timings_;
+  }
+
+  MsmLatticeValues finest_lattice() {
+    if (!prepared_) throw UsageError("CUDA msm: no prepare() yet");
+    ScopedDevice scoped(device_.ordinal);
+    MsmLatticeValues values;
+    values.extent = lattice_extent_;
+    values.v.resize(d_lattice_.size());
+    d_lattice_.download(values.v.data(), values.v.size(), stream_->view());
+    stream_->synchronize();
+    return values;
+  }
+
+  void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
+    if (!prepared_) throw UsageError("CUDA msm: compute() before prepare()");
+    ScopedDevice scoped(device_.ordinal);
+    const detail::StreamView stream = stream_->view();
+    const auto kernel = [&](float* d_out) {
+      detail::MsmSlabLaunch l = launch_;
+      l.z_begin = static_cast<int>(slab.z_begin);
+      l.z_count = static_cast<int>(slab.z_count);
+      l.d_out = d_out;
+      detail::launch_msm_slab(l, stream);
+    };
+    steps_->compute("CUDA msm", slab, grid_, stream, kernel, out, plane_stats, timings_);
+  }
+
+ private:
+  /// Refuses (UsageError) a box whose lattices and atoms need more than the device has free.
+  void check_free_memory(const MsmBox& box, const MsmMemory& memory) const {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    DCS_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (memory.device_peak > static_cast<double>(free_bytes))
+      throw UsageError(msm_too_large(
+          parameters_, box, memory.device_peak, "the device's lattices and atoms",
+          detail::describe_device(device_) + " has " + format_bytes(free_bytes) + " free"));
+  }
+
+  /// The atoms taken, once on the device: all, or the charged ones by index; none charged: one
+  /// zero charge at the map's origin (the bins must not be empty). Through two pinned staging
+  /// buffers (conversion of one chunk on the pool overlaps the copy of the other).
+  DeviceBuffer<MsmAtom> upload_atoms(const System& system, const GridSpec& grid, const MsmBox& box,
+                                     detail::StreamView stream) {
+    const std::size_t n = system.atoms.size();
+    std::vector<std::size_t> keep;
+    if (box.charged > 0 && box.charged < n) {
+      keep.reserve(box.charged);
+      for (std::size_t i = 0; i < n; ++i)
+        if (system.atoms[i].charge != 0.0) keep.push_back(i);
+    }
+    const std::size_t taken = std::max<std::size_t>(box.charged, 1);
+    auto atom_taken = [&](std::size_t i) -> MsmAtom {
+      if (box.charged == 0) return {grid.origin[0], grid.origin[1], grid.origin[2], 0.0};
+      const Atom& atom = system.atoms[keep.empty() ? i : keep[i]];
+      return {atom.position[0], atom.position[1], atom.position[2], atom.charge};
+    };
+    DeviceBuffer<MsmAtom> d_input(taken);
+    for (auto& staging : h_staging_)
+      if (staging.size() < kStagingAtoms) staging = detail::PinnedBuffer<MsmAtom>(kStagingAtoms);
+    for (std::size_t begin = 0, chunk = 0; begin < taken; begin += kStagingAtoms, ++chunk) {
+      const std::size_t buffer = chunk % 2, count = std::min(kStagingAtoms, taken - begin);
+      if (chunk >= 2) staged_[buffer]->synchronize();  // its previous copy has left it
+      MsmAtom* out = h_staging_[buffer].data();
+      pool_.parallel_for(
+          count,
+          [&](std::size_t b, std::size_t e) {
+            for (std::size_t i = b; i < e; ++i) out[i] = atom_taken(begin + i);
+          },
+          4096);
+      d_input.upload(out, count, stream, begin);
+      staged_[buffer]->record(stream);
+    }
+    return d_input;
+  }
+
+  /// The device steps' times of prepare() (timer's, all complete).
+  void record_steps(const detail::MsmStepTimer& timer) {
     const std::vector<double> step = timer.seconds();
     prepare_timings_.binning = step[static_cast<std::size_t>(detail::MsmStep::Binning)];
     prepare_timings_.anterpolation = step[static_cast<std::size_t>(detail::MsmStep::Anterpolation)];
     prepare_timings_.restriction = step[static_cast<std::size_t>(detail::MsmStep::Restriction)];
     prepare_timings_.level_sums = step[static_cast<std::size_t>(detail::MsmStep::LevelSums)];
     prepare_timings_.prolongation = step[static_cast<std::size_t>(detail::MsmStep::Prolongation)];
-    lattice_extent_ = finest;
+  }
 
+  /// The slab kernel's launch, less the slab: the binned atoms, the finest lattice and its
+  /// weights, the grid, the splitting polynomial and the unit's factor.
+  void fill_launch(const MsmBins& bins, const MsmExtent& finest, const GridSpec& grid,
+                   const Physics& physics) {
     detail::MsmSlabLaunch& l = launch_;
     l = detail::MsmSlabLaunch{};
     l.d_atoms = d_atoms_.data();
@@ -221,10 +270,10 @@ class MsmCudaBackend final : public WrappingBackend {
     l.ny = static_cast<int>(grid.ny());
     l.nz = static_cast<int>(grid.nz());
     l.factor = coulomb_factor(physics);
-    grid_ = grid;
-    prepared_ = true;
-    prepare_timings_.total = seconds_since(start);
-    timings_.upload = prepare_timings_.total;
+  }
+
+  void log_prepare(std::size_t taken) const {
+    const detail::MsmSlabLaunch& l = launch_;
     log().debug(
         "CUDA msm on device {}: {} atoms in {}x{}x{} bins of {} A, lattice {}x{}x{} on {} "
         "levels; prepare {:.3f} s (host {:.3f}, binning {:.3f}, anterpolation {:.3f}, "
@@ -235,50 +284,6 @@ class MsmCudaBackend final : public WrappingBackend {
         prepare_timings_.restriction, prepare_timings_.level_sums, prepare_timings_.prolongation);
   }
 
-  cuda::MsmCudaPrepareTimings prepare_timings() const {
-    if (!prepared_) throw UsageError("CUDA msm: no prepare() yet");
-    return prepare_timings_;
-  }
-
-  MsmLatticeValues finest_lattice() {
-    if (!prepared_) throw UsageError("CUDA msm: no prepare() yet");
-    ScopedDevice scoped(device_.ordinal);
-    MsmLatticeValues values;
-    values.extent = lattice_extent_;
-    values.v.resize(d_lattice_.size());
-    d_lattice_.download(values.v.data(), values.v.size(), stream_->view());
-    stream_->synchronize();
-    return values;
-  }
-
-  void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
-    if (!prepared_) throw UsageError("CUDA msm: compute() before prepare()");
-    const std::size_t plane = grid_.plane_points();
-    const auto planes = static_cast<std::size_t>(slab.z_count);
-    ScopedDevice scoped(device_.ordinal);
-    const detail::StreamView stream = stream_->view();
-    const std::size_t n = slab_.begin("CUDA msm", slab, grid_, false, stream);
-
-    start_->record(stream);
-    detail::MsmSlabLaunch l = launch_;
-    l.z_begin = static_cast<int>(slab.z_begin);
-    l.z_count = static_cast<int>(slab.z_count);
-    l.d_out = slab_.values.data();
-    detail::launch_msm_slab(l, stream);
-    kernels_->record(stream);
-    slab_.enqueue_plane_statistics(plane, planes, reduction_, workspace_, stream);
-    statistics_->record(stream);
-    slab_.values.download(out, n, stream);
-    download_->record(stream);
-    stream.synchronize();
-    std::copy(slab_.host_plane_stats.data(), slab_.host_plane_stats.data() + planes, plane_stats);
-
-    timings_.kernels += 1e-3 * kernels_->elapsed_ms_since(*start_);
-    timings_.statistics += 1e-3 * statistics_->elapsed_ms_since(*kernels_);
-    timings_.download += 1e-3 * download_->elapsed_ms_since(*statistics_);
-  }
-
- private:
   /// The kernel indexes points, rows and planes with 32-bit integers.
   static void check_grid(const GridSpec& grid) {
     require_axis_aligned(grid, "CUDA msm");
@@ -295,11 +300,9 @@ class MsmCudaBackend final : public WrappingBackend {
 
   MsmParameters parameters_;
   ThreadPool pool_;
-  std::string reduction_;
   DeviceInfo device_;
   std::unique_ptr<Stream> stream_;
-  std::unique_ptr<Event> start_, kernels_, statistics_, download_;
-  detail::ReduceWorkspace workspace_;
+  std::unique_ptr<detail::SlabSteps> steps_;
   static constexpr std::size_t kStagingAtoms = std::size_t{1} << 20;  ///< 32 MiB each
   detail::PinnedBuffer<MsmAtom> h_staging_[2];
   std::unique_ptr<Event> staged_[2];  ///< a staging buffer's copy has been issued
@@ -308,7 +311,6 @@ class MsmCudaBackend final : public WrappingBackend {
   DeviceBuffer<double> d_lattice_;
   DeviceBuffer<int> d_base_[3];
   DeviceBuffer<double> d_weights_[3];
-  detail::SlabBuffers slab_;
   detail::MsmSlabLaunch launch_;
   GridSpec grid_;
   bool prepared_ = false;

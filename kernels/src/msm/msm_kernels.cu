@@ -16,7 +16,9 @@
 
 #include "cuda_check.hpp"
 #include "dcs/error.hpp"
+#include "launch.hpp"
 #include "msm_kernels.hpp"
+#include "row_batch.cuh"
 
 namespace dcs::cuda::detail {
 namespace {
@@ -34,135 +36,114 @@ __device__ inline int clamp_int(long long v, int lo, int hi) {
   return static_cast<int>(v < lo ? lo : v > hi ? hi : v);
 }
 
-template <int Split>
-__global__ void __launch_bounds__(kMsmThreads)
-    msm_slab_kernel(const MsmSlabLaunch p, int tile_z_first) {
-  __shared__ float4 sm_atoms[kMsmChunkAtoms];
-  __shared__ unsigned sm_row_begin[kRowsPerBatch];
-  __shared__ unsigned sm_row_prefix[kRowsPerBatch + 1];
+/// The tile's first point (double) and its box's extent: whole tiles, also past the grid's
+/// edge, so the same box for every slab.
+struct TileBox {
+  double x0, y0, z0;
+  double ext_x, ext_y, ext_z;
+};
 
-  const int thread = threadIdx.x + kMsmTileX * (threadIdx.y + kMsmTileY * threadIdx.z);
-  // The tile on the global lattice of tiles and its first point (double).
-  const int tile_x0 = blockIdx.x * kMsmTileX;
-  const int tile_y0 = blockIdx.y * kMsmTileY;
-  const int tile_z0 = (tile_z_first + static_cast<int>(blockIdx.z)) * kMsmTileZ;
-  const double p0x = p.origin[0] + tile_x0 * p.spacing[0];
-  const double p0y = p.origin[1] + tile_y0 * p.spacing[1];
-  const double p0z = p.origin[2] + tile_z0 * p.spacing[2];
-  // The tile's box (whole tiles, also past the grid's edge: the same box for every slab).
-  const double ext_x = (kMsmTileX - 1) * p.spacing[0];
-  const double ext_y = (kMsmTileY - 1) * p.spacing[1];
-  const double ext_z = (kMsmTileZ - 1) * p.spacing[2];
+/// The bin rows (z, y) within reach of the tile: y from by0 (rows_y of them), z from bz0, rows
+/// in all.
+struct BinRows {
+  int by0, bz0, rows_y, rows;
+};
 
-  // This thread's points, relative to the tile's first point.
-  const int local_x = threadIdx.x, local_y = threadIdx.y;
-  const float px = static_cast<float>(local_x * p.spacing[0]);
-  const float py = static_cast<float>(local_y * p.spacing[1]);
-  float pz[kMsmPointsPerThread];
-  float acc[kMsmPointsPerThread];
-#pragma unroll
-  for (int m = 0; m < kMsmPointsPerThread; ++m) {
-    pz[m] = static_cast<float>((threadIdx.z + kMsmThreadsZ * m) * p.spacing[2]);
-    acc[m] = 0.0f;
-  }
-  float poly[Split + 1];
-#pragma unroll
-  for (int n = 0; n <= Split; ++n) poly[n] = p.poly[n];
-  const float a2 = p.a2, inv_a2 = p.inv_a2, min_r2 = p.min_r2;
-
-  // Bin rows within a of the tile (a small margin keeps the pruning conservative).
-  const double a = p.cutoff, side = p.bin_side;
-  const double reach = a * (1.0 + 1e-6) + 1e-3;
-  const int by0 = clamp_int(static_cast<long long>(floor((p0y - reach - p.bin_lower[1]) / side)), 0,
-                            p.bins[1] - 1);
+/// The bin rows within reach of the tile's box, clamped to the bins.
+__device__ __forceinline__ BinRows bin_rows(const MsmSlabLaunch& p, const TileBox& box,
+                                            double reach, double side) {
+  const int by0 = clamp_int(static_cast<long long>(floor((box.y0 - reach - p.bin_lower[1]) / side)),
+                            0, p.bins[1] - 1);
   const int by1 =
-      clamp_int(static_cast<long long>(floor((p0y + ext_y + reach - p.bin_lower[1]) / side)), 0,
-                p.bins[1] - 1);
-  const int bz0 = clamp_int(static_cast<long long>(floor((p0z - reach - p.bin_lower[2]) / side)), 0,
-                            p.bins[2] - 1);
+      clamp_int(static_cast<long long>(floor((box.y0 + box.ext_y + reach - p.bin_lower[1]) / side)),
+                0, p.bins[1] - 1);
+  const int bz0 = clamp_int(static_cast<long long>(floor((box.z0 - reach - p.bin_lower[2]) / side)),
+                            0, p.bins[2] - 1);
   const int bz1 =
-      clamp_int(static_cast<long long>(floor((p0z + ext_z + reach - p.bin_lower[2]) / side)), 0,
-                p.bins[2] - 1);
+      clamp_int(static_cast<long long>(floor((box.z0 + box.ext_z + reach - p.bin_lower[2]) / side)),
+                0, p.bins[2] - 1);
   const int rows_y = by1 - by0 + 1;
-  const int rows = rows_y * (bz1 - bz0 + 1);
+  return {by0, bz0, rows_y, rows_y * (bz1 - bz0 + 1)};
+}
 
-  for (int batch = 0; batch < rows; batch += kRowsPerBatch) {
-    // Each thread lists one row: its atoms [begin, begin + count) in the x-bins within a.
-    {
-      const int r = batch + thread;
-      unsigned begin = 0, count = 0;
-      if (r < rows) {
-        const int by = by0 + r % rows_y, bz = bz0 + r / rows_y;
-        const double dy = gap(p0y, p0y + ext_y, p.bin_lower[1] + by * side, side);
-        const double dz = gap(p0z, p0z + ext_z, p.bin_lower[2] + bz * side, side);
-        const double d2 = dy * dy + dz * dz;
-        if (d2 < reach * reach) {
-          const double rx = sqrt(reach * reach - d2);
-          const int bx0 = clamp_int(
-              static_cast<long long>(floor((p0x - rx - p.bin_lower[0]) / side)), 0, p.bins[0] - 1);
-          const int bx1 =
-              clamp_int(static_cast<long long>(floor((p0x + ext_x + rx - p.bin_lower[0]) / side)),
-                        0, p.bins[0] - 1);
-          const long long row = (static_cast<long long>(bz) * p.bins[1] + by) * p.bins[0];
-          begin = p.d_bin_start[row + bx0];
-          count = p.d_bin_start[row + bx1 + 1] - begin;
-        }
-      }
-      if (thread < kRowsPerBatch) {
-        sm_row_begin[thread] = begin;
-        sm_row_prefix[thread + 1] = count;
-      }
-    }
-    __syncthreads();
-    if (thread == 0) {  // inclusive prefix of the counts: 128 additions once per batch
-      sm_row_prefix[0] = 0;
-      for (int r = 1; r <= kRowsPerBatch; ++r) sm_row_prefix[r] += sm_row_prefix[r - 1];
-    }
-    __syncthreads();
-    const unsigned total = sm_row_prefix[kRowsPerBatch];
-
-    for (unsigned chunk = 0; chunk < total; chunk += kMsmChunkAtoms) {
-      const unsigned in_chunk = min(total - chunk, static_cast<unsigned>(kMsmChunkAtoms));
-      for (unsigned s = thread; s < in_chunk; s += kMsmThreads) {
-        const unsigned g = chunk + s;
-        // The row holding the g-th listed atom: the last r with prefix[r] <= g.
-        int lo = 0, hi = kRowsPerBatch - 1;
-        while (lo < hi) {
-          const int mid = (lo + hi + 1) >> 1;
-          if (sm_row_prefix[mid] <= g) lo = mid;
-          else hi = mid - 1;
-        }
-        const MsmAtom atom = p.d_atoms[sm_row_begin[lo] + (g - sm_row_prefix[lo])];
-        sm_atoms[s] =
-            make_float4(static_cast<float>(atom.x - p0x), static_cast<float>(atom.y - p0y),
-                        static_cast<float>(atom.z - p0z), static_cast<float>(atom.q));
-      }
-      __syncthreads();
-      for (unsigned n = 0; n < in_chunk; ++n) {
-        const float4 atom = sm_atoms[n];
-        const float dx = atom.x - px, dy = atom.y - py;
-        const float dxy2 = fmaf(dx, dx, dy * dy);
-#pragma unroll
-        for (int m = 0; m < kMsmPointsPerThread; ++m) {
-          const float dz = atom.z - pz[m];
-          const float r2 = fmaf(dz, dz, dxy2);
-          const float t = fmaf(r2, inv_a2, -1.0f);
-          float g = poly[Split];
-#pragma unroll
-          for (int k = Split - 1; k >= 0; --k) g = fmaf(g, t, poly[k]);
-          const float term = rsqrtf(fmaxf(r2, min_r2)) - g;
-          // Beyond a the term adds +0: the sum is the same bits with or without the atom.
-          acc[m] = fmaf(r2 < a2 ? atom.w : 0.0f, term, acc[m]);
-        }
-      }
-      __syncthreads();  // before the next chunk overwrites sm_atoms
-    }
-    __syncthreads();  // every thread has read `total` before the next batch's rows overwrite it
+/// Row r's atoms [begin, begin + count) in its x-bins within reach of the tile (left as they
+/// are when the row is out of reach).
+__device__ __forceinline__ void list_row(const MsmSlabLaunch& p, const TileBox& box,
+                                         const BinRows& bins, int r, double reach, double side,
+                                         unsigned& begin, unsigned& count) {
+  const int by = bins.by0 + r % bins.rows_y, bz = bins.bz0 + r / bins.rows_y;
+  const double dy = gap(box.y0, box.y0 + box.ext_y, p.bin_lower[1] + by * side, side);
+  const double dz = gap(box.z0, box.z0 + box.ext_z, p.bin_lower[2] + bz * side, side);
+  const double d2 = dy * dy + dz * dz;
+  if (d2 < reach * reach) {
+    const double rx = sqrt(reach * reach - d2);
+    const int bx0 = clamp_int(static_cast<long long>(floor((box.x0 - rx - p.bin_lower[0]) / side)),
+                              0, p.bins[0] - 1);
+    const int bx1 =
+        clamp_int(static_cast<long long>(floor((box.x0 + box.ext_x + rx - p.bin_lower[0]) / side)),
+                  0, p.bins[0] - 1);
+    const long long row = (static_cast<long long>(bz) * p.bins[1] + by) * p.bins[0];
+    begin = p.d_bin_start[row + bx0];
+    count = p.d_bin_start[row + bx1 + 1] - begin;
   }
+}
 
-  // The long range: the finest lattice interpolated in double, then the unit's factor.
-  const int grid_x = tile_x0 + local_x, grid_y = tile_y0 + local_y;
-  if (grid_x >= p.nx || grid_y >= p.ny) return;
+/// Stages the listed atoms [chunk, chunk + in_chunk) as float offsets from the tile's first
+/// point (with their charges) into sm_atoms.
+__device__ __forceinline__ void stage_chunk(const MsmSlabLaunch& p, const TileBox& box, int thread,
+                                            unsigned chunk, unsigned in_chunk,
+                                            const unsigned* sm_row_begin,
+                                            const unsigned* sm_row_prefix, float4* sm_atoms) {
+  for (unsigned s = thread; s < in_chunk; s += kMsmThreads) {
+    const unsigned g = chunk + s;
+    const int lo = listed_row<kRowsPerBatch>(sm_row_prefix, g);
+    const MsmAtom atom = p.d_atoms[sm_row_begin[lo] + (g - sm_row_prefix[lo])];
+    sm_atoms[s] =
+        make_float4(static_cast<float>(atom.x - box.x0), static_cast<float>(atom.y - box.y0),
+                    static_cast<float>(atom.z - box.z0), static_cast<float>(atom.q));
+  }
+}
+
+/// This thread's points (offsets px, py, pz[m] from the tile's first point) and what their
+/// short-range terms read: the splitting polynomial, a^2, 1/a^2, the clamp. The arrays are the
+/// kernel's own (named, not copied: the code ptxas is given stays as it was).
+template <int Split>
+struct ShortRange {
+  float px, py;
+  const float (&pz)[kMsmPointsPerThread];
+  const float (&poly)[Split + 1];
+  float a2, inv_a2, min_r2;
+};
+
+/// Adds the short-range terms of the staged atoms [0, in_chunk) to acc, atom by atom.
+template <int Split>
+__device__ __forceinline__ void add_chunk(float (&acc)[kMsmPointsPerThread],
+                                          const ShortRange<Split>& sr, const float4* sm_atoms,
+                                          unsigned in_chunk) {
+  for (unsigned n = 0; n < in_chunk; ++n) {
+    const float4 atom = sm_atoms[n];
+    const float dx = atom.x - sr.px, dy = atom.y - sr.py;
+    const float dxy2 = fmaf(dx, dx, dy * dy);
+#pragma unroll
+    for (int m = 0; m < kMsmPointsPerThread; ++m) {
+      const float dz = atom.z - sr.pz[m];
+      const float r2 = fmaf(dz, dz, dxy2);
+      const float t = fmaf(r2, sr.inv_a2, -1.0f);
+      float g = sr.poly[Split];
+#pragma unroll
+      for (int k = Split - 1; k >= 0; --k) g = fmaf(g, t, sr.poly[k]);
+      const float term = rsqrtf(fmaxf(r2, sr.min_r2)) - g;
+      // Beyond a the term adds +0: the sum is the same bits with or without the atom.
+      acc[m] = fmaf(r2 < sr.a2 ? atom.w : 0.0f, term, acc[m]);
+    }
+  }
+}
+
+/// The long range: the finest lattice interpolated in double at this thread's points of the
+/// slab, added to their short-range sums acc, times the unit's factor, stored.
+__device__ __forceinline__ void store_with_long_range(const MsmSlabLaunch& p, int grid_x,
+                                                      int grid_y, int tile_z0,
+                                                      const float (&acc)[kMsmPointsPerThread]) {
   const int order = p.order;
   const int bx = p.d_base[0][grid_x], by = p.d_base[1][grid_y];
   const double* wx = p.d_weights[0] + static_cast<long long>(grid_x) * order;
@@ -193,6 +174,69 @@ __global__ void __launch_bounds__(kMsmThreads)
 }
 
 template <int Split>
+__global__ void __launch_bounds__(kMsmThreads)
+    msm_slab_kernel(const MsmSlabLaunch p, int tile_z_first) {
+  __shared__ float4 sm_atoms[kMsmChunkAtoms];
+  __shared__ unsigned sm_row_begin[kRowsPerBatch];
+  __shared__ unsigned sm_row_prefix[kRowsPerBatch + 1];
+
+  const int thread = threadIdx.x + kMsmTileX * (threadIdx.y + kMsmTileY * threadIdx.z);
+  // The tile on the global lattice of tiles and its first point (double).
+  const int tile_x0 = blockIdx.x * kMsmTileX;
+  const int tile_y0 = blockIdx.y * kMsmTileY;
+  const int tile_z0 = (tile_z_first + static_cast<int>(blockIdx.z)) * kMsmTileZ;
+  const TileBox box{p.origin[0] + tile_x0 * p.spacing[0], p.origin[1] + tile_y0 * p.spacing[1],
+                    p.origin[2] + tile_z0 * p.spacing[2], (kMsmTileX - 1) * p.spacing[0],
+                    (kMsmTileY - 1) * p.spacing[1],       (kMsmTileZ - 1) * p.spacing[2]};
+
+  // This thread's points, relative to the tile's first point.
+  const int local_x = threadIdx.x, local_y = threadIdx.y;
+  const float px = static_cast<float>(local_x * p.spacing[0]);
+  const float py = static_cast<float>(local_y * p.spacing[1]);
+  float pz[kMsmPointsPerThread];
+  float acc[kMsmPointsPerThread];
+#pragma unroll
+  for (int m = 0; m < kMsmPointsPerThread; ++m) {
+    pz[m] = static_cast<float>((threadIdx.z + kMsmThreadsZ * m) * p.spacing[2]);
+    acc[m] = 0.0f;
+  }
+  float poly[Split + 1];
+#pragma unroll
+  for (int n = 0; n <= Split; ++n) poly[n] = p.poly[n];
+  const ShortRange<Split> sr{px, py, pz, poly, p.a2, p.inv_a2, p.min_r2};
+
+  // Bin rows within a of the tile (a small margin keeps the pruning conservative).
+  const double a = p.cutoff, side = p.bin_side;
+  const double reach = a * (1.0 + 1e-6) + 1e-3;
+  const BinRows bins = bin_rows(p, box, reach, side);
+
+  for (int batch = 0; batch < bins.rows; batch += kRowsPerBatch) {
+    // Each thread lists one row: its atoms [begin, begin + count) in the x-bins within a.
+    const int r = batch + thread;
+    unsigned begin = 0, count = 0;
+    if (r < bins.rows) list_row(p, box, bins, r, reach, side, begin, count);
+    if (thread < kRowsPerBatch) {
+      sm_row_begin[thread] = begin;
+      sm_row_prefix[thread + 1] = count;
+    }
+    const unsigned total = prefix_row_counts<kRowsPerBatch>(sm_row_prefix, thread);
+
+    for (unsigned chunk = 0; chunk < total; chunk += kMsmChunkAtoms) {
+      const unsigned in_chunk = min(total - chunk, static_cast<unsigned>(kMsmChunkAtoms));
+      stage_chunk(p, box, thread, chunk, in_chunk, sm_row_begin, sm_row_prefix, sm_atoms);
+      __syncthreads();
+      add_chunk(acc, sr, sm_atoms, in_chunk);
+      __syncthreads();  // before the next chunk overwrites sm_atoms
+    }
+    __syncthreads();  // every thread has read `total` before the next batch's rows overwrite it
+  }
+
+  const int grid_x = tile_x0 + local_x, grid_y = tile_y0 + local_y;
+  if (grid_x >= p.nx || grid_y >= p.ny) return;
+  store_with_long_range(p, grid_x, grid_y, tile_z0, acc);
+}
+
+template <int Split>
 void launch_split(const MsmSlabLaunch& p, dim3 grid, int tile_z_first, StreamView stream) {
   msm_slab_kernel<Split>
       <<<grid, dim3(kMsmTileX, kMsmTileY, kMsmThreadsZ), 0, stream.get()>>>(p, tile_z_first);
@@ -201,18 +245,12 @@ void launch_split(const MsmSlabLaunch& p, dim3 grid, int tile_z_first, StreamVie
 }  // namespace
 
 void launch_msm_slab(const MsmSlabLaunch& p, StreamView stream) {
-  if (p.z_count < 1 || p.z_begin < 0 || p.z_begin + p.z_count > p.nz)
-    throw InternalError("launch_msm_slab: planes [" + std::to_string(p.z_begin) + ", " +
-                        std::to_string(p.z_begin + p.z_count) + ") outside the grid");
+  const TileGrid tiles = slab_tile_grid("launch_msm_slab", "CUDA msm", p.nx, p.ny, p.nz, p.z_begin,
+                                        p.z_count, dim3(kMsmTileX, kMsmTileY, kMsmTileZ));
   if (p.split < 1 || p.split > 6)
     throw InternalError("launch_msm_slab: splitting degree " + std::to_string(p.split));
-  const int tile_z_first = p.z_begin / kMsmTileZ;
-  const int tile_z_last = (p.z_begin + p.z_count - 1) / kMsmTileZ;
-  const dim3 grid((p.nx + kMsmTileX - 1) / kMsmTileX, (p.ny + kMsmTileY - 1) / kMsmTileY,
-                  tile_z_last - tile_z_first + 1);
-  if (grid.y > 65535u || grid.z > 65535u)
-    throw UsageError("CUDA msm: a grid of " + std::to_string(p.ny) + " rows or a slab of " +
-                     std::to_string(p.z_count) + " planes is more than one launch covers");
+  const dim3 grid = tiles.grid;
+  const int tile_z_first = tiles.tile_z_first;
   switch (p.split) {  // the polynomial's degree, a compile-time loop bound
     case 1: launch_split<1>(p, grid, tile_z_first, stream); break;
     case 2: launch_split<2>(p, grid, tile_z_first, stream); break;

@@ -43,7 +43,6 @@ namespace dcs::cuda {
 namespace {
 
 using detail::DeviceBuffer;
-using detail::Event;
 using detail::ScopedDevice;
 using detail::Stream;
 
@@ -118,16 +117,12 @@ class EwaldCudaBackend final : public WrappingBackend {
                    const periodic::PeriodicSettings& settings, const BackendOptions& options)
       : WrappingBackend(std::move(exact), "make_ewald_cuda_backend"),
         settings_(settings),
-        pool_(resolve_threads(options.threads)),
-        reduction_(wrapped().reduction_name()) {
+        pool_(resolve_threads(options.threads)) {
     settings_.threads = options.threads;
     device_ = detail::query_device(options.device);
     ScopedDevice scoped(device_.ordinal);
     stream_ = std::make_unique<Stream>();
-    start_ = std::make_unique<Event>();
-    kernels_ = std::make_unique<Event>();
-    statistics_ = std::make_unique<Event>();
-    download_ = std::make_unique<Event>();
+    steps_ = std::make_unique<detail::SlabSteps>(wrapped().reduction_name());
   }
 
   std::string name() const override { return wrapped().name() + "+ewald"; }
@@ -163,27 +158,16 @@ class EwaldCudaBackend final : public WrappingBackend {
 
   void compute_slab(const Slab& slab, float* out, StatsAccum* plane_stats) override {
     if (!map_ready_) throw UsageError("CUDA ewald: compute() before prepare()");
-    const std::size_t plane = grid_.plane_points();
-    const auto planes = static_cast<std::size_t>(slab.z_count);
     ScopedDevice scoped(device_.ordinal);
     const detail::StreamView stream = stream_->view();
-    const std::size_t n = slab_.begin("CUDA ewald", slab, grid_, false, stream);
-    start_->record(stream);
-    detail::EwaldSlabLaunch l = slab_launch_;
-    l.z_begin = static_cast<int>(slab.z_begin);
-    l.z_count = static_cast<int>(slab.z_count);
-    l.d_out = slab_.values.data();
-    detail::launch_ewald_slab(l, stream);
-    kernels_->record(stream);
-    slab_.enqueue_plane_statistics(plane, planes, reduction_, workspace_, stream);
-    statistics_->record(stream);
-    slab_.values.download(out, n, stream);
-    download_->record(stream);
-    stream.synchronize();
-    std::copy(slab_.host_plane_stats.data(), slab_.host_plane_stats.data() + planes, plane_stats);
-    timings_.kernels += 1e-3 * kernels_->elapsed_ms_since(*start_);
-    timings_.statistics += 1e-3 * statistics_->elapsed_ms_since(*kernels_);
-    timings_.download += 1e-3 * download_->elapsed_ms_since(*statistics_);
+    const auto kernel = [&](float* d_out) {
+      detail::EwaldSlabLaunch l = slab_launch_;
+      l.z_begin = static_cast<int>(slab.z_begin);
+      l.z_count = static_cast<int>(slab.z_count);
+      l.d_out = d_out;
+      detail::launch_ewald_slab(l, stream);
+    };
+    steps_->compute("CUDA ewald", slab, grid_, stream, kernel, out, plane_stats, timings_);
   }
 
   // The host memory, statistics, differences, timings and the slab hint are the wrapped exact
@@ -266,11 +250,9 @@ class EwaldCudaBackend final : public WrappingBackend {
 
   periodic::PeriodicSettings settings_;
   ThreadPool pool_;
-  std::string reduction_;
   DeviceInfo device_;
   std::unique_ptr<Stream> stream_;
-  std::unique_ptr<Event> start_, kernels_, statistics_, download_;
-  detail::ReduceWorkspace workspace_;
+  std::unique_ptr<detail::SlabSteps> steps_;  ///< its events also time build()'s steps
   periodic::EwaldParameters parameters_;
   std::size_t atoms_ = 0;
   detail::PinnedBuffer<double> h_xyz_, h_q_;
@@ -281,7 +263,6 @@ class EwaldCudaBackend final : public WrappingBackend {
   detail::PmeMesh pme_;
   detail::RealTerm term_;
   double background_ = 0.0, factor_ = 0.0;
-  detail::SlabBuffers slab_;
   detail::EwaldSlabLaunch slab_launch_;
   DeviceBuffer<double> d_points_;
   DeviceBuffer<std::uint32_t> d_skip_;
@@ -355,19 +336,20 @@ void EwaldCudaBackend::build(const System& system, const Physics& physics, const
   d_positions_.upload(xyz, 3 * n, stream);
   d_charges_.upload(q, n, stream);
   const detail::CellRows rows = cell_rows(cell);
-  start_->record(stream);
+  detail::SlabEvents& events = steps_->events;
+  events.start.record(stream);
   prepare_timings_.host = seconds_since(start);
   // Bins of half the cutoff: a tile's rows then cover little more than its reach.
   bins_ = detail::bin_images(d_positions_.data(), d_charges_.data(), n, rows, region,
                              bin_fraction() * parameters_.real_cutoff, max_images, d_images_,
                              d_bin_start_, stream);
-  kernels_->record(stream);
+  events.kernels.record(stream);
   pme_.solve(d_positions_.data(), d_charges_.data(), n, abs_total, rows, cell.volume(),
              parameters_.beta, parameters_.mesh, parameters_.order, stream);
-  statistics_->record(stream);
+  events.statistics.record(stream);
   stream.synchronize();  // the staging is written again by the next frame
-  prepare_timings_.binning = 1e-3 * kernels_->elapsed_ms_since(*start_);
-  prepare_timings_.pme = 1e-3 * statistics_->elapsed_ms_since(*kernels_);
+  prepare_timings_.binning = 1e-3 * events.kernels.elapsed_ms_since(events.start);
+  prepare_timings_.pme = 1e-3 * events.statistics.elapsed_ms_since(events.kernels);
   prepare_timings_.images = d_images_.size();
   prepare_timings_.mesh = std::size_t(parameters_.mesh[0]) * std::size_t(parameters_.mesh[1]) *
                           std::size_t(parameters_.mesh[2]);

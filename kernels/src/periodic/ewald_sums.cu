@@ -22,6 +22,8 @@
 #include "dcs/error.hpp"
 #include "ewald_device.cuh"
 #include "ewald_kernels.hpp"
+#include "launch.hpp"
+#include "row_batch.cuh"
 
 namespace dcs::cuda::detail {
 namespace {
@@ -91,12 +93,7 @@ __device__ inline void row_span(const EwaldBins& b, const double* lo, const doub
 /// float offset from p0 and its charge.
 __device__ inline float4 listed_image(const EwaldBins& b, const unsigned* row_begin,
                                       const unsigned* row_prefix, unsigned g, const double* p0) {
-  int row_lo = 0, row_hi = kRowsPerBatch - 1;  // the last row with prefix <= g
-  while (row_lo < row_hi) {
-    const int mid = (row_lo + row_hi + 1) >> 1;
-    if (row_prefix[mid] <= g) row_lo = mid;
-    else row_hi = mid - 1;
-  }
+  const int row_lo = listed_row<kRowsPerBatch>(row_prefix, g);
   const EwaldAtom atom = b.d_atoms[row_begin[row_lo] + (g - row_prefix[row_lo])];
   return make_float4(static_cast<float>(atom.x - p0[0]), static_cast<float>(atom.y - p0[1]),
                      static_cast<float>(atom.z - p0[2]), atom.q);
@@ -148,13 +145,7 @@ __global__ void __launch_bounds__(kTileThreads, 4)  // 4 blocks: 72 registers, n
       sm_row_begin[thread] = begin;
       sm_row_prefix[thread + 1] = count;
     }
-    __syncthreads();
-    if (thread == 0) {
-      sm_row_prefix[0] = 0;
-      for (int r = 1; r <= kRowsPerBatch; ++r) sm_row_prefix[r] += sm_row_prefix[r - 1];
-    }
-    __syncthreads();
-    const unsigned total = sm_row_prefix[kRowsPerBatch];
+    const unsigned total = prefix_row_counts<kRowsPerBatch>(sm_row_prefix, thread);
     for (unsigned chunk = 0; chunk < total; chunk += kChunkAtoms) {
       const unsigned in_chunk = min(total - chunk, static_cast<unsigned>(kChunkAtoms));
       for (unsigned s = thread; s < in_chunk; s += kTileThreads)
@@ -262,18 +253,11 @@ __global__ void __launch_bounds__(kPointThreads)
 }  // namespace
 
 void launch_ewald_slab(const EwaldSlabLaunch& p, StreamView stream) {
-  if (p.z_count < 1 || p.z_begin < 0 || p.z_begin + p.z_count > p.nz)
-    throw InternalError("launch_ewald_slab: planes [" + std::to_string(p.z_begin) + ", " +
-                        std::to_string(p.z_begin + p.z_count) + ") outside the grid");
-  const int tile_z_first = p.z_begin / kEwaldTileZ;
-  const int tile_z_last = (p.z_begin + p.z_count - 1) / kEwaldTileZ;
-  const dim3 grid((p.nx + kEwaldTileX - 1) / kEwaldTileX, (p.ny + kEwaldTileY - 1) / kEwaldTileY,
-                  tile_z_last - tile_z_first + 1);
-  if (grid.y > 65535u || grid.z > 65535u)
-    throw UsageError("CUDA ewald: a grid of " + std::to_string(p.ny) + " rows or a slab of " +
-                     std::to_string(p.z_count) + " planes is more than one launch covers");
-  ewald_slab_kernel<<<grid, dim3(kEwaldTileX, kEwaldTileY, kThreadsZ), 0, stream.get()>>>(
-      p, tile_z_first);
+  const TileGrid tiles =
+      slab_tile_grid("launch_ewald_slab", "CUDA ewald", p.nx, p.ny, p.nz, p.z_begin, p.z_count,
+                     dim3(kEwaldTileX, kEwaldTileY, kEwaldTileZ));
+  ewald_slab_kernel<<<tiles.grid, dim3(kEwaldTileX, kEwaldTileY, kThreadsZ), 0, stream.get()>>>(
+      p, tiles.tile_z_first);
   DCS_CUDA_CHECK_LAUNCH("ewald_slab", stream.get());
   const long long points = static_cast<long long>(p.nx) * p.ny * p.z_count;
   const auto blocks = static_cast<unsigned>((points + kPointThreads - 1) / kPointThreads);

@@ -1,17 +1,17 @@
 // The images of the atoms in a region, binned (ghost_atoms.hpp): a count per atom, an exclusive
-// scan, the images written at their atom's offset in a fixed order of translations, then a stable
-// radix sort by bin (cub::DeviceRadixSort::SortPairs keeps equal keys in input order) and each
-// bin's first image.
+// scan, the images written at their atom's offset in a fixed order of translations, then the bin
+// sort shared with the MSM atoms (bin_sort.hpp: a stable radix sort by bin, the gather, each
+// bin's first image).
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <limits>
 #include <string>
 
+#include "bin_sort.cuh"
 #include "cuda_check.hpp"
 #include "dcs/error.hpp"
 #include "ewald_device.cuh"
@@ -19,10 +19,6 @@
 
 namespace dcs::cuda::detail {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
 /// The translations n[a] in [lo[a], hi[a]] that can bring an image of a wrapped atom into the
 /// region (from the region's corners in fractional coordinates).
@@ -52,22 +48,22 @@ __device__ inline void for_each_image(const double* positions, std::size_t i, co
       }
 }
 
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kBinThreads)
     count_kernel(const double* __restrict__ positions, std::size_t n, CellRows cell, Region region,
                  Translations t, std::uint32_t* __restrict__ counts) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(kThreads) + threadIdx.x;
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(kBinThreads) + threadIdx.x;
   if (i >= n) return;
   std::uint32_t count = 0;
   for_each_image(positions, i, cell, region, t, [&](const double*, const int*) { ++count; });
   counts[i] = count;
 }
 
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kBinThreads)
     emit_kernel(const double* __restrict__ positions, const double* __restrict__ charges,
                 std::size_t n, CellRows cell, Region region, Translations t, EwaldBins bins,
                 const std::uint32_t* __restrict__ offsets, EwaldAtom* __restrict__ images,
                 std::uint32_t* __restrict__ keys, std::uint32_t* __restrict__ order) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(kThreads) + threadIdx.x;
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(kBinThreads) + threadIdx.x;
   if (i >= n) return;
   std::uint32_t slot = offsets[i];
   const float q = static_cast<float>(charges[i]);
@@ -87,28 +83,6 @@ __global__ void __launch_bounds__(kThreads)
   });
 }
 
-__global__ void __launch_bounds__(kThreads)
-    gather_kernel(const EwaldAtom* __restrict__ images, const std::uint32_t* __restrict__ order,
-                  std::size_t n, EwaldAtom* __restrict__ sorted) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(kThreads) + threadIdx.x;
-  if (i < n) sorted[i] = images[order[i]];
-}
-
-/// start[b] = the first sorted position whose key is >= b, one binary search per bin.
-__global__ void __launch_bounds__(kThreads)
-    starts_kernel(const std::uint32_t* __restrict__ keys, std::size_t n, long long count,
-                  std::uint32_t* __restrict__ start) {
-  const long long b = blockIdx.x * static_cast<long long>(kThreads) + threadIdx.x;
-  if (b > count) return;
-  std::size_t lo = 0, hi = n;
-  while (lo < hi) {
-    const std::size_t mid = lo + (hi - lo) / 2;
-    if (static_cast<long long>(keys[mid]) < b) lo = mid + 1;
-    else hi = mid;
-  }
-  start[b] = static_cast<std::uint32_t>(lo);
-}
-
 Translations translations(const CellRows& cell, const Region& region) {
   Translations t{};
   for (int a = 0; a < 3; ++a) {
@@ -125,12 +99,6 @@ Translations translations(const CellRows& cell, const Region& region) {
     t.hi[a] = static_cast<int>(std::ceil(hi));
   }
   return t;
-}
-
-int key_bits(long long count) {
-  int bits = 1;
-  while (bits < 32 && (1LL << bits) < count) ++bits;
-  return bits;
 }
 
 }  // namespace
@@ -152,8 +120,8 @@ EwaldBins bin_images(const double* d_positions, const double* d_charges, std::si
                      "image offsets; give a grid over the cell (leave out --origin/--center/"
                      "--padding)");
   DeviceBuffer<std::uint32_t> counts(n), offsets(n + 1);
-  count_kernel<<<blocks_for(n), kThreads, 0, stream.get()>>>(d_positions, n, cell, region, t,
-                                                             counts.data());
+  count_kernel<<<bin_blocks(n), kBinThreads, 0, stream.get()>>>(d_positions, n, cell, region, t,
+                                                                counts.data());
   DCS_CUDA_CHECK_LAUNCH("ewald_count_images", stream.get());
   std::size_t temp_bytes = 0;
   DCS_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, temp_bytes, counts.data(), offsets.data(),
@@ -197,33 +165,14 @@ EwaldBins bin_images(const double* d_positions, const double* d_charges, std::si
 
   const std::size_t images_n = static_cast<std::size_t>(total);
   DeviceBuffer<EwaldAtom> images(images_n);
-  DeviceBuffer<std::uint32_t> keys(images_n), keys_alt(images_n), order(images_n),
-      order_alt(images_n);
-  emit_kernel<<<blocks_for(n), kThreads, 0, stream.get()>>>(d_positions, d_charges, n, cell, region,
-                                                            t, bins, offsets.data(), images.data(),
-                                                            keys.data(), order.data());
+  BinSort sort(images_n);
+  emit_kernel<<<bin_blocks(n), kBinThreads, 0, stream.get()>>>(
+      d_positions, d_charges, n, cell, region, t, bins, offsets.data(), images.data(), sort.keys(),
+      sort.order());
   DCS_CUDA_CHECK_LAUNCH("ewald_emit_images", stream.get());
-  cub::DoubleBuffer<std::uint32_t> key_buffers(keys.data(), keys_alt.data());
-  cub::DoubleBuffer<std::uint32_t> order_buffers(order.data(), order_alt.data());
-  const int bits = key_bits(bin_count);
-  temp_bytes = 0;
-  DCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, temp_bytes, key_buffers, order_buffers,
-                                                 static_cast<std::int64_t>(images_n), 0, bits,
-                                                 stream.get()));
-  DeviceBuffer<unsigned char> temp(temp_bytes);
-  DCS_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp.data(), temp_bytes, key_buffers,
-                                                 order_buffers, static_cast<std::int64_t>(images_n),
-                                                 0, bits, stream.get()));
-  atoms = DeviceBuffer<EwaldAtom>();
-  atoms = DeviceBuffer<EwaldAtom>(images_n);
-  gather_kernel<<<blocks_for(images_n), kThreads, 0, stream.get()>>>(
-      images.data(), order_buffers.Current(), images_n, atoms.data());
-  DCS_CUDA_CHECK_LAUNCH("ewald_gather_images", stream.get());
-  start = DeviceBuffer<std::uint32_t>();
-  start = DeviceBuffer<std::uint32_t>(static_cast<std::size_t>(bin_count) + 1);
-  starts_kernel<<<blocks_for(static_cast<std::size_t>(bin_count) + 1), kThreads, 0, stream.get()>>>(
-      key_buffers.Current(), images_n, bin_count, start.data());
-  DCS_CUDA_CHECK_LAUNCH("ewald_bin_starts", stream.get());
+  sort.sort(bin_count, stream);
+  gather_sorted(images.data(), images_n, sort, atoms, stream, "ewald_gather_images");
+  sort.starts(bin_count, start, stream, "ewald_bin_starts");
   stream.synchronize();  // the temporaries are freed on return
   bins.d_atoms = atoms.data();
   bins.d_start = start.data();

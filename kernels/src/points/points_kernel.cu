@@ -298,48 +298,55 @@ __device__ __forceinline__ void mark_near(const BlockStage& stage, WarpPart& par
   }
 }
 
-/// One block: kWarps warps of kPointsGroup consecutive points each, with one centre (the
-/// midpoint of the block's points' bounding box) so that the block stages each round of atoms
-/// once for all its warps.
-template <PairKind Kind, int Software>
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
-    points_kernel(const __grid_constant__ PointsLaunch launch) {
-  __shared__ BlockStage stage;
-  const unsigned lane = threadIdx.x % 32u;
-  const int warp = static_cast<int>(threadIdx.x / 32u);
-  WarpPart& part = stage.warp[warp];
-  const long long first = (static_cast<long long>(blockIdx.x) * kWarps + warp) * kPointsGroup;
-  const auto n = static_cast<long long>(launch.n);
-  const bool active = first < n;  // warps past the list's end only stage (block barriers)
+constexpr int kLanePoints = kPointsGroup / 32;
+static_assert(kLanePoints == 2, "a lane's points and skips are two");
 
-  // --- The block's centre, the warp's float offsets and skips (points lane and lane + 32) ---
-  constexpr int kLanePoints = kPointsGroup / 32;
-  static_assert(kLanePoints == 2, "a lane's points and skips are two");
-  double px[kLanePoints], py[kLanePoints], pz[kLanePoints];
-  double box[6] = {HUGE_VAL, HUGE_VAL, HUGE_VAL, -HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
-  std::uint32_t skip[kLanePoints];
+/// A lane's points lane and lane + 32 of the warp's group as read: coordinates (0 past the
+/// list's end) and skips (kNoAtom where none). It names the kernel's own arrays (one array per
+/// coordinate keeps the code ptxas is given, and so its registers, as they were).
+struct LanePoints {
+  double (&x)[kLanePoints];
+  double (&y)[kLanePoints];
+  double (&z)[kLanePoints];
+  std::uint32_t (&skip)[kLanePoints];
+};
+
+/// Reads the lane's points from `first` on into `points` and widens `box` (lo, hi) by the
+/// finite ones; returns whether any of them has a skip.
+__device__ __forceinline__ bool load_lane_points(const PointsLaunch& launch, long long first,
+                                                 unsigned lane, const LanePoints& points,
+                                                 double (&box)[6]) {
+  const auto n = static_cast<long long>(launch.n);
   bool any_skip = false;
 #pragma unroll
   for (int m = 0; m < kLanePoints; ++m) {
     const long long i = first + lane + 32 * m;
-    px[m] = py[m] = pz[m] = 0.0;
-    skip[m] = kNoAtom;
+    points.x[m] = points.y[m] = points.z[m] = 0.0;
+    points.skip[m] = kNoAtom;
     if (i < n) {
-      px[m] = launch.d_points[3 * i];
-      py[m] = launch.d_points[3 * i + 1];
-      pz[m] = launch.d_points[3 * i + 2];
-      if (launch.d_skip != nullptr) skip[m] = launch.d_skip[i];
-      if (isfinite(px[m]) && isfinite(py[m]) && isfinite(pz[m])) {
-        box[0] = fmin(box[0], px[m]);
-        box[1] = fmin(box[1], py[m]);
-        box[2] = fmin(box[2], pz[m]);
-        box[3] = fmax(box[3], px[m]);
-        box[4] = fmax(box[4], py[m]);
-        box[5] = fmax(box[5], pz[m]);
+      points.x[m] = launch.d_points[3 * i];
+      points.y[m] = launch.d_points[3 * i + 1];
+      points.z[m] = launch.d_points[3 * i + 2];
+      if (launch.d_skip != nullptr) points.skip[m] = launch.d_skip[i];
+      if (isfinite(points.x[m]) && isfinite(points.y[m]) && isfinite(points.z[m])) {
+        box[0] = fmin(box[0], points.x[m]);
+        box[1] = fmin(box[1], points.y[m]);
+        box[2] = fmin(box[2], points.z[m]);
+        box[3] = fmax(box[3], points.x[m]);
+        box[4] = fmax(box[4], points.y[m]);
+        box[5] = fmax(box[5], points.z[m]);
       }
     }
-    any_skip = any_skip || skip[m] != kNoAtom;
+    any_skip = any_skip || points.skip[m] != kNoAtom;
   }
+  return any_skip;
+}
+
+/// The block's centre: the midpoint of the union of its warps' bounding boxes (each lane's
+/// `box` reduced over the warp first). Min and max are exact: the same whatever the order.
+/// Every thread of the block calls it (one block barrier).
+__device__ __forceinline__ void block_centre(BlockStage& stage, int warp, unsigned lane,
+                                             double (&box)[6], double (&centre)[3]) {
 #pragma unroll
   for (int offset = 16; offset >= 1; offset /= 2) {
 #pragma unroll
@@ -353,7 +360,6 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     for (int k = 0; k < 6; ++k) stage.box[warp][k] = box[k];
   }
   __syncthreads();
-  double centre[3];  // min and max are exact: the same whatever the order
 #pragma unroll
   for (int axis = 0; axis < 3; ++axis) {
     double lo = HUGE_VAL, hi = -HUGE_VAL;
@@ -364,16 +370,25 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     }
     centre[axis] = lo <= hi ? 0.5 * (lo + hi) : 0.0;  // none finite: 0
   }
+}
+
+/// Stores the lane's points as float offsets from the block's centre (with their skips) and
+/// the centre as float pieces; returns the block's radius^2 about it. Every thread of the block
+/// calls it (one block barrier).
+__device__ __forceinline__ double place_points(BlockStage& stage, WarpPart& part, int warp,
+                                               unsigned lane, long long first, long long n,
+                                               const LanePoints& points,
+                                               const double (&centre)[3]) {
   double radius2 = 0.0;
 #pragma unroll
   for (int m = 0; m < kLanePoints; ++m) {
     // Points past the list's end sit at the centre: they neither widen the radius nor compute
     // anything but zeros' worth of work (their values are not stored).
     const bool listed = first + lane + 32 * m < n;
-    const float x = listed ? __double2float_rn(px[m] - centre[0]) : 0.0f;
-    const float y = listed ? __double2float_rn(py[m] - centre[1]) : 0.0f;
-    const float z = listed ? __double2float_rn(pz[m] - centre[2]) : 0.0f;
-    part.point[lane + 32 * m] = make_float4(x, y, z, __uint_as_float(skip[m]));
+    const float x = listed ? __double2float_rn(points.x[m] - centre[0]) : 0.0f;
+    const float y = listed ? __double2float_rn(points.y[m] - centre[1]) : 0.0f;
+    const float z = listed ? __double2float_rn(points.z[m] - centre[2]) : 0.0f;
+    part.point[lane + 32 * m] = make_float4(x, y, z, __uint_as_float(points.skip[m]));
     const double d2 =
         static_cast<double>(x) * x + static_cast<double>(y) * y + static_cast<double>(z) * z;
     if (!isnan(d2)) radius2 = fmax(radius2, d2);  // NaN points (NaN values) do not count
@@ -394,14 +409,17 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
   double block_radius2 = 0.0;
 #pragma unroll
   for (int w = 0; w < kWarps; ++w) block_radius2 = fmax(block_radius2, stage.radius2[w]);
+  return block_radius2;
+}
 
-  // Atoms within rn = max(kNearFraction R, min_distance) of some point take the exact path
-  // (docs/points-kernel.md), R the block's radius: those within R_m + rn of the centre c_m of point
-  // tile m's bounding box, R_m its radius. The margin, 2^-18 relative, covers the roundings of
-  // the staged offsets and of |a - c_m|^2. The warp's outer sphere holds its four.
-  const double near_reach = fmax(kNearFraction * sqrt(block_radius2), launch.min_distance);
-  float tile_centre[kLanePoints][3];
-  double tile_near[kLanePoints];
+/// Atoms within rn = max(kNearFraction R, min_distance) of some point take the exact path
+/// (docs/points-kernel.md), R the block's radius: those within R_m + rn of the centre c_m of point
+/// tile m's bounding box, R_m its radius. The margin, 2^-18 relative, covers the roundings of
+/// the staged offsets and of |a - c_m|^2. Fills part.sphere and gives the lane's tiles' centres
+/// and near reaches R_m + rn.
+__device__ __forceinline__ void tile_spheres(WarpPart& part, unsigned lane, double near_reach,
+                                             float (&tile_centre)[kLanePoints][3],
+                                             double (&tile_near)[kLanePoints]) {
 #pragma unroll
   for (int m = 0; m < kLanePoints; ++m) {  // lane's point m is in tile 2 m + lane / 16
     const float4 own = part.point[lane + 32 * m];
@@ -431,82 +449,152 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
           make_float4(tile_centre[m][0], tile_centre[m][1], tile_centre[m][2],
                       __double2float_ru(tile_near[m] * tile_near[m] * (1.0 + 0x1p-18)));
   }
-  // The outer sphere: centred on tile 0's centre (lane 0 has it), radius the largest
-  // |c_m - c_0| + near_m over the four tiles.
-  {
-    float c0[3];
+}
+
+/// The warp's outer sphere, which holds its tiles' near spheres: centred on tile 0's centre
+/// (lane 0 has it), radius the largest |c_m - c_0| + near_m over the four tiles.
+__device__ __forceinline__ void outer_sphere(WarpPart& part, unsigned lane,
+                                             const float (&tile_centre)[kLanePoints][3],
+                                             const double (&tile_near)[kLanePoints]) {
+  float c0[3];
 #pragma unroll
-    for (int axis = 0; axis < 3; ++axis) c0[axis] = __shfl_sync(kFullMask, tile_centre[0][axis], 0);
-    double reach = 0.0;
+  for (int axis = 0; axis < 3; ++axis) c0[axis] = __shfl_sync(kFullMask, tile_centre[0][axis], 0);
+  double reach = 0.0;
 #pragma unroll
-    for (int m = 0; m < kLanePoints; ++m) {
-      const double dx = static_cast<double>(tile_centre[m][0]) - c0[0];
-      const double dy = static_cast<double>(tile_centre[m][1]) - c0[1];
-      const double dz = static_cast<double>(tile_centre[m][2]) - c0[2];
-      reach = fmax(reach, sqrt(dx * dx + dy * dy + dz * dz) + tile_near[m]);
-    }
-#pragma unroll
-    for (int offset = 16; offset >= 1; offset /= 2)
-      reach = fmax(reach, __shfl_xor_sync(kFullMask, reach, offset));
-    if (lane == 0)
-      part.outer =
-          make_float4(c0[0], c0[1], c0[2], __double2float_ru(reach * reach * (1.0 + 0x1p-18)));
+  for (int m = 0; m < kLanePoints; ++m) {
+    const double dx = static_cast<double>(tile_centre[m][0]) - c0[0];
+    const double dy = static_cast<double>(tile_centre[m][1]) - c0[1];
+    const double dz = static_cast<double>(tile_centre[m][2]) - c0[2];
+    reach = fmax(reach, sqrt(dx * dx + dy * dy + dz * dz) + tile_near[m]);
   }
+#pragma unroll
+  for (int offset = 16; offset >= 1; offset /= 2)
+    reach = fmax(reach, __shfl_xor_sync(kFullMask, reach, offset));
+  if (lane == 0)
+    part.outer =
+        make_float4(c0[0], c0[1], c0[2], __double2float_ru(reach * reach * (1.0 + 0x1p-18)));
+}
+
+/// This lane's A fragments: rows g and g + 8 of every tile, elements t and t + 4.
+__device__ __forceinline__ void point_fragments(PointFragments& fragments, const WarpPart& part,
+                                                unsigned lane) {
+  const unsigned g = lane / 4u, t = lane % 4u;
+#pragma unroll
+  for (int m = 0; m < kTiles; ++m) {
+#pragma unroll
+    for (int row = 0; row < 2; ++row) {
+      const float4 p = part.point[16 * m + static_cast<int>(g) + 8 * row];
+      float shared, a1, a2;
+      point_row(p.x, p.y, p.z, t, shared, a1, a2);
+      fragments.a1[m][row] = fragments.a2[m][row] = __float_as_uint(shared);
+      fragments.a1[m][row + 2] = __float_as_uint(a1);
+      fragments.a2[m][row + 2] = __float_as_uint(a2);
+    }
+  }
+}
+
+/// What a warp's rounds read besides the staged atoms: its points' fragments and skips, whether
+/// any point of the warp skips, the clamp and the pair model.
+template <class Model>
+struct WarpWork {
+  const PointFragments& fragments;
+  const std::uint32_t (&skip)[kLanePoints];
+  bool group_skips;
+  float min_r2;
+  Model model;
+};
+
+/// Every pair of one staged round with the warp's points, added to energy.
+template <int Software, class Model>
+__device__ __forceinline__ void compute_round(float (&energy)[kTiles][2], const BlockStage& stage,
+                                              WarpPart& part, unsigned lane,
+                                              const WarpWork<Model>& work, std::uint32_t base,
+                                              std::uint32_t chunk_end) {
+  mark_near(stage, part, base, chunk_end, work.group_skips, work.skip);
+  __syncwarp();
+  // Whole tiles of 8 (at most 7 padding atoms per chunk); a round without a near or skip
+  // atom (the usual case) runs straight, others decide per tile.
+  const int tiles =
+      static_cast<int>(min(static_cast<std::uint32_t>(kAtomTiles), (chunk_end - base + 7u) / 8u));
+  unsigned any = 0;
+#pragma unroll
+  for (int m = 0; m < kTiles; ++m) {
+#pragma unroll
+    for (int sub = 0; sub < kSubRounds; ++sub) any |= part.exact[m][sub];
+  }
+  if (tiles == kAtomTiles && any == 0u) {
+#pragma unroll 2  // two atom tiles per step: ptxas overlaps them (more cost registers)
+    for (int j = 0; j < kAtomTiles; ++j)
+      atom_tile<Software>(energy, work.fragments, stage, part, j, lane, 0u, base, work.min_r2,
+                          work.model);
+  } else {
+#pragma unroll 1
+    for (int j = 0; j < tiles; ++j) {
+      unsigned tile_exact = 0;
+#pragma unroll
+      for (int m = 0; m < kTiles; ++m)
+        tile_exact |= ((part.exact[m][j / 4] >> (8 * (j % 4))) & 0xffu) != 0u ? 1u << m : 0u;
+      atom_tile<Software>(energy, work.fragments, stage, part, j, lane, tile_exact, base,
+                          work.min_r2, work.model);
+    }
+  }
+}
+
+/// The four lanes of a row hold its sums over atoms 2t, 2t + 1 of every tile: a fixed tree
+/// ((t0 + t1) + (t2 + t3)) in every lane (addition commutes exactly), stored by lane t = 0.
+__device__ __forceinline__ void store_values(const PointsLaunch& launch, const WarpPart& part,
+                                             unsigned lane, long long first, long long n) {
+#pragma unroll
+  for (int m = 0; m < kTiles; ++m) {
+#pragma unroll
+    for (int row = 0; row < 2; ++row) {
+      float v = part.total[2 * m + row][lane];
+      v += __shfl_xor_sync(kFullMask, v, 1);
+      v += __shfl_xor_sync(kFullMask, v, 2);
+      const long long i = first + 16 * m + lane / 4u + 8 * row;
+      if (lane % 4u == 0 && i < n) launch.d_out[i] = v;
+    }
+  }
+}
+
+/// One block: kWarps warps of kPointsGroup consecutive points each, with one centre (the
+/// midpoint of the block's points' bounding box) so that the block stages each round of atoms
+/// once for all its warps.
+template <PairKind Kind, int Software>
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm)
+    points_kernel(const __grid_constant__ PointsLaunch launch) {
+  __shared__ BlockStage stage;
+  const unsigned lane = threadIdx.x % 32u;
+  const int warp = static_cast<int>(threadIdx.x / 32u);
+  WarpPart& part = stage.warp[warp];
+  const long long first = (static_cast<long long>(blockIdx.x) * kWarps + warp) * kPointsGroup;
+  const auto n = static_cast<long long>(launch.n);
+  const bool active = first < n;  // warps past the list's end only stage (block barriers)
+
+  // The block's centre, the warp's float offsets and skips, its near spheres and A fragments.
+  double px[kLanePoints], py[kLanePoints], pz[kLanePoints];
+  double box[6] = {HUGE_VAL, HUGE_VAL, HUGE_VAL, -HUGE_VAL, -HUGE_VAL, -HUGE_VAL};
+  std::uint32_t skip[kLanePoints];
+  const LanePoints points{px, py, pz, skip};
+  const bool any_skip = load_lane_points(launch, first, lane, points, box);
+  double centre[3];
+  block_centre(stage, warp, lane, box, centre);
+  const double block_radius2 = place_points(stage, part, warp, lane, first, n, points, centre);
+  const double near_reach = fmax(kNearFraction * sqrt(block_radius2), launch.min_distance);
+  float tile_centre[kLanePoints][3];
+  double tile_near[kLanePoints];
+  tile_spheres(part, lane, near_reach, tile_centre, tile_near);
+  outer_sphere(part, lane, tile_centre, tile_near);
   const float min_r2 = static_cast<float>(launch.min_distance * launch.min_distance);
   const bool group_skips = __any_sync(kFullMask, any_skip);
   __syncwarp();
-  // This lane's A fragments: rows g and g + 8 of every tile, elements t and t + 4.
   PointFragments fragments;
-  {
-    const unsigned g = lane / 4u, t = lane % 4u;
-#pragma unroll
-    for (int m = 0; m < kTiles; ++m) {
-#pragma unroll
-      for (int row = 0; row < 2; ++row) {
-        const float4 p = part.point[16 * m + static_cast<int>(g) + 8 * row];
-        float shared, a1, a2;
-        point_row(p.x, p.y, p.z, t, shared, a1, a2);
-        fragments.a1[m][row] = fragments.a2[m][row] = __float_as_uint(shared);
-        fragments.a1[m][row + 2] = __float_as_uint(a1);
-        fragments.a2[m][row + 2] = __float_as_uint(a2);
-      }
-    }
-  }
-
+  point_fragments(fragments, part, lane);
   const auto model = pair_model<Kind>(launch.screen_c);
+  const WarpWork<decltype(model)> work{fragments, skip, group_skips, min_r2, model};
+
   const auto atom_count = static_cast<std::uint32_t>(launch.atom_count);
   const auto chunk_atoms = static_cast<std::uint32_t>(launch.chunk_atoms);
-  // Every pair of one staged round with the warp's points, added to energy.
-  const auto compute_round = [&](float(&energy)[kTiles][2], std::uint32_t base,
-                                 std::uint32_t chunk_end) {
-    mark_near(stage, part, base, chunk_end, group_skips, skip);
-    __syncwarp();
-    // Whole tiles of 8 (at most 7 padding atoms per chunk); a round without a near or skip
-    // atom (the usual case) runs straight, others decide per tile.
-    const int tiles =
-        static_cast<int>(min(static_cast<std::uint32_t>(kAtomTiles), (chunk_end - base + 7u) / 8u));
-    unsigned any = 0;
-#pragma unroll
-    for (int m = 0; m < kTiles; ++m) {
-#pragma unroll
-      for (int sub = 0; sub < kSubRounds; ++sub) any |= part.exact[m][sub];
-    }
-    if (tiles == kAtomTiles && any == 0u) {
-#pragma unroll 2  // two atom tiles per step: ptxas overlaps them (more cost registers)
-      for (int j = 0; j < kAtomTiles; ++j)
-        atom_tile<Software>(energy, fragments, stage, part, j, lane, 0u, base, min_r2, model);
-    } else {
-#pragma unroll 1
-      for (int j = 0; j < tiles; ++j) {
-        unsigned tile_exact = 0;
-#pragma unroll
-        for (int m = 0; m < kTiles; ++m)
-          tile_exact |= ((part.exact[m][j / 4] >> (8 * (j % 4))) & 0xffu) != 0u ? 1u << m : 0u;
-        atom_tile<Software>(energy, fragments, stage, part, j, lane, tile_exact, base, min_r2,
-                            model);
-      }
-    }
-  };
   prefetch_atom(stage, launch.d_atoms, 0, min(atom_count, chunk_atoms));
   for (std::uint32_t chunk = 0; chunk < atom_count; chunk += chunk_atoms) {
     const std::uint32_t chunk_end = min(atom_count, chunk + chunk_atoms);
@@ -522,7 +610,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
                       next < chunk_end ? chunk_end : min(atom_count, next + chunk_atoms));
       __syncthreads();
       if (!active) continue;
-      compute_round(energy, base, chunk_end);
+      compute_round<Software>(energy, stage, part, lane, work, base, chunk_end);
     }
     // One float sum per chunk, added in chunk order (the first overwrites); each lane touches
     // only its own shared slots.
@@ -533,20 +621,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm)
     }
   }
   if (!active) return;
-
-    // The four lanes of a row hold its sums over atoms 2t, 2t + 1 of every tile: a fixed tree
-    // ((t0 + t1) + (t2 + t3)) in every lane (addition commutes exactly), stored by lane t = 0.
-#pragma unroll
-  for (int m = 0; m < kTiles; ++m) {
-#pragma unroll
-    for (int row = 0; row < 2; ++row) {
-      float v = part.total[2 * m + row][lane];
-      v += __shfl_xor_sync(kFullMask, v, 1);
-      v += __shfl_xor_sync(kFullMask, v, 2);
-      const long long i = first + 16 * m + lane / 4u + 8 * row;
-      if (lane % 4u == 0 && i < n) launch.d_out[i] = v;
-    }
-  }
+  store_values(launch, part, lane, first, n);
 }
 
 /// The kernel of the launch's rsqrt policy.

@@ -1,7 +1,9 @@
-# The CUDA backend outside reduce/: the backend, device queries, error and launch helpers and
-# the potential kernels with their registry. Included by kernels/CMakeLists.txt inside the CUDA
-# branch; paths are relative to kernels/. (The benchmarks are bench/'s.)
+# The CUDA backend outside reduce/: the backend, device queries, error and launch helpers, the
+# bin sort (msm and periodic) and the potential kernels with their registry. Included by
+# kernels/CMakeLists.txt inside the CUDA branch; paths are relative to kernels/. (The
+# benchmarks are bench/'s.)
 set(DCS_POTENTIAL_SOURCES
+  src/bin_sort.cu
   src/cuda_backend.cu
   src/cuda_check.cpp
   src/device_info.cu

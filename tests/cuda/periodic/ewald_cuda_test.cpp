@@ -51,6 +51,28 @@ std::vector<float> map_of(PotentialBackend& backend, const System& system, const
   return map;
 }
 
+/// One set of points through the GPU and CPU backends (both prepared for points here), and
+/// ½ Σ q φ over the system's atoms, which are the first system.size() points.
+struct GpuAndCpu {
+  std::vector<float> gpu, cpu;
+  double e_gpu = 0.0, e_cpu = 0.0;
+};
+
+GpuAndCpu at_points(PotentialBackend& gpu, PotentialBackend& cpu, const System& system,
+                    const std::vector<Vec3>& points, const std::vector<std::uint32_t>& skip) {
+  const Physics physics;
+  gpu.prepare_points(system, physics);
+  cpu.prepare_points(system, physics);
+  GpuAndCpu v{std::vector<float>(points.size()), std::vector<float>(points.size())};
+  gpu.compute_points(points.data(), skip.data(), points.size(), v.gpu.data());
+  cpu.compute_points(points.data(), skip.data(), points.size(), v.cpu.data());
+  for (std::size_t i = 0; i < system.size(); ++i) {
+    v.e_gpu += 0.5 * system.atoms[i].charge * v.gpu[i];
+    v.e_cpu += 0.5 * system.atoms[i].charge * v.cpu[i];
+  }
+  return v;
+}
+
 std::vector<float> whole_map(PotentialBackend& backend, const System& system,
                              const GridSpec& grid) {
   return map_of(backend, system, grid, {Slab{0, grid.nz()}});
@@ -66,6 +88,21 @@ double relative_rms(const std::vector<A>& computed, const std::vector<B>& refere
     den += static_cast<double>(reference[i]) * static_cast<double>(reference[i]);
   }
   return std::sqrt(num / den);
+}
+
+/// A GPU and a CPU ewald backend, the GPU's map of a system on a grid and its relative RMS
+/// against the CPU's map.
+struct MapPair {
+  std::unique_ptr<PotentialBackend> gpu, cpu;
+  std::vector<float> map;
+  double rms = 0.0;
+};
+
+MapPair map_pair(const System& system, const GridSpec& grid) {
+  MapPair m{gpu_ewald(), cpu_ewald(), {}, 0.0};
+  m.map = whole_map(*m.gpu, system, grid);
+  m.rms = relative_rms(m.map, whole_map(*m.cpu, system, grid));
+  return m;
 }
 
 /// The float64 Ewald sum (the run's oracle) at every `stride`-th grid point, and those points'
@@ -103,11 +140,7 @@ System charged_set(std::size_t n, double net, const UnitCell& cell, std::uint64_
   const Vec3 centre{0.5 * (cell.vectors()[0][0] + cell.vectors()[1][0] + cell.vectors()[2][0]),
                     0.5 * (cell.vectors()[0][1] + cell.vectors()[1][1] + cell.vectors()[2][1]),
                     0.5 * (cell.vectors()[0][2] + cell.vectors()[1][2] + cell.vectors()[2][2])};
-  System system = random_atoms(n, centre, 1.2 * cell.lengths()[0], seed);
-  system.atoms[0].charge += net - system.total_charge();
-  system.cell = cell;
-  system.source_path = "charged.pqr";
-  return system;
+  return in_cell(random_atoms(n, centre, 1.2 * cell.lengths()[0], seed), net, cell, "charged.pqr");
 }
 
 GridSpec cell_grid(const UnitCell& cell, double spacing) {
@@ -136,10 +169,7 @@ TEST_F(EwaldCuda, NetChargeInATruncatedOctahedron) {
       UnitCell::from_lengths_angles({30.0, 30.0, 30.0}, {109.4712206, 109.4712206, 109.4712206});
   const System system = charged_set(400, 2.0, cell, 11);
   const GridSpec grid = cell_grid(cell, 1.5);
-  auto gpu = gpu_ewald();
-  const std::vector<float> map = whole_map(*gpu, system, grid);
-  auto cpu = cpu_ewald();
-  const double rms = relative_rms(map, whole_map(*cpu, system, grid));
+  auto [gpu, cpu, map, rms] = map_pair(system, grid);
   std::printf("truncated octahedron (%s): GPU vs CPU ewald, relative RMS %.3g\n",
               grid.describe().c_str(), rms);
   EXPECT_LT(rms, 1e-6);
@@ -156,41 +186,23 @@ System lysozyme_box() {
 TEST_F(EwaldCuda, LysozymeMapAndAtoms) {
   const System system = lysozyme_box();
   const GridSpec grid = cell_grid(system.cell, 1.0);
-  auto gpu = gpu_ewald();
-  const std::vector<float> map = whole_map(*gpu, system, grid);
-  auto cpu = cpu_ewald();
-  const double rms = relative_rms(map, whole_map(*cpu, system, grid));
+  auto [gpu, cpu, map, rms] = map_pair(system, grid);
   std::printf("2lzt (%zu atoms, %s): GPU vs CPU ewald map, relative RMS %.3g\n", system.size(),
               grid.describe().c_str(), rms);
   EXPECT_LT(rms, 1e-6);
   against_reference(*gpu, system, grid, map, 797, 1e-5, "2lzt");
 
   // At the atoms: own term left out, self term added; ½ Σ q φ against the CPU's.
-  const Physics physics;
-  gpu->prepare_points(system, physics);
-  cpu->prepare_points(system, physics);
-  std::vector<Vec3> points;
-  std::vector<std::uint32_t> skip;
-  for (std::uint32_t i = 0; i < system.size(); ++i) {
-    points.push_back(system.atoms[i].position);
-    skip.push_back(i);
-  }
+  auto [points, skip] = points_at_atoms(system);
   points.push_back({1.0, 2.0, 3.0});
   skip.push_back(kNoAtom);
-  std::vector<float> on_gpu(points.size()), on_cpu(points.size());
-  gpu->compute_points(points.data(), skip.data(), points.size(), on_gpu.data());
-  cpu->compute_points(points.data(), skip.data(), points.size(), on_cpu.data());
-  double e_gpu = 0.0, e_cpu = 0.0;
-  for (std::size_t i = 0; i < system.size(); ++i) {
-    e_gpu += 0.5 * system.atoms[i].charge * on_gpu[i];
-    e_cpu += 0.5 * system.atoms[i].charge * on_cpu[i];
-  }
-  const double atoms_rms = relative_rms(on_gpu, on_cpu);
+  const GpuAndCpu v = at_points(*gpu, *cpu, system, points, skip);
+  const double atoms_rms = relative_rms(v.gpu, v.cpu);
   std::printf("2lzt at atoms: relative RMS %.3g; 1/2 sum q phi GPU %.9g CPU %.9g (rel %.3g)\n",
-              atoms_rms, e_gpu, e_cpu, std::fabs(e_gpu - e_cpu) / std::fabs(e_cpu));
+              atoms_rms, v.e_gpu, v.e_cpu, std::fabs(v.e_gpu - v.e_cpu) / std::fabs(v.e_cpu));
   EXPECT_LT(atoms_rms, 1e-6);
-  EXPECT_LT(std::fabs(e_gpu - e_cpu), 1e-6 * std::fabs(e_cpu));
-  EXPECT_LT(std::fabs(on_gpu.back() - on_cpu.back()), 1e-5 * std::fabs(on_cpu.back()));
+  EXPECT_LT(std::fabs(v.e_gpu - v.e_cpu), 1e-6 * std::fabs(v.e_cpu));
+  EXPECT_LT(std::fabs(v.gpu.back() - v.cpu.back()), 1e-5 * std::fabs(v.cpu.back()));
 
   // Any batch of points gives the same bits.
   std::vector<float> halves(points.size());
@@ -198,7 +210,7 @@ TEST_F(EwaldCuda, LysozymeMapAndAtoms) {
   gpu->compute_points(points.data() + half, skip.data() + half, points.size() - half,
                       halves.data() + half);
   gpu->compute_points(points.data(), skip.data(), half, halves.data());
-  EXPECT_EQ(std::memcmp(halves.data(), on_gpu.data(), halves.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(halves.data(), v.gpu.data(), halves.size() * sizeof(float)), 0);
 }
 
 /// AMBER tz2 frame 0 (MDAnalysisTests' truncated octahedron, 5827 atoms, net +2 e), written as a
@@ -221,34 +233,16 @@ TEST_F(EwaldCuda, Tz2TruncatedOctahedron) {
   system.source_path = path;
   ASSERT_NEAR(system.total_charge(), 2.0, 1e-4);
   const GridSpec grid = cell_grid(system.cell, 1.0);
-  auto gpu = gpu_ewald();
-  const std::vector<float> map = whole_map(*gpu, system, grid);
-  auto cpu = cpu_ewald();
-  const double rms = relative_rms(map, whole_map(*cpu, system, grid));
+  auto [gpu, cpu, map, rms] = map_pair(system, grid);
   std::printf("tz2 (%zu atoms, %s, %s): GPU vs CPU ewald map, relative RMS %.3g\n", system.size(),
               system.cell.describe().c_str(), grid.describe().c_str(), rms);
   EXPECT_LT(rms, 1e-6);
   against_reference(*gpu, system, grid, map, grid.points() / 300, 1e-5, "tz2");
-  const Physics physics;
-  gpu->prepare_points(system, physics);
-  cpu->prepare_points(system, physics);
-  std::vector<Vec3> points;
-  std::vector<std::uint32_t> skip;
-  for (std::uint32_t i = 0; i < system.size(); ++i) {
-    points.push_back(system.atoms[i].position);
-    skip.push_back(i);
-  }
-  std::vector<float> on_gpu(points.size()), on_cpu(points.size());
-  gpu->compute_points(points.data(), skip.data(), points.size(), on_gpu.data());
-  cpu->compute_points(points.data(), skip.data(), points.size(), on_cpu.data());
-  double e_gpu = 0.0, e_cpu = 0.0;
-  for (std::size_t i = 0; i < system.size(); ++i) {
-    e_gpu += 0.5 * system.atoms[i].charge * on_gpu[i];
-    e_cpu += 0.5 * system.atoms[i].charge * on_cpu[i];
-  }
-  std::printf("tz2 at atoms: 1/2 sum q phi GPU %.9g CPU %.9g (rel %.3g)\n", e_gpu, e_cpu,
-              std::fabs(e_gpu - e_cpu) / std::fabs(e_cpu));
-  EXPECT_LT(std::fabs(e_gpu - e_cpu), 1e-6 * std::fabs(e_cpu));
+  const auto [points, skip] = points_at_atoms(system);
+  const GpuAndCpu v = at_points(*gpu, *cpu, system, points, skip);
+  std::printf("tz2 at atoms: 1/2 sum q phi GPU %.9g CPU %.9g (rel %.3g)\n", v.e_gpu, v.e_cpu,
+              std::fabs(v.e_gpu - v.e_cpu) / std::fabs(v.e_cpu));
+  EXPECT_LT(std::fabs(v.e_gpu - v.e_cpu), 1e-6 * std::fabs(v.e_cpu));
 }
 
 TEST_F(EwaldCuda, SameBitsForAnySlabSplitRunAndDevice) {

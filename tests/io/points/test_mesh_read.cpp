@@ -185,7 +185,8 @@ const std::string kPlyHead =
     "property float z\nelement face 1\nproperty list uchar int vertex_indices\nend_header\n";
 const std::string kVtkHead = "# vtk DataFile Version 4.2\nt\nASCII\nDATASET POLYDATA\n";
 
-std::vector<BadMesh> bad_cases() {
+/// Malformed PLY files: the line (0: a byte offset or the whole file) and reason.
+std::vector<BadMesh> ply_bad_cases() {
   using F = MeshFormat;
   return {
       {"ply_magic", F::kPly, "plyx\n", 1, "not a PLY file"},
@@ -237,6 +238,15 @@ std::vector<BadMesh> bad_cases() {
        "property float z\nelement face 0\nproperty list uchar float vertex_indices\nend_header\n"
        "0 0 0\n",
        0, "non-integer type"},
+      {"ply_count_beyond_type", F::kPly, kPlyHead + "0 0 0\n1 0 0\n0 1 0\n256 0 1 2\n", 13,
+       "'256' of element face entry 0 is not an integer of its type"},
+  };
+}
+
+/// Malformed Wavefront OBJ files: the line (0: a byte offset or the whole file) and reason.
+std::vector<BadMesh> obj_bad_cases() {
+  using F = MeshFormat;
+  return {
       {"obj_index_zero", F::kObj, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 0 1 2\n", 4,
        "vertex index '0' is not a non-zero integer"},
       {"obj_index_out_of_range", F::kObj, "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 4\n", 4,
@@ -252,6 +262,13 @@ std::vector<BadMesh> bad_cases() {
       {"obj_small_face", F::kObj, "v 0 0 0\nv 1 0 0\nf 1 2\n", 3, "f: a face has 3 to"},
       {"obj_no_vertices", F::kObj, "# nothing\n", 0, "no vertices"},
       {"obj_vn_nan", F::kObj, "v 0 0 0\nvn 0 inf 0\n", 2, "normal of vertex 1 is not finite"},
+  };
+}
+
+/// Malformed legacy VTK files: the line (0: a byte offset or the whole file) and reason.
+std::vector<BadMesh> vtk_bad_cases() {
+  using F = MeshFormat;
+  return {
       {"vtk_magic", F::kVtk, "# not vtk\n", 1, "not a legacy VTK file"},
       {"vtk_mode", F::kVtk, "# vtk DataFile Version 3.0\nt\nXML\n", 3, "expected ASCII or BINARY"},
       {"vtk_dataset", F::kVtk, "# vtk DataFile Version 3.0\nt\nASCII\nDATASET UNSTRUCTURED_GRID\n",
@@ -271,8 +288,6 @@ std::vector<BadMesh> bad_cases() {
       {"vtk_huge_cell_count", F::kVtk,
        kVtkHead + "POINTS 3 float\n0 0 0 1 0 0 0 1 0\nPOLYGONS 1 4\n1e30 0 1 2\n", 8,
        "cell 0 of 1e+30 points overruns"},
-      {"ply_count_beyond_type", F::kPly, kPlyHead + "0 0 0\n1 0 0\n0 1 0\n256 0 1 2\n", 13,
-       "'256' of element face entry 0 is not an integer of its type"},
       {"vtk_polygons_before_points", F::kVtk, kVtkHead + "POLYGONS 1 4\n3 0 1 2\n", 5,
        "POLYGONS before POINTS"},
       {"vtk_bad_offsets", F::kVtk,
@@ -297,6 +312,13 @@ std::vector<BadMesh> bad_cases() {
            std::string("\0\0\0\3\0\0\0\0\0\0\0\1\0\0\0\7", 16),
        0, "byte 130: POLYGONS refers to point 7"},
   };
+}
+
+std::vector<BadMesh> bad_cases() {
+  std::vector<BadMesh> cases = ply_bad_cases();
+  for (const auto& more : {obj_bad_cases(), vtk_bad_cases()})
+    cases.insert(cases.end(), more.begin(), more.end());
+  return cases;
 }
 
 TEST(MeshRead, MalformedInputsRefusedWithPlaceAndReason) {
