@@ -68,7 +68,7 @@ std::vector<RunResult> run_batch(const RunConfig& config, const std::vector<Job>
       if (!batch) throw;
       log().error("{}", error.what());
       done(failed_result(jobs[i], error));
-      if (config.keep_going) continue;
+      if (config.input.keep_going) continue;
       for (std::size_t rest = i + 1; rest < jobs.size(); ++rest) done(not_attempted(jobs[rest]));
       break;
     }

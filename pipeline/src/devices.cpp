@@ -94,8 +94,8 @@ Workers make_workers(const RunConfig& config) {
   // --preset pmepot's reciprocal-only map has a CPU form only (check_config() refuses
   // --device cuda): the default device means the CPU there.
   const DeviceRequest device =
-      config.pmepot ? DeviceRequest{DeviceRequest::Kind::kCpu, {}} : config.device;
-  const DeviceChoice choice = resolve_device(device, config.backend);
+      config.method.pmepot ? DeviceRequest{DeviceRequest::Kind::kCpu, {}} : config.compute.device;
+  const DeviceChoice choice = resolve_device(device, config.compute.backend);
   Workers workers;
   workers.on_gpu = choice.kind == BackendKind::Cuda;
   if (choice.kind == BackendKind::Cuda) {
@@ -105,43 +105,46 @@ Workers make_workers(const RunConfig& config) {
     parallel_for(choice.ordinals.size(), static_cast<unsigned>(choice.ordinals.size()),
                  [&](std::size_t begin, std::size_t end) {
                    for (std::size_t i = begin; i < end; ++i) {
-                     BackendOptions options = config.backend;
+                     BackendOptions options = config.compute.backend;
                      options.device = choice.ordinals[i];
                      made[i] = make_backend(choice.kind, options);
                      // MSM wraps the exact CUDA backend, which keeps the reductions and points;
                      // ewald wraps it the same way (kernels/src/periodic).
-                     if (config.method == Method::kMsm)
+                     if (config.method.kind == Method::kMsm)
                        made[i] = cuda::make_msm_cuda_backend(
-                           std::move(made[i]), msm_parameters(config.msm_error), options);
-                     if (config.method == Method::kEwald)
+                           std::move(made[i]), msm_parameters(config.method.msm_error), options);
+                     if (config.method.kind == Method::kEwald)
                        made[i] = cuda::make_ewald_cuda_backend(
-                           std::move(made[i]), periodic::ewald_settings(config.ewald_error),
+                           std::move(made[i]), periodic::ewald_settings(config.method.ewald_error),
                            options);
                    }
                  });
     for (auto& backend : made) workers.add_backend(std::move(backend));
   } else {
-    if (config.cpu_workers < 1 || config.cpu_workers > 64)
-      throw UsageError(fmt::format("--cpu-workers must be 1..64, got {}", config.cpu_workers));
-    const unsigned threads = resolve_threads(config.backend.threads);
-    for (unsigned w = 0; w < config.cpu_workers; ++w) {
-      BackendOptions options = config.backend;
+    if (config.compute.cpu_workers < 1 || config.compute.cpu_workers > 64)
+      throw UsageError(
+          fmt::format("--cpu-workers must be 1..64, got {}", config.compute.cpu_workers));
+    const unsigned threads = resolve_threads(config.compute.backend.threads);
+    for (unsigned w = 0; w < config.compute.cpu_workers; ++w) {
+      BackendOptions options = config.compute.backend;
       // Split the threads between the workers (each gets at least one).
-      options.threads =
-          std::max(1u, threads / config.cpu_workers + (w < threads % config.cpu_workers ? 1u : 0u));
+      options.threads = std::max(1u, threads / config.compute.cpu_workers +
+                                         (w < threads % config.compute.cpu_workers ? 1u : 0u));
       std::unique_ptr<PotentialBackend> backend = make_backend(choice.kind, options);
       // MSM wraps the exact backend, which keeps the reductions and the points.
-      if (config.method == Method::kMsm)
+      if (config.method.kind == Method::kMsm)
         // The workers prepare at once: each one's lattices get an equal share of --memory-limit.
-        backend =
-            make_msm_backend(std::move(backend), msm_parameters(config.msm_error), options,
-                             config.memory_limit ? *config.memory_limit / config.cpu_workers : 0);
+        backend = make_msm_backend(
+            std::move(backend), msm_parameters(config.method.msm_error), options,
+            config.compute.memory_limit ? *config.compute.memory_limit / config.compute.cpu_workers
+                                        : 0);
       // Ewald wraps it the same way: the periodic potential of the cell (dcs/periodic/).
-      if (config.method == Method::kEwald)
-        backend = config.pmepot ? periodic::make_pmepot_backend(std::move(backend), options)
-                                : periodic::make_ewald_backend(
-                                      std::move(backend),
-                                      periodic::ewald_settings(config.ewald_error), options);
+      if (config.method.kind == Method::kEwald)
+        backend = config.method.pmepot
+                      ? periodic::make_pmepot_backend(std::move(backend), options)
+                      : periodic::make_ewald_backend(
+                            std::move(backend), periodic::ewald_settings(config.method.ewald_error),
+                            options);
       workers.add_backend(std::move(backend));
     }
   }
@@ -187,15 +190,15 @@ RunConfig rank_local_config(const RunConfig& config) {
         "to use them",
         allowed, hardware, mpi.local_size,
         hardware - allowed * static_cast<unsigned>(mpi.local_size));
-  if (mine.backend.threads == 0)
-    mine.backend.threads = allowed < hardware
-                               ? std::max(1u, allowed)
-                               : std::max(1u, hardware / static_cast<unsigned>(mpi.local_size));
-  const bool any_gpu =
-      config.device.kind == DeviceRequest::Kind::kAuto ||
-      (config.device.kind == DeviceRequest::Kind::kCuda && config.device.ordinals.empty());
-  if (any_gpu && !config.pmepot && cuda::cuda_available()) {  // pmepot: CPU only
-    const DeviceChoice choice = resolve_device(config.device, config.backend);
+  if (mine.compute.backend.threads == 0)
+    mine.compute.backend.threads =
+        allowed < hardware ? std::max(1u, allowed)
+                           : std::max(1u, hardware / static_cast<unsigned>(mpi.local_size));
+  const bool any_gpu = config.compute.device.kind == DeviceRequest::Kind::kAuto ||
+                       (config.compute.device.kind == DeviceRequest::Kind::kCuda &&
+                        config.compute.device.ordinals.empty());
+  if (any_gpu && !config.method.pmepot && cuda::cuda_available()) {  // pmepot: CPU only
+    const DeviceChoice choice = resolve_device(config.compute.device, config.compute.backend);
     if (choice.kind == BackendKind::Cuda) {
       const int gpus = static_cast<int>(choice.ordinals.size());
       const int ordinal = choice.ordinals[static_cast<std::size_t>(mpi.local_rank % gpus)];
@@ -204,7 +207,7 @@ RunConfig rank_local_config(const RunConfig& config) {
             "{} ranks on this node share {} GPU(s); give each rank its own GPU (one rank "
             "per GPU) for full speed",
             mpi.local_size, gpus);
-      mine.device = {DeviceRequest::Kind::kCuda, {ordinal}};
+      mine.compute.device = {DeviceRequest::Kind::kCuda, {ordinal}};
     }
   }
   return mine;

@@ -30,8 +30,8 @@ struct Workers {
   bool on_gpu = false;
 };
 
-/// One backend per device of config.device (CPU: config.cpu_workers backends, the threads
-/// split between them). Several GPUs start their contexts at the same time.
+/// One backend per device of config.compute.device (CPU: config.compute.cpu_workers backends, the
+/// threads split between them). Several GPUs start their contexts at the same time.
 Workers make_workers(const RunConfig& config);
 
 /// prepare() on every worker, each on its own thread when there are several (uploading and

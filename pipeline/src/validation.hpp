@@ -52,8 +52,8 @@ std::optional<std::vector<std::size_t>> streamed_sample(const RunConfig& config,
 
 /// The sampled values (from `streamed`, completed, when given; else read from `store`) with the
 /// extremes' read from their planes (found by the plane statistics), and the reference at them
-/// by lead.reference_points() (on its GPU for CUDA backends, else on config.backend.threads CPU
-/// threads): `requested` points (0: as many as --validate's budget of float64 evaluations
+/// by lead.reference_points() (on its GPU for CUDA backends, else on config.compute.backend.threads
+/// CPU threads): `requested` points (0: as many as --validate's budget of float64 evaluations
 /// affords, validation_points()).
 ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead,
                                  const System& system, const GridSpec& grid, io::MapStore& store,

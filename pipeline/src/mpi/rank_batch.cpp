@@ -57,7 +57,7 @@ std::vector<RunResult> run_my_jobs(const RunConfig& config, const std::vector<Jo
       } catch (const Error& error) {
         mine.push_back(failed_result(job, error));
         log().error("{}", error.what());
-        if (!config.keep_going) dispenser.stop();
+        if (!config.input.keep_going) dispenser.stop();
       }
       mine.back().rank = mpi_info().rank;
     }

@@ -26,9 +26,9 @@ PointsMemory points_memory(const RunConfig& config, std::size_t atoms, std::size
       m.have = text;
     }
   };
-  if (config.memory_limit)
-    consider(*config.memory_limit,
-             fmt::format("--memory-limit allows {}", format_bytes(*config.memory_limit)));
+  if (config.compute.memory_limit)
+    consider(*config.compute.memory_limit,
+             fmt::format("--memory-limit allows {}", format_bytes(*config.compute.memory_limit)));
   const std::size_t available = available_memory_bytes();
   consider(available, fmt::format("only {} of memory is available now", format_bytes(available)));
   const std::size_t address_space = address_space_left_bytes();
