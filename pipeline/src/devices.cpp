@@ -88,14 +88,14 @@ std::string Workers::device_names(const char* separator) const {
   return names;
 }
 
-Workers make_workers(const RunConfig& config) {
+Workers make_workers(const ComputeRequest& compute, const MethodRequest& method) {
   // Every method takes the GPUs when there are any (msm: dcs/cuda/msm_backend.hpp), else the CPU;
   // rank_local_config() gives each MPI rank its GPU on the same rule.
   // --preset pmepot's reciprocal-only map has a CPU form only (check_config() refuses
   // --device cuda): the default device means the CPU there.
   const DeviceRequest device =
-      config.method.pmepot ? DeviceRequest{DeviceRequest::Kind::kCpu, {}} : config.compute.device;
-  const DeviceChoice choice = resolve_device(device, config.compute.backend);
+      method.pmepot ? DeviceRequest{DeviceRequest::Kind::kCpu, {}} : compute.device;
+  const DeviceChoice choice = resolve_device(device, compute.backend);
   Workers workers;
   workers.on_gpu = choice.kind == BackendKind::Cuda;
   if (choice.kind == BackendKind::Cuda) {
@@ -105,46 +105,43 @@ Workers make_workers(const RunConfig& config) {
     parallel_for(choice.ordinals.size(), static_cast<unsigned>(choice.ordinals.size()),
                  [&](std::size_t begin, std::size_t end) {
                    for (std::size_t i = begin; i < end; ++i) {
-                     BackendOptions options = config.compute.backend;
+                     BackendOptions options = compute.backend;
                      options.device = choice.ordinals[i];
                      made[i] = make_backend(choice.kind, options);
                      // MSM wraps the exact CUDA backend, which keeps the reductions and points;
                      // ewald wraps it the same way (kernels/src/periodic).
-                     if (config.method.kind == Method::kMsm)
+                     if (method.kind == Method::kMsm)
                        made[i] = cuda::make_msm_cuda_backend(
-                           std::move(made[i]), msm_parameters(config.method.msm_error), options);
-                     if (config.method.kind == Method::kEwald)
+                           std::move(made[i]), msm_parameters(method.msm_error), options);
+                     if (method.kind == Method::kEwald)
                        made[i] = cuda::make_ewald_cuda_backend(
-                           std::move(made[i]), periodic::ewald_settings(config.method.ewald_error),
+                           std::move(made[i]), periodic::ewald_settings(method.ewald_error),
                            options);
                    }
                  });
     for (auto& backend : made) workers.add_backend(std::move(backend));
   } else {
-    if (config.compute.cpu_workers < 1 || config.compute.cpu_workers > 64)
-      throw UsageError(
-          fmt::format("--cpu-workers must be 1..64, got {}", config.compute.cpu_workers));
-    const unsigned threads = resolve_threads(config.compute.backend.threads);
-    for (unsigned w = 0; w < config.compute.cpu_workers; ++w) {
-      BackendOptions options = config.compute.backend;
+    if (compute.cpu_workers < 1 || compute.cpu_workers > 64)
+      throw UsageError(fmt::format("--cpu-workers must be 1..64, got {}", compute.cpu_workers));
+    const unsigned threads = resolve_threads(compute.backend.threads);
+    for (unsigned w = 0; w < compute.cpu_workers; ++w) {
+      BackendOptions options = compute.backend;
       // Split the threads between the workers (each gets at least one).
-      options.threads = std::max(1u, threads / config.compute.cpu_workers +
-                                         (w < threads % config.compute.cpu_workers ? 1u : 0u));
+      options.threads = std::max(
+          1u, threads / compute.cpu_workers + (w < threads % compute.cpu_workers ? 1u : 0u));
       std::unique_ptr<PotentialBackend> backend = make_backend(choice.kind, options);
       // MSM wraps the exact backend, which keeps the reductions and the points.
-      if (config.method.kind == Method::kMsm)
+      if (method.kind == Method::kMsm)
         // The workers prepare at once: each one's lattices get an equal share of --memory-limit.
         backend = make_msm_backend(
-            std::move(backend), msm_parameters(config.method.msm_error), options,
-            config.compute.memory_limit ? *config.compute.memory_limit / config.compute.cpu_workers
-                                        : 0);
+            std::move(backend), msm_parameters(method.msm_error), options,
+            compute.memory_limit ? *compute.memory_limit / compute.cpu_workers : 0);
       // Ewald wraps it the same way: the periodic potential of the cell (dcs/periodic/).
-      if (config.method.kind == Method::kEwald)
-        backend = config.method.pmepot
-                      ? periodic::make_pmepot_backend(std::move(backend), options)
-                      : periodic::make_ewald_backend(
-                            std::move(backend), periodic::ewald_settings(config.method.ewald_error),
-                            options);
+      if (method.kind == Method::kEwald)
+        backend = method.pmepot ? periodic::make_pmepot_backend(std::move(backend), options)
+                                : periodic::make_ewald_backend(
+                                      std::move(backend),
+                                      periodic::ewald_settings(method.ewald_error), options);
       workers.add_backend(std::move(backend));
     }
   }

@@ -75,7 +75,7 @@ double check_values(const RunConfig& config, const MapJob& job, PotentialBackend
   }
   const ReferenceSample sample =
       reference_sample(config, lead, job.in.system, job.in.grid, store, report.plane_stats,
-                       meta.stats, requested_points(config), streamed);
+                       meta.stats, requested_points(config.validation), streamed);
   judge_sample(config, job.in.input, lead, sample, meta);
   return seconds_since(validate_start);
 }
@@ -85,7 +85,7 @@ double check_values(const RunConfig& config, const MapJob& job, PotentialBackend
 void judge_sample(const RunConfig& config, const std::string& input, PotentialBackend& lead,
                   const ReferenceSample& sample, MapMetadata& meta) {
   if (config.validation.enabled) {
-    meta.validation = validate_map(config, lead, sample, meta.stats);
+    meta.validation = validate_map(config.validation, lead, sample, meta.stats);
     const Validation& v = meta.validation;
     log().info(
         "validation: {} {} points, max |error| {:.3e} ({:.3e} of max|V|), RMS error "

@@ -127,7 +127,7 @@ namespace {
 /// CPU worker count, else new ones (kept in the cache when there is one).
 pipeline::Workers& workers_for(const RunConfig& config, WorkerCache* cache,
                                pipeline::Workers& fresh) {
-  if (cache == nullptr) return fresh = pipeline::make_workers(config);
+  if (cache == nullptr) return fresh = pipeline::make_workers(config.compute, config.method);
   std::string ordinals;
   for (const int ordinal : config.compute.device.ordinals) ordinals += fmt::format("{},", ordinal);
   const BackendOptions& b = config.compute.backend;
@@ -141,7 +141,7 @@ pipeline::Workers& workers_for(const RunConfig& config, WorkerCache* cache,
   if (state.key != key || state.workers.list.empty()) {
     state.workers = pipeline::Workers{};  // the old backends go first (device memory)
     state.key.clear();
-    state.workers = pipeline::make_workers(config);
+    state.workers = pipeline::make_workers(config.compute, config.method);
     state.key = key;
   }
   return state.workers;
@@ -165,9 +165,10 @@ MemoryMap compute_map(const RunConfig& config, const System& system, const std::
   pipeline::Workers fresh;
   pipeline::Workers& workers = workers_for(config, cache, fresh);
   const SlabHint hint = pipeline::combined_hint(workers);
-  const pipeline::MapPlan plan = pipeline::make_plan(
-      grid, workers.list.size(), hint.plane_multiple, hint.min_points,
-      pipeline::memory_budget(config), system.size() * 64, config.output.checkpoint_seconds);
+  const pipeline::MapPlan plan =
+      pipeline::make_plan(grid, workers.list.size(), hint.plane_multiple, hint.min_points,
+                          pipeline::memory_budget(config.compute), system.size() * 64,
+                          config.output.checkpoint_seconds);
   MemoryMap map;
   map.values = allocate_plain_host(grid.points());
   pipeline::prepare_workers(workers.list, system, grid, config.physics);
@@ -199,7 +200,7 @@ ColourRange colour_range_of(const GridSpec& grid, const float* values) {
 std::vector<float> compute_at_atoms(const RunConfig& config, const System& system,
                                     const std::string& source, ProgressSink* progress,
                                     WorkerCache* cache) {
-  check_points_method(config, true);
+  check_points_method(config.method, true);
   check_atoms(system, source);
   check_potential_bound(system, config.physics);
   PointsRequest request;
@@ -216,7 +217,7 @@ std::vector<float> compute_points(const RunConfig& config, const System& system,
                                   const std::string& source, const std::vector<Vec3>& points,
                                   const std::string& points_source, ProgressSink* progress,
                                   WorkerCache* cache) {
-  check_points_method(config, true);
+  check_points_method(config.method, true);
   check_atoms(system, source);
   for (std::size_t i = 0; i < points.size(); ++i)
     for (const double c : points[i])

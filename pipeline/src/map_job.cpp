@@ -102,7 +102,7 @@ std::vector<DiskNeed> map_disk_needs(const RunConfig& config, const GridSpec& gr
   for (const OutputFormat& format : output_formats())
     if (format.bytes != nullptr && !(paths.*format.path).empty())
       needs.push_back(
-          {paths.*format.path, format.bytes(config, grid, paths.*format.path), format.file});
+          {paths.*format.path, format.bytes(config.output, grid, paths.*format.path), format.file});
   return needs;
 }
 
@@ -134,7 +134,7 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
   // place of a device (check_output_path's rules).
   io::check_output_path(paths.store, /*force=*/true);
 
-  job.budget = memory_budget(config);
+  job.budget = memory_budget(config.compute);
   const SlabHint hint = combined_hint(workers);
   job.resuming = config.output.resume && std::filesystem::exists(paths.store);
   std::size_t reserved = job.in.system.size() * 64;  // atoms in the backends and the store
@@ -240,7 +240,7 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   std::vector<std::unique_ptr<MapSink>> sinks;
   for (const OutputFormat& format : output_formats())
     if (format.sink != nullptr && !(job.paths.*format.path).empty())
-      sinks.push_back(format.sink(config, job.paths.*format.path,
+      sinks.push_back(format.sink(config.output, job.paths.*format.path,
                                   config.output.force || job.replaces_outputs, job.budget));
   // Watches the slabs for the viewers' colour range; finish_map() reads the sampled planes it
   // did not see. Its fixed 1 MiB of counts is not charged to --memory-limit (which sizes the
@@ -275,9 +275,9 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   result.input = in.input;
   result.count_atoms(in.system);
   const SlabHint hint = combined_hint(workers);
-  const MapPlan plan =
-      make_plan(in.grid, workers.list.size(), hint.plane_multiple, hint.min_points,
-                memory_budget(config), in.system.size() * 64, config.output.checkpoint_seconds);
+  const MapPlan plan = make_plan(in.grid, workers.list.size(), hint.plane_multiple, hint.min_points,
+                                 memory_budget(config.compute), in.system.size() * 64,
+                                 config.output.checkpoint_seconds);
   prepare_workers(workers.list, in.system, in.grid, config.physics);
   io::NullSink sink;
   std::vector<MapSink*> sinks{&sink};
@@ -467,7 +467,7 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers, E
     job.paths = output_paths(config, job.in.input, job.in.model);
     job.key = resume_key(config, job.in.system, job.in.grid, *workers.list.front());
     for (const auto& setting : job.extra_settings) job.key.settings.push_back(setting);
-    job.budget = memory_budget(config);
+    job.budget = memory_budget(config.compute);
   }
   if (job.complete) return skipped_result(job, start);
   job.store_made = executor.on_ranks();

@@ -26,9 +26,10 @@ constexpr double kGpuLatticeWeight = 6.3, kGpuSlabWeight = 9.05, kGpuCheckWeight
 
 MsmWork msm_run_work(const RunConfig& config, const System& system, const GridSpec& grid,
                      double target, bool on_gpu) {
-  const std::size_t check = measures_method_error(config) && !config.validation.enabled
-                                ? std::min<std::size_t>(requested_points(config), grid.points())
-                                : 0;
+  const std::size_t check =
+      measures_method_error(config) && !config.validation.enabled
+          ? std::min<std::size_t>(requested_points(config.validation), grid.points())
+          : 0;
   MsmWork work =
       msm_work(msm_parameters(target), msm_box(system, grid), grid, system.size(), check);
   if (on_gpu) {

@@ -104,11 +104,11 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
   const std::unique_ptr<pipeline::Executor> executor = pipeline::make_executor();
   executor->together([&] {
     check_config(given);
-    if (config.trajectory || config.points) return pipeline::prepare_output_dir(config);
+    if (config.trajectory || config.points) return pipeline::prepare_output_dir(config.output);
     if (config.input.shard)
       config.input.files = shard_inputs(given.input.files, *config.input.shard);
     if (config.input.files.empty()) return;
-    pipeline::prepare_output_dir(config);
+    pipeline::prepare_output_dir(config.output);
     pipeline::check_distinct_paths(config, given.input.files);
   });
   const RunConfig rank_config = pipeline::rank_local_config(config);

@@ -87,7 +87,7 @@ void check_points(const RunConfig& config) {
     throw UsageError(
         fmt::format("--points/--at-atoms take one atom file, got {}", config.input.files.size()));
   for (const pipeline::OutputFormat& format : pipeline::output_formats())
-    if (format.wanted(config) != format.by_default)
+    if (format.wanted(config.output) != format.by_default)
       throw UsageError(
           "--dx, --mrc and --no-hdf5 shape map outputs; a points run writes a CSV "
           "and an HDF5 table (and the mesh or a PDB)");
@@ -127,8 +127,8 @@ void check_config(const RunConfig& config) {
   if (!config.output.name_template.empty()) check_name_template(config.output.name_template);
   bool named = false, writes = false;
   for (const pipeline::OutputFormat& format : pipeline::output_formats()) {
-    named = named || !format.given(config).empty();
-    writes = writes || format.wanted(config);
+    named = named || !format.given(config.output).empty();
+    writes = writes || format.wanted(config.output);
   }
   if (config.input.shard && named)
     throw UsageError(
@@ -150,14 +150,14 @@ void check_config(const RunConfig& config) {
   if (config.method.kind == Method::kMsm)
     msm_parameters(config.method.msm_error);  // throws for a bad target
   check_periodic(config);
-  check_points_method(config, config.points.has_value());
+  check_points_method(config.method, config.points.has_value());
 }
 
-void check_points_method(const RunConfig& config, bool points) {
+void check_points_method(const MethodRequest& method, bool points) {
   // MSM interpolates a lattice laid over a map's box; at arbitrary points (and at atoms, whose
   // own long-range part would have to be taken out again) it is not implemented: say so rather
   // than compute exactly under an msm label.
-  if (!traits(config.method.kind).computes_points && points)
+  if (!traits(method.kind).computes_points && points)
     throw UsageError(
         "--method msm computes maps only; --points and --at-atoms are computed by direct "
         "summation: use --method exact (the default) for them");
@@ -181,7 +181,7 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--output-dir", config.output.dir);
   add("--name-template", config.output.name_template);
   for (const pipeline::OutputFormat& format : pipeline::output_formats())
-    add(format.flag, format.setting(config));
+    add(format.flag, format.setting(config.output));
   add("--compress", std::to_string(config.output.compression));
   add("--force", flag(config.output.force));
   add("--keep-going", flag(config.input.keep_going));

@@ -25,9 +25,8 @@ bool measures_method_error(const RunConfig& config) {
   return traits(config.method.kind).measures_error && !config.trajectory;
 }
 
-std::size_t requested_points(const RunConfig& config) {
-  return config.validation.enabled || config.validation.points > 0 ? config.validation.points
-                                                                   : kMethodCheckPoints;
+std::size_t requested_points(const ValidationRequest& request) {
+  return request.enabled || request.points > 0 ? request.points : kMethodCheckPoints;
 }
 
 namespace {
@@ -42,7 +41,8 @@ double sample_budget(std::size_t atoms, std::size_t most) {
 
 std::vector<std::size_t> sample_points(const RunConfig& config, const GridSpec& grid,
                                        std::size_t atoms, std::size_t most) {
-  return fixed_sample_points(grid, atoms, requested_points(config), sample_budget(atoms, most));
+  return fixed_sample_points(grid, atoms, requested_points(config.validation),
+                             sample_budget(atoms, most));
 }
 
 std::optional<std::vector<std::size_t>> streamed_sample(const RunConfig& config,
@@ -122,7 +122,7 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
                 sample.values);
   // The streamed points are sample_points(config, grid, atoms, kMostKept) (map_job.cpp).
   add_reference(config, lead, system, grid, indices,
-                drawn_points(grid, system.size(), requested_points(config),
+                drawn_points(grid, system.size(), requested_points(config.validation),
                              sample_budget(system.size(), kMostKept)),
                 sample);
   return sample;
@@ -174,7 +174,7 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
   return sample;
 }
 
-Validation validate_map(const RunConfig& config, PotentialBackend& backend,
+Validation validate_map(const ValidationRequest& request, PotentialBackend& backend,
                         const ReferenceSample& sample, const GridStats& stats) {
   Validation validation;
   validation.performed = true;
@@ -188,7 +188,7 @@ Validation validate_map(const RunConfig& config, PotentialBackend& backend,
   validation.max_abs_reference = diff.max_abs_ref;
   const double scale = stats.max_abs() > 0.0 ? stats.max_abs() : 1.0;
   validation.max_rel_error = validation.max_abs_error / scale;
-  validation.tolerance = config.validation.tolerance.value_or(backend.tolerance());
+  validation.tolerance = request.tolerance.value_or(backend.tolerance());
   validation.passed = validation.max_rel_error <= validation.tolerance;
   return validation;
 }

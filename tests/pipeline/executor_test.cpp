@@ -127,7 +127,7 @@ TEST(Executor, ParticipantsGivenAnotherRunAreRefused) {
   RunConfig config;
   config.compute.device = parse_device("cpu");
   config.compute.backend.threads = 1;
-  const Workers workers = make_workers(config);
+  const Workers workers = make_workers(config.compute, config.method);
   Participant ranks(0, 3);
   ranks.others = {[](const std::string& mine) { return mine; },
                   [](const std::string& mine) { return mine; }};

@@ -395,7 +395,8 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
     check_potential_bound(system, config.physics);
     // The memory the points take, checked before they are read (a list is read no further
     // than what fits) and before anything is written.
-    const PointsMemory memory = points_memory(config, system.size(), workers.list.size());
+    const PointsMemory memory =
+        points_memory(*config.points, config.compute, system.size(), workers.list.size());
     try {
       set = make_point_set(*config.points, system, most_points(memory));
     } catch (const io::TooManyPoints& refused) {

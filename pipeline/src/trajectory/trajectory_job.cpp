@@ -282,7 +282,7 @@ RunResult run_without_output(const RunConfig& config, FrameSource& source, const
   const SlabHint hint = combined_hint(workers);
   const FramePlan plan =
       make_frame_plan(grid, 0, grid.nz(), workers.list.size(), hint.plane_multiple,
-                      memory_budget(config), config.output.checkpoint_seconds);
+                      memory_budget(config.compute), config.output.checkpoint_seconds);
   const FrameEngineReport report =
       run_frame_engine(source, grid, config.physics, workers.list, nullptr, plan, progress,
                        config.trajectory->files.front());
@@ -423,7 +423,7 @@ void add_frames(TrajectoryRun& run) {
   });
   const SlabHint hint = combined_hint(run.workers);
   const auto [z_begin, z_end] = run.executor.planes(grid.nz(), hint.plane_multiple);
-  const std::size_t budget = memory_budget(config);
+  const std::size_t budget = memory_budget(config.compute);
   const FramePlan plan =
       make_frame_plan(grid, z_begin, z_end, run.workers.list.size(), hint.plane_multiple, budget,
                       config.output.checkpoint_seconds);

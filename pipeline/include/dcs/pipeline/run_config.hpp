@@ -213,7 +213,7 @@ void check_config(const RunConfig& config);
 
 /// Part of check_config(), and of the in-memory calls at points: UsageError when the method has
 /// no form at points (msm) and points are asked for (`points`).
-void check_points_method(const RunConfig& config, bool points);
+void check_points_method(const MethodRequest& method, bool points);
 
 /// Every setting that must be the same wherever one run executes (MPI ranks): the inputs,
 /// outputs, grid, physics, kernels and modes, as (option, value) pairs in a fixed order. Leaves
