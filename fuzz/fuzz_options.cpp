@@ -57,7 +57,7 @@ void parse(std::vector<std::string> args) {
   require(status == 0 || status == 2 || status == 3, "main_entry(parse_only) returned " +
                                                          std::to_string(status) +
                                                          " (1: it caught an unexpected exception)");
-  if (status != 0 || config.inputs.empty()) return;  // a usage error, help, or a subcommand
+  if (status != 0 || config.input.files.empty()) return;  // a usage error, help, or a subcommand
 
   run_expecting("make_grid", [&] {
     dcs::fuzz::check_grid(dcs::make_grid(molecule(), config.grid), "make_grid");
@@ -65,12 +65,13 @@ void parse(std::vector<std::string> args) {
   run_expecting("check_potential_bound",
                 [&] { dcs::check_potential_bound(molecule(), config.physics); });
   run_expecting("resolve_device",
-                [&] { (void)dcs::resolve_device(config.device, config.backend); });
-  if (config.shard && !config.shard->from_slurm)
-    run_expecting("shard_inputs", [&] { (void)dcs::shard_inputs(config.inputs, *config.shard); });
+                [&] { (void)dcs::resolve_device(config.compute.device, config.compute.backend); });
+  if (config.input.shard && !config.input.shard->from_slurm)
+    run_expecting("shard_inputs",
+                  [&] { (void)dcs::shard_inputs(config.input.files, *config.input.shard); });
   run_expecting("default_output_path", [&] {
-    for (const std::string& input : config.inputs)
-      (void)dcs::default_output_path(input, config.output_dir, ".h5");
+    for (const std::string& input : config.input.files)
+      (void)dcs::default_output_path(input, config.output.dir, ".h5");
   });
 }
 

@@ -46,12 +46,12 @@ BenchTable end_to_end(const BenchCommand& command) {
       std::filesystem::temp_directory_path() / fmt::format("dcs-bench-{}", getpid());
   std::filesystem::create_directories(dir);
   RunConfig config;
-  config.inputs = {command.molecule};
-  config.output_dir = dir.string();
+  config.input.files = {command.molecule};
+  config.output.dir = dir.string();
   const std::int64_t n =
       command.options.grid_sizes.empty() ? 256 : command.options.grid_sizes.front();
   config.grid.counts = {{n, n, n}};
-  config.force = true;
+  config.output.force = true;
   BenchTable table;
   table.name = "end_to_end";
   table.columns = {"stage", "seconds", "share"};

@@ -293,8 +293,8 @@ int run_maps(const RunConfig& config, bool show_progress, bool quiet) {
   std::vector<RunResult> results;
   // A task of a job array (--shard) leaves its record for `dcs batch-summary`.
   auto record = [&](const std::vector<RunResult>& done, bool interrupted) {
-    if (config.shard && pipeline::mpi_info().rank == 0)
-      write_task_record(config.output_dir, resolve_shard(*config.shard), done, interrupted);
+    if (config.input.shard && pipeline::mpi_info().rank == 0)
+      write_task_record(config.output.dir, resolve_shard(*config.input.shard), done, interrupted);
   };
   try {
     results = run(config, &printer);
@@ -316,7 +316,8 @@ int run_maps(const RunConfig& config, bool show_progress, bool quiet) {
       print_guarded([&] { print_summary(result); });  // -q: failures only
     if (result.exit_code != 0 && exit_code == 0) exit_code = result.exit_code;
   }
-  if (results.size() > 1) print_guarded([&] { print_batch_summary(results, config.keep_going); });
+  if (results.size() > 1)
+    print_guarded([&] { print_batch_summary(results, config.input.keep_going); });
   return exit_status(exit_code);
 }
 
@@ -382,7 +383,7 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
   const std::optional<std::string> no_value = missing_value(app, args);
   if (no_value && app.get_subcommands().empty())
     return usage_error(*no_value, parse_only != nullptr);
-  std::vector<std::string>& inputs = options.config.inputs;
+  std::vector<std::string>& inputs = options.config.input.files;
   inputs.insert(inputs.end(), after_dashes.begin(), after_dashes.end());
   // MPI (the MPI build under mpirun/srun) starts before anything logs, for a map run only.
   struct MpiGuard {
@@ -402,7 +403,7 @@ int main_entry(int argc, char** argv, RunConfig* parse_only) {
     if (parse_only && !app.get_subcommands().empty()) return 0;
     if (const std::optional<int> status = run_subcommand(sub, quoted_command_line(argc, argv)))
       return *status;
-    const bool no_inputs = options.config.inputs.empty() && options.atoms_from.empty() &&
+    const bool no_inputs = options.config.input.files.empty() && options.atoms_from.empty() &&
                            app.count("--topology") + app.count("--trajectory") == 0;
     const char* required = "--atoms (or --topology with --trajectory) is required (see dcs --help)";
     if (no_inputs && !pipeline::mpi_info().active) {

@@ -87,18 +87,18 @@ void add_trajectory_options(CLI::App& app, RunOptions& o) {
 }
 
 void add_io_options(CLI::App& app, RunOptions& o) {
-  RunConfig& config = o.config;
-  app.add_option("--atoms,-a", config.inputs, "Atom files: .pqr, .pqr.gz, .xyzq (x y z q per line)")
+  InputRequest& in = o.config.input;
+  OutputRequest& out = o.config.output;
+  app.add_option("--atoms,-a", in.files, "Atom files: .pqr, .pqr.gz, .xyzq (x y z q per line)")
       ->group(g_io);
   app.add_option("--atoms-from", o.atoms_from,
                  "A file listing atom files, one a line (\"-\": standard input; blank lines and "
                  "# comments skipped), after those of --atoms")
       ->group(g_io);
-  app.add_option("--output,-o", config.output, "HDF5 output path (one input; default <stem>.h5)")
+  app.add_option("--output,-o", out.hdf5_path, "HDF5 output path (one input; default <stem>.h5)")
       ->group(g_io);
-  app.add_option("--output-dir", config.output_dir, "Directory for default-named outputs")
-      ->group(g_io);
-  app.add_option("--name-template", config.name_template,
+  app.add_option("--output-dir", out.dir, "Directory for default-named outputs")->group(g_io);
+  app.add_option("--name-template", out.name_template,
                  "Default output names: {stem} (the input's "
                  "name less its extensions), {parent} (its folder's name); e.g. {parent}_{stem}")
       ->group(g_io);
@@ -112,10 +112,10 @@ void add_io_options(CLI::App& app, RunOptions& o) {
                  "(.mrc, .map or .ccp4; default beside the HDF5 output, <stem>.mrc)")
       ->expected(0, 1)
       ->group(g_io);
-  app.add_flag("--dx-gzip", config.dx_gzip, "Default-named DX files are gzip-compressed (.dx.gz)")
+  app.add_flag("--dx-gzip", out.dx_gzip, "Default-named DX files are gzip-compressed (.dx.gz)")
       ->group(g_io);
   app.add_flag("--no-hdf5", o.no_hdf5, "Do not write HDF5 (needs --dx or --mrc)")->group(g_io);
-  app.add_option("--compress", config.compression, "HDF5 gzip level 0-9 (with shuffle)")
+  app.add_option("--compress", out.compression, "HDF5 gzip level 0-9 (with shuffle)")
       ->check(CLI::Range(0, 9))
       ->group(g_io);
   app.add_option("--models", o.models,
@@ -124,18 +124,18 @@ void add_io_options(CLI::App& app, RunOptions& o) {
       ->capture_default_str()
       ->check(CLI::IsMember({"first", "each", "average"}))
       ->group(g_io);
-  app.add_flag("--charges-as-given", config.charges_as_given,
+  app.add_flag("--charges-as-given", in.charges_as_given,
                "Take a .pqr file's charges as given even when they look like a PDB file's "
                "occupancies (all 0..1, mostly 1)")
       ->group(g_io);
-  app.add_flag("--force,-f", config.force, "Overwrite existing output files")->group(g_io);
-  app.add_flag("--keep-going", config.keep_going, "Batch: continue after a bad input file")
+  app.add_flag("--force,-f", out.force, "Overwrite existing output files")->group(g_io);
+  app.add_flag("--keep-going", in.keep_going, "Batch: continue after a bad input file")
       ->group(g_io);
-  app.add_flag("--resume", config.resume,
+  app.add_flag("--resume", out.resume,
                "Continue an interrupted run from its <output>.partial file; in a batch, skip "
                "inputs whose outputs are complete")
       ->group(g_io);
-  app.add_flag("--wait-lock", config.wait_lock,
+  app.add_flag("--wait-lock", out.wait_lock,
                "Wait while another dcs run writes the same output (its <output>.partial) instead "
                "of refusing")
       ->group(g_io);
@@ -211,7 +211,6 @@ void set_points(const CLI::App& app, const RunOptions& o, RunConfig& config) {
 }
 
 void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
-  RunConfig& config = o.config;
   app.add_option("--grid,-g", o.grid_counts,
                  "Points per axis: N (cubic voxels) or NX NY NZ; default 129 unless --spacing")
       ->expected(1, 3)
@@ -219,7 +218,7 @@ void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
   app.add_option("--spacing,-s", o.spacing,
                  "Grid spacing in Å (alone: counts derived from the box)")
       ->group(g_grid);
-  app.add_option("--padding", config.grid.padding, "Å added around the atoms on every side")
+  app.add_option("--padding", o.padding, "Å added around the atoms on every side")
       ->capture_default_str()
       ->group(g_grid);
   app.add_option("--origin", o.origin, "First grid point X Y Z (Å)")->expected(3)->group(g_grid);
@@ -234,10 +233,10 @@ void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
   app.add_option("--units", o.units, "kT/e | kcal/mol/e | kJ/mol/e | V | e/A")
       ->capture_default_str()
       ->group(g_phys);
-  app.add_option("--temperature", config.physics.temperature, "K (for kT/e and the Debye length)")
+  app.add_option("--temperature", o.temperature, "K (for kT/e and the Debye length)")
       ->capture_default_str()
       ->group(g_phys);
-  app.add_option("--dielectric", config.physics.dielectric,
+  app.add_option("--dielectric", o.dielectric,
                  "Relative permittivity; with --dielectric-model distance, k of eps = k*r "
                  "(per Å). Default 1, or 78.54 (water) with --ionic-strength")
       ->capture_default_str()
@@ -248,7 +247,7 @@ void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
       ->capture_default_str()
       ->check(CLI::IsMember({"constant", "distance"}))
       ->group(g_phys);
-  app.add_option("--ionic-strength", config.physics.ionic_strength,
+  app.add_option("--ionic-strength", o.ionic_strength,
                  "mol/L: Debye-Hückel screening exp(-r/λ)/r, λ from I, --temperature and "
                  "--dielectric (0.15 M in water at 298.15 K: λ = 7.857 Å)")
       ->capture_default_str()
@@ -260,28 +259,31 @@ void add_grid_and_physics_options(CLI::App& app, RunOptions& o) {
                  "reciprocal part of smooth PME only, Gaussian charges, beta 0.25/Å, kT/e at "
                  "300 K, 1 Å grid over the cell; >1 % off the exact periodic map near charges)")
       ->group(g_phys);
-  app.add_option("--min-distance", config.physics.min_distance,
+  app.add_option("--min-distance", o.min_distance,
                  "Distances below this (Å) are clamped to it: no infinities at atom centres")
       ->capture_default_str()
       ->group(g_phys);
 }
 
 void add_compute_options(CLI::App& app, RunOptions& o) {
-  RunConfig& config = o.config;
+  ComputeRequest& compute = o.config.compute;
+  MethodRequest& method = o.config.method;
+  OutputRequest& out = o.config.output;
+  ValidationRequest& validation = o.config.validation;
   app.add_option("--device,-d", o.device,
                  "auto | cpu | cuda | cuda:N[,M...] (auto, cuda: every GPU)")
       ->capture_default_str()
       ->group(g_comp);
-  app.add_option("--kernel,-k", config.backend.kernel, "Potential kernel (see `dcs kernels`)")
+  app.add_option("--kernel,-k", compute.backend.kernel, "Potential kernel (see `dcs kernels`)")
       ->group(g_comp);
-  app.add_option("--reduction", config.backend.reduction,
+  app.add_option("--reduction", compute.backend.reduction,
                  "Statistics reduction (see `dcs kernels`)")
       ->group(g_comp);
-  app.add_option("--threads,-j", config.backend.threads, "CPU threads (0: all)")->group(g_comp);
+  app.add_option("--threads,-j", compute.backend.threads, "CPU threads (0: all)")->group(g_comp);
   app.add_option("--method", o.method, method_help())
       ->check(CLI::IsMember(method_names_list()))
       ->group(g_comp);
-  app.add_option("--msm-error", config.msm_error,
+  app.add_option("--msm-error", method.msm_error,
                  "--method msm: relative RMS error target, 1e-5..1e-1 (picks lattice spacing, "
                  "cutoff and interpolation order)")
       ->capture_default_str()
@@ -311,7 +313,7 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
                  "The unit cell of the atom file(s): a,b,c (Å) or a,b,c,alpha,beta,gamma "
                  "(degrees), replacing a CRYST1 record (for --periodic)")
       ->group(g_comp);
-  app.add_option("--ewald-error", config.ewald_error,
+  app.add_option("--ewald-error", method.ewald_error,
                  "--periodic: relative RMS error target, 1e-8..1e-2, measured in every map run "
                  "against a float64 Ewald sum (exit 4 when missed)")
       ->capture_default_str()
@@ -320,12 +322,12 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
                  "Host memory the pipeline may hold, e.g. 2G or 512M (default: half of the "
                  "memory available, cgroup limits included)")
       ->group(g_comp);
-  app.add_option("--cpu-workers", config.cpu_workers,
+  app.add_option("--cpu-workers", compute.cpu_workers,
                  "CPU backends side by side, threads split between them (simulates several "
                  "devices; the map is identical)")
       ->capture_default_str()
       ->group(g_comp);
-  app.add_flag("--null-output", config.null_output,
+  app.add_flag("--null-output", out.null_output,
                "Benchmarks: compute and reduce every slab but write nothing")
       ->group(g_comp);
   app.add_option("--shard", o.shard,
@@ -336,41 +338,40 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
       ->capture_default_str()
       ->check(CLI::IsMember({"static", "dynamic"}))
       ->group(g_comp);
-  app.add_option("--checkpoint-interval", config.checkpoint_seconds,
+  app.add_option("--checkpoint-interval", out.checkpoint_seconds,
                  "Seconds between checkpoints of the partial file (what a killed run keeps)")
       ->capture_default_str()
       ->group(g_comp);
-  app.add_flag("--debug-sync", config.backend.debug_sync,
+  app.add_flag("--debug-sync", compute.backend.debug_sync,
                "Synchronise and check after every kernel")
       ->group(g_comp);
 
-  app.add_flag("--validate", config.validate,
+  app.add_flag("--validate", validation.enabled,
                "Compare with the float64 reference; exit 4 above tolerance")
       ->group(g_val);
   app.add_option("--tolerance", o.tolerance,
                  "Relative to max|V| (default: 1e-5 for float32 backends)")
       ->group(g_val);
-  app.add_option("--validate-points", config.validate_points,
+  app.add_option("--validate-points", validation.points,
                  "Points compared (0: all of small grids, else a sample)")
       ->group(g_val);
 }
 
 /// The grid and physics options as given on the command line (resolve_grid_and_physics()
 /// applies the defaults and the preset).
-GridPhysicsOptions grid_physics_options(const CLI::App& app, const RunOptions& o,
-                                        const RunConfig& config) {
+GridPhysicsOptions grid_physics_options(const CLI::App& app, const RunOptions& o) {
   GridPhysicsOptions options;
   options.counts = o.grid_counts;
   if (app.count("--spacing")) options.spacing = o.spacing;
-  if (app.count("--padding")) options.padding = config.grid.padding;
+  if (app.count("--padding")) options.padding = o.padding;
   if (!o.origin.empty()) options.origin = Vec3{o.origin[0], o.origin[1], o.origin[2]};
   if (!o.center.empty()) options.center = Vec3{o.center[0], o.center[1], o.center[2]};
   if (app.count("--units")) options.units = o.units;
-  if (app.count("--temperature")) options.temperature = config.physics.temperature;
-  if (app.count("--dielectric")) options.dielectric = config.physics.dielectric;
+  if (app.count("--temperature")) options.temperature = o.temperature;
+  if (app.count("--dielectric")) options.dielectric = o.dielectric;
   if (app.count("--dielectric-model")) options.dielectric_model = o.dielectric_model;
-  if (app.count("--ionic-strength")) options.ionic_strength = config.physics.ionic_strength;
-  if (app.count("--min-distance")) options.min_distance = config.physics.min_distance;
+  if (app.count("--ionic-strength")) options.ionic_strength = o.ionic_strength;
+  if (app.count("--min-distance")) options.min_distance = o.min_distance;
   options.preset = o.preset;
   return options;
 }
@@ -399,21 +400,22 @@ std::vector<std::string> read_atom_list(const std::string& path) {
 /// cell unless the user places it, every frame's cell required (the device as for any method:
 /// the GPUs where there are any, kernels/src/periodic).
 void set_periodic(const CLI::App& app, const RunOptions& o, RunConfig& config) {
-  if (!o.box.empty() || app.count("--box") > 0) config.box = parse_box(o.box);
-  if (o.periodic && app.count("--method") > 0 && config.method != Method::kEwald)
+  if (!o.box.empty() || app.count("--box") > 0) config.input.box = parse_box(o.box);
+  if (o.periodic && app.count("--method") > 0 && config.method.kind != Method::kEwald)
     throw UsageError(fmt::format("--periodic is --method ewald; it contradicts --method {}",
-                                 to_string(config.method)));
-  if (config.pmepot && app.count("--method") > 0 && config.method != Method::kEwald)
+                                 to_string(config.method.kind)));
+  if (config.method.pmepot && app.count("--method") > 0 && config.method.kind != Method::kEwald)
     throw UsageError(fmt::format(
         "--preset pmepot maps a periodic cell (--method ewald); it contradicts --method {}",
-        to_string(config.method)));
-  if (o.periodic || config.pmepot) config.method = Method::kEwald;
+        to_string(config.method.kind)));
+  if (o.periodic || config.method.pmepot) config.method.kind = Method::kEwald;
   // PMEpot's map is measured against the float64 reciprocal sum at its own accuracy.
-  if (config.pmepot && app.count("--ewald-error") == 0) config.ewald_error = periodic::kPmepotError;
-  if (!o.map_axes.empty() && config.method != Method::kEwald)
+  if (config.method.pmepot && app.count("--ewald-error") == 0)
+    config.method.ewald_error = periodic::kPmepotError;
+  if (!o.map_axes.empty() && config.method.kind != Method::kEwald)
     throw UsageError(fmt::format(
         "--map-axes {} orients a periodic map over its cell; it needs --periodic", o.map_axes));
-  if (config.method != Method::kEwald) return;
+  if (config.method.kind != Method::kEwald) return;
   config.grid.cell_box = o.origin.empty() && o.center.empty() && app.count("--padding") == 0;
   if (!o.map_axes.empty() && !config.grid.cell_box)
     throw UsageError(fmt::format(
@@ -421,7 +423,7 @@ void set_periodic(const CLI::App& app, const RunOptions& o, RunConfig& config) {
         "an x, y, z box instead: give one or the other",
         o.map_axes));
   config.grid.map_axes = o.map_axes == "box" ? MapAxes::kBox : MapAxes::kCell;
-  if (config.pmepot && (!config.grid.cell_box || config.grid.map_axes == MapAxes::kBox))
+  if (config.method.pmepot && (!config.grid.cell_box || config.grid.map_axes == MapAxes::kBox))
     throw UsageError(
         "--preset pmepot: the map is PMEpot's PME mesh over the cell, so its grid is the cell's: "
         "leave out --origin, --center, --padding and --map-axes box");
@@ -455,7 +457,7 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
   RunConfig config = std::move(o.config);
   if (!o.atoms_from.empty()) {
     const std::vector<std::string> listed = read_atom_list(o.atoms_from);
-    config.inputs.insert(config.inputs.end(), listed.begin(), listed.end());
+    config.input.files.insert(config.input.files.end(), listed.begin(), listed.end());
   }
   const bool trajectory = app.count("--topology") + app.count("--trajectory") > 0;
   for (const char* option : {"--frames", "--select", "--align", "--frame-maps", "--pbc",
@@ -467,26 +469,26 @@ RunConfig make_run_config(const CLI::App& app, RunOptions& o, std::string comman
     if (app.count("--frames") > 0) config.trajectory->frames = parse_frames(o.frames);
     if (!o.pbc.empty()) config.trajectory->pbc = parse_pbc(o.pbc);
   }
-  config.method = parse_method(o.method);
-  resolve_grid_and_physics(grid_physics_options(app, o, config), config);
+  config.method.kind = parse_method(o.method);
+  resolve_grid_and_physics(grid_physics_options(app, o), config);
   set_periodic(app, o, config);
   set_points(app, o, config);
-  config.models = parse_models(o.models);
-  config.common_model_grid = o.model_grid == "common";
-  config.write_hdf5 = !o.no_hdf5;
-  config.write_dx = app.count("--dx") > 0;
-  config.dx_path = o.dx_arg;
-  config.write_mrc = app.count("--mrc") > 0;
-  config.mrc_path = o.mrc_arg;
-  if (!o.profile.empty()) config.profile = parse_profile_axis(o.profile);
-  if (o.dx_arg.size() > 3 && o.dx_arg.ends_with(".gz")) config.dx_gzip = true;
-  if (app.count("--tolerance")) config.tolerance = o.tolerance;
-  if (!o.memory_limit.empty()) config.memory_limit = parse_size(o.memory_limit);
-  config.device = parse_device(o.device);
-  if (!o.shard.empty()) config.shard = parse_shard(o.shard);
-  config.mpi_schedule = parse_mpi_schedule(o.mpi_schedule);
+  config.input.models = parse_models(o.models);
+  config.input.common_model_grid = o.model_grid == "common";
+  config.output.write_hdf5 = !o.no_hdf5;
+  config.output.write_dx = app.count("--dx") > 0;
+  config.output.dx_path = o.dx_arg;
+  config.output.write_mrc = app.count("--mrc") > 0;
+  config.output.mrc_path = o.mrc_arg;
+  if (!o.profile.empty()) config.output.profile = parse_profile_axis(o.profile);
+  if (o.dx_arg.size() > 3 && o.dx_arg.ends_with(".gz")) config.output.dx_gzip = true;
+  if (app.count("--tolerance")) config.validation.tolerance = o.tolerance;
+  if (!o.memory_limit.empty()) config.compute.memory_limit = parse_size(o.memory_limit);
+  config.compute.device = parse_device(o.device);
+  if (!o.shard.empty()) config.input.shard = parse_shard(o.shard);
+  config.compute.mpi_schedule = parse_mpi_schedule(o.mpi_schedule);
   config.command_line = std::move(command_line);
-  config.backend.threads = capped_threads(config.backend.threads, "--threads");
+  config.compute.backend.threads = capped_threads(config.compute.backend.threads, "--threads");
   return config;
 }
 

@@ -18,6 +18,10 @@ struct RunOptions {
   std::vector<std::int64_t> grid_counts;
   double spacing = 0.0;
   std::vector<double> origin, center;
+  /// Shown as the defaults in --help; given or not is app.count() (grid_physics_options()).
+  double padding = GridRequest{}.padding;
+  double temperature = Physics{}.temperature, dielectric = Physics{}.dielectric;
+  double ionic_strength = Physics{}.ionic_strength, min_distance = Physics{}.min_distance;
   std::string units = "kT/e";
   std::string dielectric_model = "constant";
   std::string preset;

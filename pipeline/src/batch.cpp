@@ -159,7 +159,7 @@ std::vector<Done> run_dealt(const RunConfig& config, const std::vector<Job>& job
       } catch (const Error& error) {
         log().error("{}", error.what());
         mine.push_back({i, failed_result(jobs[i], error)});
-        if (!config.keep_going) dealer->stop();
+        if (!config.input.keep_going) dealer->stop();
       }
       if (executor.on_ranks()) mine.back().result.rank = executor.rank();
       if (told != nullptr) told->finished(mine.back().result);

@@ -88,14 +88,14 @@ std::string Workers::device_names(const char* separator) const {
   return names;
 }
 
-Workers make_workers(const RunConfig& config) {
+Workers make_workers(const ComputeRequest& compute, const MethodRequest& method) {
   // Every method takes the GPUs when there are any (msm: dcs/cuda/msm_backend.hpp), else the CPU;
   // rank_local_config() gives each MPI rank its GPU on the same rule.
   // --preset pmepot's reciprocal-only map has a CPU form only (check_config() refuses
   // --device cuda): the default device means the CPU there.
   const DeviceRequest device =
-      config.pmepot ? DeviceRequest{DeviceRequest::Kind::kCpu, {}} : config.device;
-  const DeviceChoice choice = resolve_device(device, config.backend);
+      method.pmepot ? DeviceRequest{DeviceRequest::Kind::kCpu, {}} : compute.device;
+  const DeviceChoice choice = resolve_device(device, compute.backend);
   Workers workers;
   workers.on_gpu = choice.kind == BackendKind::Cuda;
   if (choice.kind == BackendKind::Cuda) {
@@ -105,43 +105,43 @@ Workers make_workers(const RunConfig& config) {
     parallel_for(choice.ordinals.size(), static_cast<unsigned>(choice.ordinals.size()),
                  [&](std::size_t begin, std::size_t end) {
                    for (std::size_t i = begin; i < end; ++i) {
-                     BackendOptions options = config.backend;
+                     BackendOptions options = compute.backend;
                      options.device = choice.ordinals[i];
                      made[i] = make_backend(choice.kind, options);
                      // MSM wraps the exact CUDA backend, which keeps the reductions and points;
                      // ewald wraps it the same way (kernels/src/periodic).
-                     if (config.method == Method::kMsm)
+                     if (method.kind == Method::kMsm)
                        made[i] = cuda::make_msm_cuda_backend(
-                           std::move(made[i]), msm_parameters(config.msm_error), options);
-                     if (config.method == Method::kEwald)
+                           std::move(made[i]), msm_parameters(method.msm_error), options);
+                     if (method.kind == Method::kEwald)
                        made[i] = cuda::make_ewald_cuda_backend(
-                           std::move(made[i]), periodic::ewald_settings(config.ewald_error),
+                           std::move(made[i]), periodic::ewald_settings(method.ewald_error),
                            options);
                    }
                  });
     for (auto& backend : made) workers.add_backend(std::move(backend));
   } else {
-    if (config.cpu_workers < 1 || config.cpu_workers > 64)
-      throw UsageError(fmt::format("--cpu-workers must be 1..64, got {}", config.cpu_workers));
-    const unsigned threads = resolve_threads(config.backend.threads);
-    for (unsigned w = 0; w < config.cpu_workers; ++w) {
-      BackendOptions options = config.backend;
+    if (compute.cpu_workers < 1 || compute.cpu_workers > 64)
+      throw UsageError(fmt::format("--cpu-workers must be 1..64, got {}", compute.cpu_workers));
+    const unsigned threads = resolve_threads(compute.backend.threads);
+    for (unsigned w = 0; w < compute.cpu_workers; ++w) {
+      BackendOptions options = compute.backend;
       // Split the threads between the workers (each gets at least one).
-      options.threads =
-          std::max(1u, threads / config.cpu_workers + (w < threads % config.cpu_workers ? 1u : 0u));
+      options.threads = std::max(
+          1u, threads / compute.cpu_workers + (w < threads % compute.cpu_workers ? 1u : 0u));
       std::unique_ptr<PotentialBackend> backend = make_backend(choice.kind, options);
       // MSM wraps the exact backend, which keeps the reductions and the points.
-      if (config.method == Method::kMsm)
+      if (method.kind == Method::kMsm)
         // The workers prepare at once: each one's lattices get an equal share of --memory-limit.
-        backend =
-            make_msm_backend(std::move(backend), msm_parameters(config.msm_error), options,
-                             config.memory_limit ? *config.memory_limit / config.cpu_workers : 0);
+        backend = make_msm_backend(
+            std::move(backend), msm_parameters(method.msm_error), options,
+            compute.memory_limit ? *compute.memory_limit / compute.cpu_workers : 0);
       // Ewald wraps it the same way: the periodic potential of the cell (dcs/periodic/).
-      if (config.method == Method::kEwald)
-        backend = config.pmepot ? periodic::make_pmepot_backend(std::move(backend), options)
+      if (method.kind == Method::kEwald)
+        backend = method.pmepot ? periodic::make_pmepot_backend(std::move(backend), options)
                                 : periodic::make_ewald_backend(
                                       std::move(backend),
-                                      periodic::ewald_settings(config.ewald_error), options);
+                                      periodic::ewald_settings(method.ewald_error), options);
       workers.add_backend(std::move(backend));
     }
   }
@@ -187,15 +187,15 @@ RunConfig rank_local_config(const RunConfig& config) {
         "to use them",
         allowed, hardware, mpi.local_size,
         hardware - allowed * static_cast<unsigned>(mpi.local_size));
-  if (mine.backend.threads == 0)
-    mine.backend.threads = allowed < hardware
-                               ? std::max(1u, allowed)
-                               : std::max(1u, hardware / static_cast<unsigned>(mpi.local_size));
-  const bool any_gpu =
-      config.device.kind == DeviceRequest::Kind::kAuto ||
-      (config.device.kind == DeviceRequest::Kind::kCuda && config.device.ordinals.empty());
-  if (any_gpu && !config.pmepot && cuda::cuda_available()) {  // pmepot: CPU only
-    const DeviceChoice choice = resolve_device(config.device, config.backend);
+  if (mine.compute.backend.threads == 0)
+    mine.compute.backend.threads =
+        allowed < hardware ? std::max(1u, allowed)
+                           : std::max(1u, hardware / static_cast<unsigned>(mpi.local_size));
+  const bool any_gpu = config.compute.device.kind == DeviceRequest::Kind::kAuto ||
+                       (config.compute.device.kind == DeviceRequest::Kind::kCuda &&
+                        config.compute.device.ordinals.empty());
+  if (any_gpu && !config.method.pmepot && cuda::cuda_available()) {  // pmepot: CPU only
+    const DeviceChoice choice = resolve_device(config.compute.device, config.compute.backend);
     if (choice.kind == BackendKind::Cuda) {
       const int gpus = static_cast<int>(choice.ordinals.size());
       const int ordinal = choice.ordinals[static_cast<std::size_t>(mpi.local_rank % gpus)];
@@ -204,7 +204,7 @@ RunConfig rank_local_config(const RunConfig& config) {
             "{} ranks on this node share {} GPU(s); give each rank its own GPU (one rank "
             "per GPU) for full speed",
             mpi.local_size, gpus);
-      mine.device = {DeviceRequest::Kind::kCuda, {ordinal}};
+      mine.compute.device = {DeviceRequest::Kind::kCuda, {ordinal}};
     }
   }
   return mine;

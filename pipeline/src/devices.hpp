@@ -30,9 +30,10 @@ struct Workers {
   bool on_gpu = false;
 };
 
-/// One backend per device of config.device (CPU: config.cpu_workers backends, the threads
-/// split between them). Several GPUs start their contexts at the same time.
-Workers make_workers(const RunConfig& config);
+/// One backend per device of compute.device (CPU: compute.cpu_workers backends, the threads
+/// split between them), each wrapped for `method`. Several GPUs start their contexts at the same
+/// time.
+Workers make_workers(const ComputeRequest& compute, const MethodRequest& method);
 
 /// prepare() on every worker, each on its own thread when there are several (uploading and
 /// ordering 10^6 atoms takes a GPU ~0.1 s: one after the other, that was serial time).

@@ -87,7 +87,7 @@ std::unique_ptr<Executor> make_executor() {
 
 Workers make_workers_with(Executor& executor, const RunConfig& config) {
   Workers workers;
-  executor.together([&] { workers = make_workers(config); });
+  executor.together([&] { workers = make_workers(config.compute, config.method); });
   return workers;
 }
 

@@ -28,7 +28,7 @@ namespace {
 /// mesh (no real-space part).
 periodic::EwaldParameters method_parameters(const RunConfig& config, const UnitCell& cell,
                                             const GridSpec& grid) {
-  if (!config.pmepot) return periodic::ewald_parameters(cell, config.ewald_error);
+  if (!config.method.pmepot) return periodic::ewald_parameters(cell, config.method.ewald_error);
   periodic::EwaldParameters p;
   p.beta = periodic::kPmepotBeta;
   p.order = periodic::kPmepotOrder;
@@ -75,7 +75,7 @@ double check_values(const RunConfig& config, const MapJob& job, PotentialBackend
   }
   const ReferenceSample sample =
       reference_sample(config, lead, job.in.system, job.in.grid, store, report.plane_stats,
-                       meta.stats, requested_points(config), streamed);
+                       meta.stats, requested_points(config.validation), streamed);
   judge_sample(config, job.in.input, lead, sample, meta);
   return seconds_since(validate_start);
 }
@@ -84,8 +84,8 @@ double check_values(const RunConfig& config, const MapJob& job, PotentialBackend
 
 void judge_sample(const RunConfig& config, const std::string& input, PotentialBackend& lead,
                   const ReferenceSample& sample, MapMetadata& meta) {
-  if (config.validate) {
-    meta.validation = validate_map(config, lead, sample, meta.stats);
+  if (config.validation.enabled) {
+    meta.validation = validate_map(config.validation, lead, sample, meta.stats);
     const Validation& v = meta.validation;
     log().info(
         "validation: {} {} points, max |error| {:.3e} ({:.3e} of max|V|), RMS error "
@@ -101,22 +101,23 @@ void judge_sample(const RunConfig& config, const std::string& input, PotentialBa
   if (measures_method_error(config)) {
     MethodInfo& m = meta.method;
     measure_method_error(sample, meta.stats, m);
-    const bool ewald = config.method == Method::kEwald;
+    const bool ewald = config.method.kind == Method::kEwald;
     const char* oracle = ewald ? "the float64 Ewald sum" : "the float64 direct sum";
     log().info(
         "{} error against {} at {} {} points: relative RMS {:.3e} (target {:.1e}), max {:.3e} "
         "of max|V|: {}",
-        to_string(config.method), oracle, m.all_points ? "all" : "sampled", m.points,
+        to_string(config.method.kind), oracle, m.all_points ? "all" : "sampled", m.points,
         m.rms_rel_error, m.target, m.max_rel_error, m.met ? "met" : "MISSED");
     if (!m.met)
       throw ValidationError(fmt::format(
           "{}: --method {} missed its error target: measured relative RMS error {:.3e} "
           "exceeds --{}-error {:.1e} ({}; max error {:.3e} of max|V|, at {} points against "
           "{}); nothing was written: use a tighter --{}-error{}",
-          input, to_string(config.method), m.rms_rel_error, to_string(config.method), m.target,
+          input, to_string(config.method.kind), m.rms_rel_error, to_string(config.method.kind),
+          m.target,
           ewald ? method_parameters(config, m.cell, meta.grid).describe()
-                : describe(msm_parameters(config.msm_error)),
-          m.max_rel_error, m.points, oracle, to_string(config.method),
+                : describe(msm_parameters(config.method.msm_error)),
+          m.max_rel_error, m.points, oracle, to_string(config.method.kind),
           ewald ? "" : " or --method exact"));
   }
 }
@@ -132,28 +133,28 @@ void refuse_nonfinite(const GridStats& stats) {
 MethodInfo method_info(const RunConfig& config, const System& system, const GridSpec& grid,
                        bool on_gpu) {
   MethodInfo m;
-  m.method = config.method;
-  if (config.method == Method::kEwald) {
+  m.method = config.method.kind;
+  if (config.method.kind == Method::kEwald) {
     const periodic::EwaldParameters p = method_parameters(config, system.cell, grid);
-    m.reciprocal_only = config.pmepot;
+    m.reciprocal_only = config.method.pmepot;
     m.cell = system.cell;
     m.beta = p.beta;
     m.cutoff = p.real_cutoff;
     m.mesh = p.mesh;
     m.order = p.order;
-    m.target = config.ewald_error;
+    m.target = config.method.ewald_error;
     m.net_charge = system.total_charge();
     m.tiles = tiles_cell(grid, system.cell);
     return m;
   }
-  if (config.method != Method::kMsm) return m;
-  const MsmParameters p = msm_parameters(config.msm_error);  // what make_workers() used
+  if (config.method.kind != Method::kMsm) return m;
+  const MsmParameters p = msm_parameters(config.method.msm_error);  // what make_workers() used
   m.spacing = p.spacing;
   m.cutoff = p.cutoff;
   m.order = p.order;
   m.split = p.split;
   m.target = p.target;
-  const MsmWork work = msm_run_work(config, system, grid, config.msm_error, on_gpu);
+  const MsmWork work = msm_run_work(config, system, grid, config.method.msm_error, on_gpu);
   m.estimated_work = work.msm();
   m.estimated_exact_work = work.exact;
   return m;
@@ -212,7 +213,7 @@ void check_box_faces(const RunConfig& config, std::vector<std::unique_ptr<MapSin
                      MapReader& reader, const MapMetadata& meta) {
   // A periodic map has no faces to fall off: every atom's images are in it, and a large |V|
   // at the box's edge is an atom (or its image) near it, not a box too small.
-  if (config.method == Method::kEwald) return;
+  if (config.method.kind == Method::kEwald) return;
   for (auto& sink : sinks)
     if (auto* faces = dynamic_cast<io::BoxFacesSink*>(sink.get())) {
       faces->complete(reader);
@@ -262,7 +263,7 @@ void commit_outputs(const RunConfig& config, const MapJob& job, io::MapStore& st
   {
     io::CommitGroup group;
     if (!job.paths.h5.empty()) {
-      finished_store.commit(job.paths.h5, config.force || job.replaces_outputs);
+      finished_store.commit(job.paths.h5, config.output.force || job.replaces_outputs);
       result.outputs.push_back(job.paths.h5);
     }
     for (auto& sink : sinks) {
@@ -305,13 +306,13 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   meta.stats = finalize(combined_stats(report.plane_stats));
   refuse_nonfinite(meta.stats);
   meta.method = method_info(config, job.in.system, job.in.grid, workers.on_gpu);
-  if (traits(config.method).measures_error && !measures_method_error(config))
+  if (traits(config.method.kind).measures_error && !measures_method_error(config))
     log().warn(
         "--method {}: the error of a trajectory's mean map is not measured (it is the mean of "
         "the frames' maps, not the potential of one set of atoms); /method measured = false",
-        to_string(config.method));
+        to_string(config.method.kind));
   const double validate_seconds =
-      config.validate || measures_method_error(config)
+      config.validation.enabled || measures_method_error(config)
           ? check_values(config, job, workers.lead(), store, sinks, report, meta)
           : 0.0;
   meta.provenance.timings = stage_timings(job, workers, result, report, validate_seconds);
@@ -321,7 +322,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   StoreReader reader(store);
   complete_colour_range(config, sinks, reader, meta);
   check_box_faces(config, sinks, reader, meta);
-  meta.profile = finished_profile(config.profile, job.in.grid, job.in.system.cell, reader);
+  meta.profile = finished_profile(config.output.profile, job.in.grid, job.in.system.cell, reader);
   store.finish(meta, job.extras);
   store_finished = true;
   // The finished partial file is no longer resumable: from now on it is one of the run's

@@ -42,7 +42,8 @@ void apply_preset(const GridPhysicsOptions& options, RunConfig& config) {
   }
   if (!options.padding) grid.padding = preset.padding;
   grid.layout = preset.layout;
-  config.pmepot = preset.pmepot_map;  // the method and its error target: the CLI's set_periodic
+  config.method.pmepot =
+      preset.pmepot_map;  // the method and its error target: the CLI's set_periodic
 }
 
 }  // namespace

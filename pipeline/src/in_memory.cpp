@@ -127,20 +127,21 @@ namespace {
 /// CPU worker count, else new ones (kept in the cache when there is one).
 pipeline::Workers& workers_for(const RunConfig& config, WorkerCache* cache,
                                pipeline::Workers& fresh) {
-  if (cache == nullptr) return fresh = pipeline::make_workers(config);
+  if (cache == nullptr) return fresh = pipeline::make_workers(config.compute, config.method);
   std::string ordinals;
-  for (const int ordinal : config.device.ordinals) ordinals += fmt::format("{},", ordinal);
-  const BackendOptions& b = config.backend;
+  for (const int ordinal : config.compute.device.ordinals) ordinals += fmt::format("{},", ordinal);
+  const BackendOptions& b = config.compute.backend;
   // The method too: Ewald and MSM workers wrap the direct sum (pipeline::make_workers).
   const std::string key = fmt::format(
-      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{:.17g}|{:.17g}", static_cast<int>(config.device.kind), ordinals,
-      b.kernel, b.reduction, b.device, b.threads, b.debug_sync, config.cpu_workers,
-      static_cast<int>(config.method), config.ewald_error, config.msm_error);
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{:.17g}|{:.17g}", static_cast<int>(config.compute.device.kind),
+      ordinals, b.kernel, b.reduction, b.device, b.threads, b.debug_sync,
+      config.compute.cpu_workers, static_cast<int>(config.method.kind), config.method.ewald_error,
+      config.method.msm_error);
   WorkerCache::State& state = cache_state(*cache);
   if (state.key != key || state.workers.list.empty()) {
     state.workers = pipeline::Workers{};  // the old backends go first (device memory)
     state.key.clear();
-    state.workers = pipeline::make_workers(config);
+    state.workers = pipeline::make_workers(config.compute, config.method);
     state.key = key;
   }
   return state.workers;
@@ -164,9 +165,10 @@ MemoryMap compute_map(const RunConfig& config, const System& system, const std::
   pipeline::Workers fresh;
   pipeline::Workers& workers = workers_for(config, cache, fresh);
   const SlabHint hint = pipeline::combined_hint(workers);
-  const pipeline::MapPlan plan = pipeline::make_plan(
-      grid, workers.list.size(), hint.plane_multiple, hint.min_points,
-      pipeline::memory_budget(config), system.size() * 64, config.checkpoint_seconds);
+  const pipeline::MapPlan plan =
+      pipeline::make_plan(grid, workers.list.size(), hint.plane_multiple, hint.min_points,
+                          pipeline::memory_budget(config.compute), system.size() * 64,
+                          config.output.checkpoint_seconds);
   MemoryMap map;
   map.values = allocate_plain_host(grid.points());
   pipeline::prepare_workers(workers.list, system, grid, config.physics);
@@ -198,7 +200,7 @@ ColourRange colour_range_of(const GridSpec& grid, const float* values) {
 std::vector<float> compute_at_atoms(const RunConfig& config, const System& system,
                                     const std::string& source, ProgressSink* progress,
                                     WorkerCache* cache) {
-  check_points_method(config, true);
+  check_points_method(config.method, true);
   check_atoms(system, source);
   check_potential_bound(system, config.physics);
   PointsRequest request;
@@ -215,7 +217,7 @@ std::vector<float> compute_points(const RunConfig& config, const System& system,
                                   const std::string& source, const std::vector<Vec3>& points,
                                   const std::string& points_source, ProgressSink* progress,
                                   WorkerCache* cache) {
-  check_points_method(config, true);
+  check_points_method(config.method, true);
   check_atoms(system, source);
   for (std::size_t i = 0; i < points.size(); ++i)
     for (const double c : points[i])
@@ -234,16 +236,16 @@ std::vector<float> compute_points(const RunConfig& config, const System& system,
 void write_map(const RunConfig& given, const System& system, const GridSpec& grid,
                const float* values, const Provenance& made_by) {
   RunConfig config = given;
-  config.inputs = {system.source_path.empty() ? std::string("memory") : system.source_path};
-  config.resume = false;
-  config.validate = false;
-  config.null_output = false;
+  config.input.files = {system.source_path.empty() ? std::string("memory") : system.source_path};
+  config.output.resume = false;
+  config.validation.enabled = false;
+  config.output.null_output = false;
   check_config(config);
   pipeline::MapJob job;
-  job.in.input = config.inputs.front();
+  job.in.input = config.input.files.front();
   job.in.system = system;
   job.in.grid = grid;
-  job.label = config.output;
+  job.label = config.output.hdf5_path;
   pipeline::Workers workers;
   workers.add_source(std::make_unique<HostMapSource>(values, made_by));
   pipeline::LocalExecutor executor;

@@ -82,16 +82,16 @@ namespace {
 
 io::ReadOptions read_options(const RunConfig& config) {
   // The parallel reader takes --threads (a rank: its share of the node), as the CPU backends do.
-  return io::ReadOptions{.charges_as_given = config.charges_as_given,
-                         .threads = config.backend.threads};
+  return io::ReadOptions{.charges_as_given = config.input.charges_as_given,
+                         .threads = config.compute.backend.threads};
 }
 
 }  // namespace
 
 std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache) {
   std::vector<Job> jobs;
-  for (const std::string& input : config.inputs) {
-    if (config.models != ModelsMode::kEach) {
+  for (const std::string& input : config.input.files) {
+    if (config.input.models != ModelsMode::kEach) {
       jobs.emplace_back(input);
       continue;
     }
@@ -114,7 +114,7 @@ std::vector<Job> make_jobs(const RunConfig& config, ModelCache& cache) {
 
 void prefetch_first_atoms(const RunConfig& config, const std::vector<Job>& jobs,
                           ModelCache& cache) {
-  if (config.models != ModelsMode::kFirst || jobs.empty()) return;
+  if (config.input.models != ModelsMode::kFirst || jobs.empty()) return;
   // Regular files only: a FIFO's or a device's open() may wait forever, and a signal wakes
   // only the thread it lands on, so those are read on the caller's thread as before.
   std::error_code error;
@@ -156,7 +156,7 @@ System read_model(const RunConfig& config, const Job& job, ModelCache* cache,
   if (found == file.models.end())
     throw InputError(job.input, 0,
                      fmt::format("model {} is gone: the file changed while dcs ran", job.model));
-  if (config.common_model_grid && file.models.size() > 1) {
+  if (config.input.common_model_grid && file.models.size() > 1) {
     if (!file.common_grid)
       file.common_grid = make_grid(io::average_models(file.models), config.grid);
     common_grid = file.common_grid;
@@ -172,7 +172,7 @@ MapInput read_map_input(const RunConfig& config, const Job& job, ModelCache* cac
   map.model = job.model;
   const auto read_start = SteadyClock::now();
   std::optional<GridSpec> common_grid;
-  switch (config.models) {
+  switch (config.input.models) {
     case ModelsMode::kAverage: {
       const std::vector<System> models =
           io::read_models(job.input, io::ModelCheck::kSameAtoms, read_options(config));
@@ -185,9 +185,9 @@ MapInput read_map_input(const RunConfig& config, const Job& job, ModelCache* cac
   }
   apply_cell(config, job.input, map.system);
   map.read_seconds = seconds_since(read_start);
-  const std::string which = config.models == ModelsMode::kAverage
+  const std::string which = config.input.models == ModelsMode::kAverage
                                 ? fmt::format(" (mean of {} models)", map.system.model_count)
-                            : config.models == ModelsMode::kEach
+                            : config.input.models == ModelsMode::kEach
                                 ? fmt::format(" model {}", job.model)
                                 : std::string();
   log().info("{}{}: {} atoms, total charge {:+.4f} e", job.input, which, map.system.size(),
@@ -202,7 +202,7 @@ MapInput read_map_input(const RunConfig& config, const Job& job, ModelCache* cac
 
 ModelInfo model_info(const RunConfig& config, const MapInput& input) {
   ModelInfo info;
-  info.mode = std::string(to_string(config.models));
+  info.mode = std::string(to_string(config.input.models));
   info.model = input.system.model;
   info.count = input.system.model_count;
   info.averaged = input.averaged;

@@ -63,7 +63,7 @@ std::string key_differences(const io::ResumeKey& done, const io::ResumeKey& key)
 /// another output is missing, the map's outputs are written again (job.replaces_outputs).
 bool outputs_complete(const RunConfig& config, MapJob& job) {
   const OutputPaths& paths = job.paths;
-  if (!config.resume || paths.h5.empty() || !std::filesystem::exists(paths.h5)) return false;
+  if (!config.output.resume || paths.h5.empty() || !std::filesystem::exists(paths.h5)) return false;
   const io::ResumeKey done = io::read_completed_key(paths.h5);
   if (done.input_sha256 != job.key.input_sha256 || done.settings != job.key.settings)
     throw IoError(fmt::format("{} exists but was computed {}; use --force to replace it", paths.h5,
@@ -92,16 +92,17 @@ std::vector<DiskNeed> map_disk_needs(const RunConfig& config, const GridSpec& gr
   std::vector<DiskNeed> needs;
   if (!resuming) {
     io::MapStoreOptions layout;
-    layout.gzip_level = config.compression;
+    layout.gzip_level = config.output.compression;
     layout.chunk_depth = chunk_depth;
     auto disk = io::store_file_bytes(grid, system, layout);
-    if (config.compression > 0) disk /= 4;  // a floor: compressed size is not known in advance
+    if (config.output.compression > 0)
+      disk /= 4;  // a floor: compressed size is not known in advance
     needs.push_back({paths.store, disk, fmt::format("the {}-point map", grid.points())});
   }
   for (const OutputFormat& format : output_formats())
     if (format.bytes != nullptr && !(paths.*format.path).empty())
       needs.push_back(
-          {paths.*format.path, format.bytes(config, grid, paths.*format.path), format.file});
+          {paths.*format.path, format.bytes(config.output, grid, paths.*format.path), format.file});
   return needs;
 }
 
@@ -123,8 +124,8 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
   job.paths = output_paths(config, job.in.input, job.in.model);
   const OutputPaths& paths = job.paths;
   // --profile's axis must be one of the grid's (UsageError otherwise), before any file.
-  if (config.profile != ProfileAxis::kNone)
-    (void)profile_grid_axis(config.profile, grid, job.in.system.cell);
+  if (config.output.profile != ProfileAxis::kNone)
+    (void)profile_grid_axis(config.output.profile, grid, job.in.system.cell);
   job.key = job_key(config, job, *workers.list.front());
   if (outputs_complete(config, job)) {
     log().info("{}: {} is complete; skipped (--resume)", job.in.input, paths.h5);
@@ -133,26 +134,27 @@ void plan_outputs(const RunConfig& config, const Workers& workers, MapJob& job,
   }
   for (const OutputFormat& format : output_formats())
     if (!(paths.*format.path).empty())
-      io::check_output_path(paths.*format.path, config.force || job.replaces_outputs);
+      io::check_output_path(paths.*format.path, config.output.force || job.replaces_outputs);
   if (!paths.profile.empty())
-    io::check_output_path(paths.profile, config.force || job.replaces_outputs);
+    io::check_output_path(paths.profile, config.output.force || job.replaces_outputs);
   // The partial file is replaced (or resumed) freely, but never through a symbolic link or in
   // place of a device (check_output_path's rules).
   io::check_output_path(paths.store, /*force=*/true);
 
-  job.budget = memory_budget(config);
+  job.budget = memory_budget(config.compute);
   const SlabHint hint = combined_hint(workers);
-  job.resuming = config.resume && std::filesystem::exists(paths.store);
+  job.resuming = config.output.resume && std::filesystem::exists(paths.store);
   std::size_t reserved = job.in.system.size() * 64;  // atoms in the backends and the store
   for (const OutputFormat& format : output_formats())
     if (format.memory != nullptr && !(paths.*format.path).empty())
       reserved += format.memory(grid, job.budget);
   job.plan = make_plan(grid, workers.list.size(), hint.plane_multiple, hint.min_points, job.budget,
-                       reserved, config.checkpoint_seconds, all_workers);
+                       reserved, config.output.checkpoint_seconds, all_workers);
   // Compressed chunks are written whole, so slabs must end on chunk rows: a depth dividing the
   // step.
-  job.chunk_depth = config.compression > 0 ? std::gcd(job.plan.step, std::int64_t{16})
-                                           : std::min<std::int64_t>({16, job.plan.step, grid.nz()});
+  job.chunk_depth = config.output.compression > 0
+                        ? std::gcd(job.plan.step, std::int64_t{16})
+                        : std::min<std::int64_t>({16, job.plan.step, grid.nz()});
   log().info(
       "plan: {} worker(s), slabs of {} plane(s) ({}), {} buffers, {} of host memory for "
       "slabs (budget {})",
@@ -212,7 +214,7 @@ io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata&
                         bool defer_atoms) {
   if (job.store_made)  // made (or verified on resume) by this run, its lock kept meanwhile
     return io::MapStore::open_partial(std::move(job.lock), meta, job.key, 0, /*verify=*/false);
-  io::PartialLock lock = io::PartialLock::acquire(job.paths.store, config.wait_lock);
+  io::PartialLock lock = io::PartialLock::acquire(job.paths.store, config.output.wait_lock);
   if (job.resuming) {
     try {
       io::MapStore store = io::MapStore::open_partial(std::move(lock), meta, job.key);
@@ -227,16 +229,16 @@ io::MapStore open_store(const RunConfig& config, MapJob& job, const MapMetadata&
       job.resuming = false;
     }
   } else if (!lock.created() &&
-             (config.force || lock.inspect().first != io::PartialKind::kForeign)) {
+             (config.output.force || lock.inspect().first != io::PartialKind::kForeign)) {
     log().warn("replacing {} left by an earlier run (use --resume to continue such a file)",
                job.paths.store);
   }
   io::MapStoreOptions options;
-  options.gzip_level = config.compression;
-  options.threads = config.backend.threads;  // deflate on --threads (0: every core)
+  options.gzip_level = config.output.compression;
+  options.threads = config.compute.backend.threads;  // deflate on --threads (0: every core)
   options.defer_atoms = defer_atoms;
   options.chunk_depth = job.chunk_depth;
-  options.force = config.force;
+  options.force = config.output.force;
   return io::MapStore::create(std::move(lock), meta, job.in.system, job.key, options);
 }
 
@@ -245,8 +247,8 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   std::vector<std::unique_ptr<MapSink>> sinks;
   for (const OutputFormat& format : output_formats())
     if (format.sink != nullptr && !(job.paths.*format.path).empty())
-      sinks.push_back(format.sink(config, job.paths.*format.path,
-                                  config.force || job.replaces_outputs, job.budget));
+      sinks.push_back(format.sink(config.output, job.paths.*format.path,
+                                  config.output.force || job.replaces_outputs, job.budget));
   // Watches the slabs for the viewers' colour range; finish_map() reads the sampled planes it
   // did not see. Its fixed 1 MiB of counts is not charged to --memory-limit (which sizes the
   // slab buffers; tests use limits of a few hundred KiB).
@@ -266,7 +268,7 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   if (job.extra_sink) sinks.push_back(job.extra_sink());
   if (!job.paths.profile.empty())  // the CSV of the profile finish_map() computes
     sinks.push_back(std::make_unique<ProfileSink>(job.paths.profile, job.in.input,
-                                                  config.force || job.replaces_outputs));
+                                                  config.output.force || job.replaces_outputs));
   return sinks;
 }
 
@@ -280,16 +282,16 @@ RunResult run_without_output(const RunConfig& config, const MapInput& in, Worker
   result.input = in.input;
   result.count_atoms(in.system);
   const SlabHint hint = combined_hint(workers);
-  const MapPlan plan =
-      make_plan(in.grid, workers.list.size(), hint.plane_multiple, hint.min_points,
-                memory_budget(config), in.system.size() * 64, config.checkpoint_seconds);
+  const MapPlan plan = make_plan(in.grid, workers.list.size(), hint.plane_multiple, hint.min_points,
+                                 memory_budget(config.compute), in.system.size() * 64,
+                                 config.output.checkpoint_seconds);
   prepare_workers(workers.list, in.system, in.grid, config.physics);
   io::NullSink sink;
   std::vector<MapSink*> sinks{&sink};
   MapMetadata& meta = result.metadata;
   meta.grid = in.grid;
   std::optional<SampleSink> sample;
-  if (config.validate || measures_method_error(config)) {
+  if (config.validation.enabled || measures_method_error(config)) {
     // Every point of a small grid, as the file run compares, but at most kMostKept values: a
     // grid of few atoms and many points gets a sample.
     sample.emplace(sample_points(config, in.grid, in.system.size(), kMostKept),
@@ -370,7 +372,8 @@ void check_agreement(Executor& executor, const RunConfig& config, const MapJob& 
                        fmt::format("rank {} read other bytes than rank 0 (SHA-256 {} "
                                    "and {}): every rank must see the same file",
                                    r, sums[r], sums[0]));
-  if (config.null_output) throw UsageError("--null-output is not available with several MPI ranks");
+  if (config.output.null_output)
+    throw UsageError("--null-output is not available with several MPI ranks");
 }
 
 /// The leader runs `leader_step` (plans the outputs, makes the store where ranks share it);
@@ -416,8 +419,8 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
                                  (*grid.axes)[0][0], (*grid.axes)[0][1], (*grid.axes)[0][2],
                                  (*grid.axes)[1][0], (*grid.axes)[1][1], (*grid.axes)[1][2],
                                  (*grid.axes)[2][0], (*grid.axes)[2][1], (*grid.axes)[2][2]));
-  if (config.profile != ProfileAxis::kNone)  // only then: other keys stay as they were
-    add("profile", std::string(1, profile_axis_name(config.profile)));
+  if (config.output.profile != ProfileAxis::kNone)  // only then: other keys stay as they were
+    add("profile", std::string(1, profile_axis_name(config.output.profile)));
   add("units", std::string(unit_name(config.physics.unit)));
   add("temperature", fmt::format("{:.17g}", config.physics.temperature));
   add("dielectric", fmt::format("{:.17g}", config.physics.dielectric));
@@ -429,17 +432,17 @@ io::ResumeKey resume_key(const RunConfig& config, const System& system, const Gr
   add("min_distance", fmt::format("{:.17g}", config.physics.min_distance));
   add("atoms", std::to_string(system.size()));
   // Which model(s) of the file: maps of other models never mix on --resume.
-  add("models", config.models == ModelsMode::kAverage
+  add("models", config.input.models == ModelsMode::kAverage
                     ? fmt::format("average of {}", system.model_count)
-                    : fmt::format("{} (model {})", to_string(config.models), system.model));
+                    : fmt::format("{} (model {})", to_string(config.input.models), system.model));
   add("backend", backend.name());
   add("kernel", backend.kernel_name());
   add("reduction", backend.reduction_name());
-  add("compression", std::to_string(config.compression));
+  add("compression", std::to_string(config.output.compression));
   // A periodic map depends on its cell and error target too (the backend's names do not say).
-  if (config.method == Method::kEwald)
+  if (config.method.kind == Method::kEwald)
     add("ewald",
-        fmt::format("error {:.17g}, cell {:.17g} {:.17g}", config.ewald_error,
+        fmt::format("error {:.17g}, cell {:.17g} {:.17g}", config.method.ewald_error,
                     fmt::join(system.cell.lengths(), " "), fmt::join(system.cell.angles(), " ")));
   return key;
 }
@@ -457,7 +460,8 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers, E
   const auto start = job.start;
   check_agreement(executor, config, job);
   if (executor.leads()) warn_if_msm_slower(config, job.in.system, job.in.grid, workers.on_gpu);
-  if (config.null_output) return run_without_output(config, job.in, workers, progress, start);
+  if (config.output.null_output)
+    return run_without_output(config, job.in, workers, progress, start);
 
   decide(executor, job, [&] {
     plan_outputs(config, workers, job, executor.all_workers(workers.list.size()));
@@ -469,7 +473,7 @@ RunResult run_read_map(const RunConfig& config, MapJob& job, Workers& workers, E
   if (!executor.leads()) {  // the leader's decisions, and what follows from them here
     job.paths = output_paths(config, job.in.input, job.in.model);
     job.key = job_key(config, job, *workers.list.front());
-    job.budget = memory_budget(config);
+    job.budget = memory_budget(config.compute);
   }
   if (job.complete) return skipped_result(job, start);
   job.store_made = executor.on_ranks();

@@ -26,9 +26,10 @@ constexpr double kGpuLatticeWeight = 6.3, kGpuSlabWeight = 9.05, kGpuCheckWeight
 
 MsmWork msm_run_work(const RunConfig& config, const System& system, const GridSpec& grid,
                      double target, bool on_gpu) {
-  const std::size_t check = measures_method_error(config) && !config.validate
-                                ? std::min<std::size_t>(requested_points(config), grid.points())
-                                : 0;
+  const std::size_t check =
+      measures_method_error(config) && !config.validation.enabled
+          ? std::min<std::size_t>(requested_points(config.validation), grid.points())
+          : 0;
   MsmWork work =
       msm_work(msm_parameters(target), msm_box(system, grid), grid, system.size(), check);
   if (on_gpu) {
@@ -43,8 +44,8 @@ MsmWork msm_run_work(const RunConfig& config, const System& system, const GridSp
 
 void warn_if_msm_slower(const RunConfig& config, const System& system, const GridSpec& grid,
                         bool on_gpu) {
-  if (config.method != Method::kMsm || system.atoms.empty()) return;
-  const MsmWork work = msm_run_work(config, system, grid, config.msm_error, on_gpu);
+  if (config.method.kind != Method::kMsm || system.atoms.empty()) return;
+  const MsmWork work = msm_run_work(config, system, grid, config.method.msm_error, on_gpu);
   const double ratio = work.msm() / work.exact;
   log().debug(
       "msm work estimate (exact pairs): short range {:.3g}, interpolation {:.3g}, levels {:.3g}, "
@@ -55,7 +56,7 @@ void warn_if_msm_slower(const RunConfig& config, const System& system, const Gri
   // The tightest looser target of the parameter table that is expected no slower than exact.
   std::string looser;
   for (const double t : {1e-4, 1e-3, 1e-2}) {
-    if (t <= config.msm_error * (1.0 + 1e-9)) continue;
+    if (t <= config.method.msm_error * (1.0 + 1e-9)) continue;
     const MsmWork w = msm_run_work(config, system, grid, t, on_gpu);
     if (w.msm() <= w.exact) {
       looser =
@@ -67,8 +68,8 @@ void warn_if_msm_slower(const RunConfig& config, const System& system, const Gri
       "--method msm --msm-error {:.1e} is expected to take about {:.1f}x the exact method's time "
       "here (estimated work {:.3g} against {:.3g} pair evaluations for {} atoms x {} points; {}): "
       "use --method exact{}",
-      config.msm_error, ratio, work.msm(), work.exact, system.size(), grid.points(),
-      describe(msm_parameters(config.msm_error)), looser);
+      config.method.msm_error, ratio, work.msm(), work.exact, system.size(), grid.points(),
+      describe(msm_parameters(config.method.msm_error)), looser);
 }
 
 }  // namespace dcs::pipeline

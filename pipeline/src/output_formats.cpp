@@ -13,42 +13,42 @@ namespace {
 
 std::string on_off(bool on) { return on ? "on" : "off"; }
 
-const std::string& hdf5_path(const RunConfig& config) { return config.output; }
+const std::string& hdf5_path(const OutputRequest& output) { return output.hdf5_path; }
 
 constexpr std::array<OutputFormat, 3> kFormats{{
     {"the HDF5 output", "the HDF5 file", &OutputPaths::h5, true,
-     [](const RunConfig& c) { return c.write_hdf5; }, hdf5_path,
-     [](const RunConfig&) { return ".h5"; }, "--no-hdf5",
-     [](const RunConfig& c) { return on_off(!c.write_hdf5); }, nullptr, nullptr, nullptr},
+     [](const OutputRequest& o) { return o.write_hdf5; }, hdf5_path,
+     [](const OutputRequest&) { return ".h5"; }, "--no-hdf5",
+     [](const OutputRequest& o) { return on_off(!o.write_hdf5); }, nullptr, nullptr, nullptr},
     {"the OpenDX output", "the OpenDX file", &OutputPaths::dx, false,
-     [](const RunConfig& c) { return c.write_dx; },
-     [](const RunConfig& c) -> const std::string& { return c.dx_path; },
-     [](const RunConfig& c) { return c.dx_gzip ? ".dx.gz" : ".dx"; }, "--dx",
-     [](const RunConfig& c) {
-       return c.write_dx ? c.dx_path + (c.dx_gzip ? " (gzip)" : "") : std::string("off");
+     [](const OutputRequest& o) { return o.write_dx; },
+     [](const OutputRequest& o) -> const std::string& { return o.dx_path; },
+     [](const OutputRequest& o) { return o.dx_gzip ? ".dx.gz" : ".dx"; }, "--dx",
+     [](const OutputRequest& o) {
+       return o.write_dx ? o.dx_path + (o.dx_gzip ? " (gzip)" : "") : std::string("off");
      },
-     [](const RunConfig& c, const GridSpec& grid, const std::string& path) -> std::uint64_t {
+     [](const OutputRequest& o, const GridSpec& grid, const std::string& path) -> std::uint64_t {
        // gzip: about 4 bytes a value; text: 14
-       return c.dx_gzip || path.ends_with(".gz") ? grid.points() * 4 : grid.points() * 14;
+       return o.dx_gzip || path.ends_with(".gz") ? grid.points() * 4 : grid.points() * 14;
      },
-     [](const RunConfig& c, const std::string& path, bool force,
+     [](const OutputRequest& o, const std::string& path, bool force,
         std::size_t budget) -> std::unique_ptr<MapSink> {
        return std::make_unique<io::OpenDxSink>(
-           path, io::OpenDxOptions{.force = force, .gzip = c.dx_gzip}, budget / 4);
+           path, io::OpenDxOptions{.force = force, .gzip = o.dx_gzip}, budget / 4);
      },
      [](const GridSpec& grid, std::size_t budget) {
        return io::OpenDxSink::memory_for(grid, budget / 4);
      }},
     {"the MRC output", "the MRC file", &OutputPaths::mrc, false,
-     [](const RunConfig& c) { return c.write_mrc; },
-     [](const RunConfig& c) -> const std::string& { return c.mrc_path; },
-     [](const RunConfig&) { return ".mrc"; }, "--mrc",
-     [](const RunConfig& c) { return c.write_mrc ? c.mrc_path : std::string("off"); },
-     [](const RunConfig&, const GridSpec& grid, const std::string&) -> std::uint64_t {
+     [](const OutputRequest& o) { return o.write_mrc; },
+     [](const OutputRequest& o) -> const std::string& { return o.mrc_path; },
+     [](const OutputRequest&) { return ".mrc"; }, "--mrc",
+     [](const OutputRequest& o) { return o.write_mrc ? o.mrc_path : std::string("off"); },
+     [](const OutputRequest&, const GridSpec& grid, const std::string&) -> std::uint64_t {
        return grid.points() * sizeof(float) + io::kMrcHeaderBytes;
      },
      // Streamed: takes every slab in z order, holds none.
-     [](const RunConfig&, const std::string& path, bool force, std::size_t)
+     [](const OutputRequest&, const std::string& path, bool force, std::size_t)
          -> std::unique_ptr<MapSink> { return std::make_unique<io::MrcSink>(path, force); },
      [](const GridSpec&, std::size_t) -> std::size_t { return 0; }},
 }};

@@ -50,68 +50,67 @@ std::string with_model_suffix(const std::string& path, long long model) {
 
 /// The default-named output of `input` with `extension`, in --output-dir, named by
 /// --name-template.
-std::string named_output(const RunConfig& config, const std::string& input, const char* extension) {
-  if (config.name_template.empty()) return default_output_path(input, config.output_dir, extension);
+std::string named_output(const OutputRequest& output, const std::string& input,
+                         const char* extension) {
+  if (output.name_template.empty()) return default_output_path(input, output.dir, extension);
   const std::string stem = default_output_path(input, "", "");
   std::error_code error;
   const std::filesystem::path absolute = std::filesystem::absolute(input, error).lexically_normal();
   const std::string parent = absolute.parent_path().filename().string();
   std::string name;
-  const std::string& text = config.name_template;  // fields checked by check_name_template
+  const std::string& text = output.name_template;  // fields checked by check_name_template
   for (std::size_t at = 0; at < text.size(); ++at) {
     if (text.compare(at, 6, "{stem}") == 0) name += stem, at += 5;
     else if (text.compare(at, 8, "{parent}") == 0) name += parent, at += 7;
     else name += text[at];
   }
-  const std::filesystem::path dir(config.output_dir);
-  return ((config.output_dir.empty() ? std::filesystem::path(name) : dir / name).string()) +
-         extension;
+  const std::filesystem::path dir(output.dir);
+  return ((output.dir.empty() ? std::filesystem::path(name) : dir / name).string()) + extension;
 }
 
 /// A second output named after the HDF5 one: beside it with `extension`.
-std::string beside_output(const RunConfig& config, const char* extension) {
+std::string beside_output(const OutputRequest& output, const char* extension) {
   return default_output_path(
-      config.output, std::filesystem::path(config.output).parent_path().string(), extension);
+      output.hdf5_path, std::filesystem::path(output.hdf5_path).parent_path().string(), extension);
 }
 
 }  // namespace
 
 OutputPaths output_paths(const RunConfig& config, const std::string& input, long long model) {
-  const bool single = config.inputs.size() == 1 || config.trajectory.has_value();
-  const bool named = single && !config.output.empty();
+  const bool single = config.input.files.size() == 1 || config.trajectory.has_value();
+  const bool named = single && !config.output.hdf5_path.empty();
   OutputPaths paths;
   // Each format: the path given, else beside the HDF5 output named after it, else <stem> in
   // --output-dir.
   for (const OutputFormat& format : output_formats()) {
-    if (!format.wanted(config)) continue;
-    const std::string& given = format.given(config);
-    const char* extension = format.extension(config);
+    if (!format.wanted(config.output)) continue;
+    const std::string& given = format.given(config.output);
+    const char* extension = format.extension(config.output);
     std::string& path = paths.*format.path;
     path = single && !given.empty() ? given
-           : named                  ? beside_output(config, extension)
-                                    : named_output(config, input, extension);
+           : named                  ? beside_output(config.output, extension)
+                                    : named_output(config.output, input, extension);
     if (model >= 0) path = with_model_suffix(path, model);
   }
-  if (config.profile != ProfileAxis::kNone) {
-    paths.profile =
-        named ? beside_output(config, ".profile.csv") : named_output(config, input, ".profile.csv");
+  if (config.output.profile != ProfileAxis::kNone) {
+    paths.profile = named ? beside_output(config.output, ".profile.csv")
+                          : named_output(config.output, input, ".profile.csv");
     if (model >= 0) paths.profile = with_model_suffix(paths.profile, model);
   }
   paths.store = io::partial_path_for(paths.first());
   return paths;
 }
 
-void prepare_output_dir(const RunConfig& config) {
-  if (config.output_dir.empty()) return;
+void prepare_output_dir(const OutputRequest& output) {
+  if (output.dir.empty()) return;
   std::error_code error;
-  if (!std::filesystem::exists(config.output_dir, error)) {
-    std::filesystem::create_directories(config.output_dir, error);
+  if (!std::filesystem::exists(output.dir, error)) {
+    std::filesystem::create_directories(output.dir, error);
     if (error)
-      throw IoError(
-          fmt::format("cannot create --output-dir {}: {}", config.output_dir, error.message()));
-    log().info("created the output directory {}", config.output_dir);
-  } else if (!std::filesystem::is_directory(config.output_dir, error)) {
-    throw IoError("--output-dir " + config.output_dir + " is not a directory");
+      throw IoError(fmt::format("cannot create --output-dir {}: {}", output.dir, error.message()));
+    log().info("created the output directory {}", output.dir);
+  } else if (!std::filesystem::is_directory(output.dir, error)) {
+    throw IoError("--output-dir " + output.dir + " is not a directory");
   }
 }
 
@@ -151,11 +150,11 @@ class FileRegistry {
 };
 
 /// Two inputs with one stem write the same files, whatever the extensions.
-void check_distinct_stems(const RunConfig& config, const std::vector<std::string>& all_inputs) {
+void check_distinct_stems(const OutputRequest& output, const std::vector<std::string>& all_inputs) {
   std::map<std::string, std::string> claimed;  // <dir>/<stem> -> input
   for (const std::string& input : all_inputs) {
     const std::string path =
-        std::filesystem::weakly_canonical(named_output(config, input, "")).string();
+        std::filesystem::weakly_canonical(named_output(output, input, "")).string();
     const auto [where, inserted] = claimed.emplace(path, input);
     if (!inserted)
       throw UsageError("inputs " + where->second + " and " + input + " would write the same " +
@@ -195,16 +194,16 @@ void check_distinct_files(const std::vector<std::string>& inputs,
 }
 
 void check_distinct_paths(const RunConfig& config, const std::vector<std::string>& all_inputs) {
-  check_distinct_stems(config, all_inputs);
-  if (config.null_output) return;  // nothing is written
+  check_distinct_stems(config.output, all_inputs);
+  if (config.output.null_output) return;  // nothing is written
   // --models each adds ".model<N>" to every name of an input alike: checking the inputs'
   // names suffices.
   FileRegistry files;
   for (const std::string& input : all_inputs) (void)files.claim({"the input", input});
-  for (const std::string& input : config.inputs) {
+  for (const std::string& input : config.input.files) {
     const OutputPaths paths = output_paths(config, input);
     const std::string context =
-        config.inputs.size() > 1 ? fmt::format(" (input {})", input) : std::string();
+        config.input.files.size() > 1 ? fmt::format(" (input {})", input) : std::string();
     for (const OutputFormat& format : output_formats())
       claim_output(files, format.what, paths.*format.path, context);
     claim_output(files, "the profile CSV", paths.profile, context);

@@ -26,7 +26,7 @@ OutputPaths output_paths(const RunConfig& config, const std::string& input, long
 
 /// Creates --output-dir when it is missing; throws IoError when it cannot be made or is no
 /// directory.
-void prepare_output_dir(const RunConfig& config);
+void prepare_output_dir(const OutputRequest& output);
 
 /// Refuses (UsageError), before any work, outputs that would overwrite each other or an input:
 /// no two outputs of an input (HDF5, OpenDX, MRC, the partial file) may be one file, none may be

@@ -52,12 +52,12 @@ UnitCell parse_box(const std::string& text) {
 }
 
 void check_periodic(const RunConfig& config) {
-  if (config.box && config.trajectory)
+  if (config.input.box && config.trajectory)
     throw UsageError(
         "--box gives atom files their cell; a trajectory's frames carry their own (or the "
         "topology's)");
-  if (config.method != Method::kEwald) return;
-  periodic::ewald_settings(config.ewald_error);  // throws for a target out of range
+  if (config.method.kind != Method::kEwald) return;
+  periodic::ewald_settings(config.method.ewald_error);  // throws for a target out of range
   if (!traits(Method::kEwald).supports(pair_term(config.physics).kind))
     throw UsageError("--periodic (--method ewald) supports the Coulomb model only; the " +
                      describe_model(config.physics) +
@@ -67,7 +67,7 @@ void check_periodic(const RunConfig& config) {
     throw UsageError(
         "--align with --periodic: fitting rotates the atoms but not their cell, which breaks "
         "the periodic images; leave out --align (--center-on keeps the solute in the cell)");
-  if (config.points && config.validate)
+  if (config.points && config.validation.enabled)
     throw UsageError(
         "--validate of --points/--at-atoms compares with the open-boundary direct sum; with "
         "--periodic it is not available (maps measure their error against the float64 Ewald "
@@ -79,16 +79,16 @@ void check_periodic(const RunConfig& config) {
 namespace dcs::pipeline {
 
 void apply_cell(const RunConfig& config, const std::string& input, System& system) {
-  if (config.box) {
-    system.cell = *config.box;
-  } else if (config.method == Method::kEwald) {
+  if (config.input.box) {
+    system.cell = *config.input.box;
+  } else if (config.method.kind == Method::kEwald) {
     if (const std::optional<UnitCell> cell = io::read_cryst1(input)) {
       system.cell = *cell;
       log().info("{}: the cell of its CRYST1 record: {}", input, cell->describe());
     }
   }
   // Refused now, before a grid is placed or a file begun: no cell, no atoms, another model.
-  if (config.method == Method::kEwald) periodic::check_ewald_input(system, config.physics);
+  if (config.method.kind == Method::kEwald) periodic::check_ewald_input(system, config.physics);
 }
 
 }  // namespace dcs::pipeline

@@ -54,7 +54,7 @@ JobRun one_result(const RunConfig& rank_config, Job job) {
 /// while the devices start. Nothing to do (an empty shard): no run.
 JobRun start_maps(const RunConfig& config, const RunConfig& rank_config,
                   pipeline::Executor& chosen) {
-  if (config.inputs.empty()) return {};
+  if (config.input.files.empty()) return {};
   auto cache = std::make_shared<pipeline::ModelCache>();
   auto jobs =
       std::make_shared<const std::vector<pipeline::Job>>(pipeline::make_jobs(config, *cache));
@@ -105,11 +105,12 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
   const std::unique_ptr<pipeline::Executor> executor = pipeline::make_executor();
   executor->together([&] {
     check_config(given);
-    if (config.trajectory || config.points) return pipeline::prepare_output_dir(config);
-    if (config.shard) config.inputs = shard_inputs(given.inputs, *config.shard);
-    if (config.inputs.empty()) return;
-    pipeline::prepare_output_dir(config);
-    pipeline::check_distinct_paths(config, given.inputs);
+    if (config.trajectory || config.points) return pipeline::prepare_output_dir(config.output);
+    if (config.input.shard)
+      config.input.files = shard_inputs(given.input.files, *config.input.shard);
+    if (config.input.files.empty()) return;
+    pipeline::prepare_output_dir(config.output);
+    pipeline::check_distinct_paths(config, given.input.files);
   });
   const RunConfig rank_config = pipeline::rank_local_config(config);
   const JobKind& kind = *std::find_if(std::begin(kJobKinds), std::end(kJobKinds),

@@ -62,15 +62,16 @@ namespace {
 /// The rules of a trajectory run (--topology with --trajectory).
 void check_trajectory(const RunConfig& config) {
   const TrajectoryRequest& t = *config.trajectory;
-  if (!config.inputs.empty())
+  if (!config.input.files.empty())
     throw UsageError("--atoms and --trajectory: give atom files or a trajectory, not both");
   if (t.topology.empty())
     throw UsageError("--trajectory needs --topology FILE (the charges: .psf, .prmtop, .tpr, .pqr)");
   if (t.files.empty()) throw UsageError("--topology needs --trajectory FILE... (the frames)");
-  if (config.models != ModelsMode::kFirst)
+  if (config.input.models != ModelsMode::kFirst)
     throw UsageError("--models applies to multi-model atom files, not to --trajectory");
-  if (config.shard) throw UsageError("--shard splits a batch of atom files, not a trajectory");
-  if (config.validate)
+  if (config.input.shard)
+    throw UsageError("--shard splits a batch of atom files, not a trajectory");
+  if (config.validation.enabled)
     throw UsageError(
         "--validate checks one map against the float64 reference; it is not available with "
         "--trajectory (the trajectory tests compare the averaged maps with one)");
@@ -82,22 +83,23 @@ void check_trajectory(const RunConfig& config) {
 void check_points(const RunConfig& config) {
   if (config.trajectory)
     throw UsageError("--points/--at-atoms take one atom file (--atoms), not a trajectory");
-  if (config.inputs.size() != 1)
+  if (config.input.files.size() != 1)
     throw UsageError(
-        fmt::format("--points/--at-atoms take one atom file, got {}", config.inputs.size()));
+        fmt::format("--points/--at-atoms take one atom file, got {}", config.input.files.size()));
   for (const pipeline::OutputFormat& format : pipeline::output_formats())
-    if (format.wanted(config) != format.by_default)
+    if (format.wanted(config.output) != format.by_default)
       throw UsageError(
           "--dx, --mrc and --no-hdf5 shape map outputs; a points run writes a CSV "
           "and an HDF5 table (and the mesh or a PDB)");
-  if (config.models != ModelsMode::kFirst)
+  if (config.input.models != ModelsMode::kFirst)
     throw UsageError("--models applies to maps; a points run takes the file's first model");
-  if (config.shard) throw UsageError("--shard splits a batch of maps, not a points run");
-  if (config.resume) throw UsageError("--resume continues maps; a points run is not resumable");
-  if (config.null_output) throw UsageError("--null-output applies to maps");
-  if (config.profile != ProfileAxis::kNone)
+  if (config.input.shard) throw UsageError("--shard splits a batch of maps, not a points run");
+  if (config.output.resume)
+    throw UsageError("--resume continues maps; a points run is not resumable");
+  if (config.output.null_output) throw UsageError("--null-output applies to maps");
+  if (config.output.profile != ProfileAxis::kNone)
     throw UsageError("--profile averages a map over planes; a points run makes no map");
-  if (config.pmepot)
+  if (config.method.pmepot)
     throw UsageError(
         "--preset pmepot makes maps (PMEpot's); for potentials at points or atoms use "
         "--periodic, the exact periodic potential");
@@ -105,55 +107,57 @@ void check_points(const RunConfig& config) {
 
 void check_config(const RunConfig& config) {
   if (config.points) check_points(config);
-  if (config.null_output && config.profile != ProfileAxis::kNone)
+  if (config.output.null_output && config.output.profile != ProfileAxis::kNone)
     throw UsageError("--profile is written beside the map; --null-output writes none");
-  if (config.pmepot && config.method != Method::kEwald)  // the command line sets it; a library
-    throw UsageError(  // caller must ask for the periodic method itself
+  if (config.method.pmepot &&
+      config.method.kind != Method::kEwald)  // the command line sets it; a library
+    throw UsageError(                        // caller must ask for the periodic method itself
         "preset pmepot is a periodic map: it needs the periodic method (--periodic, --method "
         "ewald) and a cell");
-  if (config.pmepot && config.device.kind == DeviceRequest::Kind::kCuda)
+  if (config.method.pmepot && config.compute.device.kind == DeviceRequest::Kind::kCuda)
     throw UsageError(
         "--preset pmepot computes on the CPU only (its reciprocal-only map has no GPU form); "
         "leave --device out or give --device cpu");
   if (config.trajectory) {
     check_trajectory(config);
-  } else if (config.inputs.empty()) {
+  } else if (config.input.files.empty()) {
     throw UsageError("no input files (give --atoms FILE..., or --topology and --trajectory)");
   }
-  check_not_maps(config.inputs);
-  if (!config.name_template.empty()) check_name_template(config.name_template);
+  check_not_maps(config.input.files);
+  if (!config.output.name_template.empty()) check_name_template(config.output.name_template);
   bool named = false, writes = false;
   for (const pipeline::OutputFormat& format : pipeline::output_formats()) {
-    named = named || !format.given(config).empty();
-    writes = writes || format.wanted(config);
+    named = named || !format.given(config.output).empty();
+    writes = writes || format.wanted(config.output);
   }
-  if (config.shard && named)
+  if (config.input.shard && named)
     throw UsageError(
         "--shard splits a batch whose outputs are named after each input: use "
         "--output-dir instead of --output / a --dx or --mrc path");
-  if (config.inputs.size() > 1 && named)
+  if (config.input.files.size() > 1 && named)
     throw UsageError(
         "with several inputs, outputs are named after each input: use --output-dir "
         "instead of --output / a --dx or --mrc path");
   if (!writes) throw UsageError("nothing to write: --no-hdf5 without --dx or --mrc");
-  if (config.compression < 0 || config.compression > 9)
-    throw UsageError(fmt::format("--compress must be 0..9, got {}", config.compression));
+  if (config.output.compression < 0 || config.output.compression > 9)
+    throw UsageError(fmt::format("--compress must be 0..9, got {}", config.output.compression));
   validate(config.physics);
-  if (config.tolerance && !(*config.tolerance > 0.0))
+  if (config.validation.tolerance && !(*config.validation.tolerance > 0.0))
     throw UsageError("--tolerance must be positive");
-  if (!(config.checkpoint_seconds >= 0.0))
+  if (!(config.output.checkpoint_seconds >= 0.0))
     throw UsageError("--checkpoint-interval must be zero or positive");
   (void)io::map_writers();  // a bad DCS_WRITERS is refused before any file is made
-  if (config.method == Method::kMsm) msm_parameters(config.msm_error);  // throws for a bad target
+  if (config.method.kind == Method::kMsm)
+    msm_parameters(config.method.msm_error);  // throws for a bad target
   check_periodic(config);
-  check_points_method(config, config.points.has_value());
+  check_points_method(config.method, config.points.has_value());
 }
 
-void check_points_method(const RunConfig& config, bool points) {
+void check_points_method(const MethodRequest& method, bool points) {
   // MSM interpolates a lattice laid over a map's box; at arbitrary points (and at atoms, whose
   // own long-range part would have to be taken out again) it is not implemented: say so rather
   // than compute exactly under an msm label.
-  if (!traits(config.method).computes_points && points)
+  if (!traits(method.kind).computes_points && points)
     throw UsageError(
         "--method msm computes maps only; --points and --at-atoms are computed by direct "
         "summation: use --method exact (the default) for them");
@@ -169,22 +173,22 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
     return value ? fmt::format("{}", *value) : std::string("-");
   };
   auto vec = [](const Vec3& v) { return fmt::format("{:.17g} {:.17g} {:.17g}", v[0], v[1], v[2]); };
-  add("--atoms", fmt::format("{}", fmt::join(config.inputs, " ")));
-  add("--models", std::string(to_string(config.models)));
-  add("--charges-as-given", flag(config.charges_as_given));
-  add("--model-grid", config.common_model_grid ? "common" : "own");
-  add("--output", config.output);
-  add("--output-dir", config.output_dir);
-  add("--name-template", config.name_template);
+  add("--atoms", fmt::format("{}", fmt::join(config.input.files, " ")));
+  add("--models", std::string(to_string(config.input.models)));
+  add("--charges-as-given", flag(config.input.charges_as_given));
+  add("--model-grid", config.input.common_model_grid ? "common" : "own");
+  add("--output", config.output.hdf5_path);
+  add("--output-dir", config.output.dir);
+  add("--name-template", config.output.name_template);
   for (const pipeline::OutputFormat& format : pipeline::output_formats())
-    add(format.flag, format.setting(config));
-  add("--compress", std::to_string(config.compression));
-  add("--force", flag(config.force));
-  add("--keep-going", flag(config.keep_going));
-  add("--shard", config.shard ? to_string(*config.shard) : "-");
-  add("--mpi-schedule", std::string(to_string(config.mpi_schedule)));
-  add("--resume", flag(config.resume));
-  add("--null-output", flag(config.null_output));
+    add(format.flag, format.setting(config.output));
+  add("--compress", std::to_string(config.output.compression));
+  add("--force", flag(config.output.force));
+  add("--keep-going", flag(config.input.keep_going));
+  add("--shard", config.input.shard ? to_string(*config.input.shard) : "-");
+  add("--mpi-schedule", std::string(to_string(config.compute.mpi_schedule)));
+  add("--resume", flag(config.output.resume));
+  add("--null-output", flag(config.output.null_output));
   const GridRequest& grid = config.grid;
   add("--grid", grid.counts ? fmt::format("{}", fmt::join(*grid.counts, " ")) : "-");
   add("--spacing", optional(grid.spacing));
@@ -192,7 +196,7 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--origin", grid.origin ? vec(*grid.origin) : "-");
   add("--center", grid.center ? vec(*grid.center) : "-");
   add("--map-axes", grid.map_axes == MapAxes::kBox ? "box" : "cell");
-  add("--profile", std::string(1, profile_axis_name(config.profile)));
+  add("--profile", std::string(1, profile_axis_name(config.output.profile)));
   add("--units", std::string(unit_name(config.physics.unit)));
   add("--temperature", fmt::format("{:.17g}", config.physics.temperature));
   add("--dielectric", fmt::format("{:.17g}", config.physics.dielectric));
@@ -200,17 +204,18 @@ std::vector<std::pair<std::string, std::string>> shared_settings(const RunConfig
   add("--ionic-strength", fmt::format("{:.17g}", config.physics.ionic_strength));
   add("--preset", config.physics.preset.empty() ? "-" : config.physics.preset);
   add("--min-distance", fmt::format("{:.17g}", config.physics.min_distance));
-  add("--kernel", config.backend.kernel);
-  add("--method", std::string(to_string(config.method)));
-  add("--msm-error", fmt::format("{:.17g}", config.msm_error));
-  add("--ewald-error", fmt::format("{:.17g}", config.ewald_error));
-  add("--box", config.box ? fmt::format("{:.17g} {:.17g}", fmt::join(config.box->lengths(), " "),
-                                        fmt::join(config.box->angles(), " "))
-                          : "-");
-  add("--reduction", config.backend.reduction);
-  add("--validate", flag(config.validate));
-  add("--tolerance", optional(config.tolerance));
-  add("--validate-points", std::to_string(config.validate_points));
+  add("--kernel", config.compute.backend.kernel);
+  add("--method", std::string(to_string(config.method.kind)));
+  add("--msm-error", fmt::format("{:.17g}", config.method.msm_error));
+  add("--ewald-error", fmt::format("{:.17g}", config.method.ewald_error));
+  add("--box", config.input.box
+                   ? fmt::format("{:.17g} {:.17g}", fmt::join(config.input.box->lengths(), " "),
+                                 fmt::join(config.input.box->angles(), " "))
+                   : "-");
+  add("--reduction", config.compute.backend.reduction);
+  add("--validate", flag(config.validation.enabled));
+  add("--tolerance", optional(config.validation.tolerance));
+  add("--validate-points", std::to_string(config.validation.points));
   if (const auto& p = config.points) {
     add("--points", p->source == PointsRequest::Source::kAtoms ? "--at-atoms" : p->path);
     add("--offset", fmt::format("{:.17g}", p->offset));

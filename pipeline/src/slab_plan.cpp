@@ -17,8 +17,8 @@ constexpr std::size_t kTargetSlabBytes = std::size_t{64} << 20;
 
 }  // namespace
 
-std::size_t memory_budget(const RunConfig& config) {
-  if (config.memory_limit) return *config.memory_limit;
+std::size_t memory_budget(const ComputeRequest& compute) {
+  if (compute.memory_limit) return *compute.memory_limit;
   const std::size_t available = available_memory_bytes();
   return available > 0 ? available / 2 : std::size_t{4} << 30;
 }

@@ -12,7 +12,7 @@
 namespace dcs::pipeline {
 
 /// The memory the pipeline may hold: --memory-limit, else half of what is available now.
-std::size_t memory_budget(const RunConfig& config);
+std::size_t memory_budget(const ComputeRequest& compute);
 
 /// Slab size and buffer count for `workers` within `budget` bytes (less `reserved` for the
 /// sinks and the atoms). Slabs are multiples of `multiple` planes; a GPU wants at least

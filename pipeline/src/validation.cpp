@@ -22,12 +22,11 @@ constexpr double kValidationBudget = 5e8;
 }  // namespace
 
 bool measures_method_error(const RunConfig& config) {
-  return traits(config.method).measures_error && !config.trajectory;
+  return traits(config.method.kind).measures_error && !config.trajectory;
 }
 
-std::size_t requested_points(const RunConfig& config) {
-  return config.validate || config.validate_points > 0 ? config.validate_points
-                                                       : kMethodCheckPoints;
+std::size_t requested_points(const ValidationRequest& request) {
+  return request.enabled || request.points > 0 ? request.points : kMethodCheckPoints;
 }
 
 namespace {
@@ -42,12 +41,13 @@ double sample_budget(std::size_t atoms, std::size_t most) {
 
 std::vector<std::size_t> sample_points(const RunConfig& config, const GridSpec& grid,
                                        std::size_t atoms, std::size_t most) {
-  return fixed_sample_points(grid, atoms, requested_points(config), sample_budget(atoms, most));
+  return fixed_sample_points(grid, atoms, requested_points(config.validation),
+                             sample_budget(atoms, most));
 }
 
 std::optional<std::vector<std::size_t>> streamed_sample(const RunConfig& config,
                                                         const GridSpec& grid, std::size_t atoms) {
-  if (!config.validate && !measures_method_error(config)) return std::nullopt;
+  if (!config.validation.enabled && !measures_method_error(config)) return std::nullopt;
   std::vector<std::size_t> indices = sample_points(config, grid, atoms);
   if (indices.size() == grid.points()) return std::nullopt;  // every point: read back
   return indices;
@@ -98,7 +98,7 @@ void add_reference(const RunConfig& config, PotentialBackend& lead, const System
   const auto start = SteadyClock::now();
   const std::string where =
       lead.reference_points(system, config.physics, points.data(), points.size(),
-                            sample.reference.data(), config.backend.threads);
+                            sample.reference.data(), config.compute.backend.threads);
   log().debug("float64 reference at {} points x {} atoms: {} ms on {}", points.size(),
               system.size(), std::llround(1e3 * seconds_since(start)), where);
 }
@@ -122,7 +122,7 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
                 sample.values);
   // The streamed points are sample_points(config, grid, atoms, kMostKept) (map_job.cpp).
   add_reference(config, lead, system, grid, indices,
-                drawn_points(grid, system.size(), requested_points(config),
+                drawn_points(grid, system.size(), requested_points(config.validation),
                              sample_budget(system.size(), kMostKept)),
                 sample);
   return sample;
@@ -174,7 +174,7 @@ ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead
   return sample;
 }
 
-Validation validate_map(const RunConfig& config, PotentialBackend& backend,
+Validation validate_map(const ValidationRequest& request, PotentialBackend& backend,
                         const ReferenceSample& sample, const GridStats& stats) {
   Validation validation;
   validation.performed = true;
@@ -188,7 +188,7 @@ Validation validate_map(const RunConfig& config, PotentialBackend& backend,
   validation.max_abs_reference = diff.max_abs_ref;
   const double scale = stats.max_abs() > 0.0 ? stats.max_abs() : 1.0;
   validation.max_rel_error = validation.max_abs_error / scale;
-  validation.tolerance = config.tolerance.value_or(backend.tolerance());
+  validation.tolerance = request.tolerance.value_or(backend.tolerance());
   validation.passed = validation.max_rel_error <= validation.tolerance;
   return validation;
 }

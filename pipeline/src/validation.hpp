@@ -36,7 +36,7 @@ struct ReferenceSample {
 bool measures_method_error(const RunConfig& config);
 
 /// The points the run's check asks for: --validate's (--validate-points), else kMethodCheckPoints.
-std::size_t requested_points(const RunConfig& config);
+std::size_t requested_points(const ValidationRequest& request);
 
 /// The sample's points other than the map's extremes: fixed_sample_points() at the run's request
 /// and --validate's budget (every point of small grids), or at most about `most` points where
@@ -52,8 +52,8 @@ std::optional<std::vector<std::size_t>> streamed_sample(const RunConfig& config,
 
 /// The sampled values (from `streamed`, completed, when given; else read from `store`) with the
 /// extremes' read from their planes (found by the plane statistics), and the reference at them
-/// by lead.reference_points() (on its GPU for CUDA backends, else on config.backend.threads CPU
-/// threads): `requested` points (0: as many as --validate's budget of float64 evaluations
+/// by lead.reference_points() (on its GPU for CUDA backends, else on config.compute.backend.threads
+/// CPU threads): `requested` points (0: as many as --validate's budget of float64 evaluations
 /// affords, validation_points()).
 ReferenceSample reference_sample(const RunConfig& config, PotentialBackend& lead,
                                  const System& system, const GridSpec& grid, io::MapStore& store,
@@ -76,7 +76,7 @@ inline constexpr std::size_t kMethodCheckPoints = 4096;
 inline constexpr std::size_t kMostKept = std::size_t{1} << 22;
 
 /// --validate: the sample compared with the backend's tolerance (or --tolerance).
-Validation validate_map(const RunConfig& config, PotentialBackend& backend,
+Validation validate_map(const ValidationRequest& request, PotentialBackend& backend,
                         const ReferenceSample& sample, const GridStats& stats);
 
 /// --method msm: the relative RMS error rms(V - V_exact) / rms(V_exact) over the sample's

@@ -92,20 +92,21 @@ Settings settings(std::vector<std::int64_t> grid, std::optional<double> spacing,
 RunConfig run_config(const Settings& s) {
   RunConfig config;
   resolve_grid_and_physics(s.options, config);
-  config.device = parse_device(s.device);
-  config.backend.kernel = s.kernel;
-  config.backend.threads = s.threads;
+  config.compute.device = parse_device(s.device);
+  config.compute.backend.kernel = s.kernel;
+  config.compute.backend.threads = s.threads;
   // As the command line's --periodic and --box (apps/dcs/run_options.cpp set_periodic): the
   // grid spans the cell unless placed, and auto is the CPU (no GPU periodic path yet).
-  config.box = s.box;
-  if (s.ewald_error) config.ewald_error = *s.ewald_error;
+  config.input.box = s.box;
+  if (s.ewald_error) config.method.ewald_error = *s.ewald_error;
   if (s.periodic) {
-    config.method = Method::kEwald;
+    config.method.kind = Method::kEwald;
     config.grid.cell_box = !s.options.origin && !s.options.center && !s.options.padding;
     // The Python results describe a grid by origin, spacing and dims (x, y, z coordinates): a
     // triclinic cell keeps the x, y, z box that bounds it (--map-axes box), not its vectors.
     config.grid.map_axes = MapAxes::kBox;
-    if (config.device.kind == DeviceRequest::Kind::kAuto) config.device = parse_device("cpu");
+    if (config.compute.device.kind == DeviceRequest::Kind::kAuto)
+      config.compute.device = parse_device("cpu");
   }
   check_periodic(config);
   return config;
@@ -134,7 +135,7 @@ System make_system(const Positions& positions, const Charges& charges, const Set
                    const RunConfig& config) {
   System system = make_system(positions, charges);
   if (s.box) system.cell = *s.box;
-  if (config.method == Method::kEwald) periodic::check_ewald_input(system, config.physics);
+  if (config.method.kind == Method::kEwald) periodic::check_ewald_input(system, config.physics);
   return system;
 }
 
@@ -231,7 +232,7 @@ nb::tuple potential_map(const Positions& positions, const Charges& charges, cons
   meta["statistics"] = stats;
   meta["provenance"] = provenance_dict(map.metadata.provenance);
   meta["compute_seconds"] = map.compute_seconds;
-  meta["method"] = std::string(to_string(config.method));
+  meta["method"] = std::string(to_string(config.method.kind));
   if (system.cell.is_periodic()) {
     const UnitCell& cell = system.cell;
     meta["cell"] = std::array<double, 6>{cell.lengths()[0], cell.lengths()[1], cell.lengths()[2],
@@ -309,15 +310,15 @@ void write_map_file(const MapValues& values, std::array<double, 3> origin,
   // command line's dialect), .mrc, else HDF5.
   const auto ends = [&](std::string_view suffix) { return path.ends_with(suffix); };
   if (ends(".dx") || ends(".dx.gz") || ends(".mrc")) {
-    config.write_hdf5 = false;
-    config.write_dx = !ends(".mrc");
-    config.write_mrc = ends(".mrc");
-    (config.write_mrc ? config.mrc_path : config.dx_path) = path;
-    config.dx_gzip = ends(".dx.gz");
+    config.output.write_hdf5 = false;
+    config.output.write_dx = !ends(".mrc");
+    config.output.write_mrc = ends(".mrc");
+    (config.output.write_mrc ? config.output.mrc_path : config.output.dx_path) = path;
+    config.output.dx_gzip = ends(".dx.gz");
   }
-  config.output = path;
-  config.force = force;
-  config.compression = compression;
+  config.output.hdf5_path = path;
+  config.output.force = force;
+  config.output.compression = compression;
   GridSpec grid;
   grid.counts = {static_cast<std::int64_t>(values.shape(2)),
                  static_cast<std::int64_t>(values.shape(1)),

@@ -156,9 +156,9 @@ TEST(Executor, AloneDoesEverything) {
 /// setting is refused naming its rank, the setting and both values.
 TEST(Executor, ParticipantsGivenAnotherRunAreRefused) {
   RunConfig config;
-  config.device = parse_device("cpu");
-  config.backend.threads = 1;
-  const Workers workers = make_workers(config);
+  config.compute.device = parse_device("cpu");
+  config.compute.backend.threads = 1;
+  const Workers workers = make_workers(config.compute, config.method);
   Participant ranks(0, 3);
   ranks.others = {[](const std::string& mine) { return mine; },
                   [](const std::string& mine) { return mine; }};

@@ -60,7 +60,7 @@ struct Measured {
 /// as a --null-output run takes it (SampleSink), the reported error, and the map-wide one.
 Measured measure(const System& system, const GridSpec& grid, std::int64_t planes) {
   RunConfig config;
-  config.method = Method::kMsm;
+  config.method.kind = Method::kMsm;
   BackendOptions options;
   options.threads = 2;
   std::unique_ptr<PotentialBackend> msm =

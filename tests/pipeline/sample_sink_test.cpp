@@ -100,7 +100,7 @@ TEST(SampleSink, StreamedAndReadBackValuesAgree) {
 /// cap nothing changes.
 TEST(SampleSink, SamplePointsKeepAtMostTheCap) {
   RunConfig config;
-  config.validate = true;
+  config.validation.enabled = true;
   const GridSpec grid = grid_of(160, 160, 160);  // 4.1e6 points: every point at 1 atom
   const std::vector<std::size_t> all = sample_points(config, grid, 1);
   EXPECT_EQ(all.size(), grid.points());

@@ -148,13 +148,13 @@ EngineReport RankExecutor::write_slabs(const RunConfig& config, MapJob& job, Wor
   const auto slabs = static_cast<std::size_t>((grid.nz() + job.plan.step - 1) / job.plan.step);
   if (leads()) {
     log().info("{} ranks share the map: slabs of {} planes, {} assignment", mpi_.size,
-               job.plan.step, to_string(config.mpi_schedule));
+               job.plan.step, to_string(config.compute.mpi_schedule));
     log().info("{} of {} slabs to compute{}", todo.size(), slabs,
                todo.size() < slabs ? " (the others are done in the partial file)" : "");
   }
   std::unique_ptr<Dealer> dealer;
   std::unique_ptr<SlabSource> source;
-  if (config.mpi_schedule == MpiSchedule::kDynamic) {
+  if (config.compute.mpi_schedule == MpiSchedule::kDynamic) {
     dealer = deal(todo.size());
     source = std::make_unique<DealtSource>(*dealer, todo);
   } else {
@@ -205,7 +205,7 @@ std::optional<SharedReport> RankExecutor::compute_shared(const RunConfig& config
                                                          Workers& workers, ProgressSink* progress) {
   std::optional<io::ParallelStore> store;
   io::agree_on(world_, [&] {
-    store.emplace(job.paths.store, job.in.grid, world_, config.checkpoint_seconds);
+    store.emplace(job.paths.store, job.in.grid, world_, config.output.checkpoint_seconds);
   });
   EngineReport report;
   std::exception_ptr failure;

@@ -61,11 +61,11 @@ const char* kind_name(PointsRequest::Source source) {
 PointsOutputs plan_outputs(const RunConfig& config, const std::string& input) {
   const PointsRequest& request = *config.points;
   std::string base;
-  if (!config.output.empty()) {
-    base = config.output;
+  if (!config.output.hdf5_path.empty()) {
+    base = config.output.hdf5_path;
     if (base.ends_with(".h5")) base.resize(base.size() - 3);
   } else {
-    base = default_output_path(input, config.output_dir, "") + "." + kind_name(request.source);
+    base = default_output_path(input, config.output.dir, "") + "." + kind_name(request.source);
   }
   PointsOutputs out;
   out.h5 = base + ".h5";
@@ -83,7 +83,7 @@ PointsOutputs plan_outputs(const RunConfig& config, const std::string& input) {
     for (const std::string& in : {input, request.path})
       if (!in.empty() && same(path, in))
         throw UsageError(fmt::format("the output {} would overwrite the input {}", path, in));
-    io::check_output_path(path, config.force);
+    io::check_output_path(path, config.output.force);
   }
   return out;
 }
@@ -195,13 +195,13 @@ SortedPoints sort_points(const std::vector<Vec3>& positions,
 }
 
 /// --validate: the values against the float64 reference backend, at every point of small runs
-/// or a fixed sample (config.validate_points, else up to 20 000).
+/// or a fixed sample (config.validation.points, else up to 20 000).
 Validation validate_points(const RunConfig& config, const System& system,
                            const std::vector<Vec3>& positions,
                            const std::vector<std::uint32_t>& skip, const std::vector<float>& values,
                            double tolerance) {
   const std::size_t n = positions.size();
-  const std::size_t want = config.validate_points > 0 ? config.validate_points : 20000;
+  const std::size_t want = config.validation.points > 0 ? config.validation.points : 20000;
   std::vector<std::size_t> sample(n);
   std::iota(sample.begin(), sample.end(), std::size_t{0});
   if (want < n) {
@@ -217,7 +217,7 @@ Validation validate_points(const RunConfig& config, const System& system,
     at_skip.push_back(skip.empty() ? kNoAtom : skip[i]);
   }
   BackendOptions options;
-  options.threads = config.backend.threads;
+  options.threads = config.compute.backend.threads;
   const std::unique_ptr<PotentialBackend> reference = make_cpu_reference_backend(options);
   reference->prepare_points(system, config.physics);
   std::vector<float> want_values(at.size());
@@ -297,8 +297,8 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
           : fmt::format("{} devices: {}", workers.list.size(), workers.device_names("; "));
   meta.coulomb_factor = coulomb_factor(config.physics);
   meta.stats = finalize(cpu_statistics(values.data(), values.size()));
-  if (config.validate) {
-    const double tolerance = config.tolerance.value_or(workers.lead().tolerance());
+  if (config.validation.enabled) {
+    const double tolerance = config.validation.tolerance.value_or(workers.lead().tolerance());
     meta.validation = validate_points(config, system, set.positions, set.skip, values, tolerance);
     const Validation& v = meta.validation;
     log().info("validation: {} points, max |error| {:.3e} ({:.3e} of max|V|), tolerance {:.1e}: {}",
@@ -339,7 +339,8 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
   };
   if (config.points->source == PointsRequest::Source::kAtoms)
     table.attributes.emplace_back("skipped", "each value leaves out the atom at its own position");
-  if (config.points->source == PointsRequest::Source::kAtoms && config.method == Method::kEwald) {
+  if (config.points->source == PointsRequest::Source::kAtoms &&
+      config.method.kind == Method::kEwald) {
     result.energy_kcal_per_mol = atoms_energy(config.physics, system, values);
     table.attributes.emplace_back(
         "periodic",
@@ -358,16 +359,16 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
                                   fmt::format("{:.6g} A", result.nearest_atom_max));
   }
   io::CommitGroup group;
-  io::write_point_hdf5(outputs.h5, table, config.force);
-  io::write_point_csv(outputs.csv, table, config.force);
+  io::write_point_hdf5(outputs.h5, table, config.output.force);
+  io::write_point_csv(outputs.csv, table, config.output.force);
   std::vector<std::string> lines = {describe_model(config.physics), "input " + input,
                                     set.description};
   if (set.mesh) {
-    io::MeshWriteMeta mesh_meta{unit, lines, outputs.h5, config.force};
+    io::MeshWriteMeta mesh_meta{unit, lines, outputs.h5, config.output.force};
     io::write_mesh(outputs.mesh, *set.mesh, values, colours, mesh_meta);
   }
   if (!outputs.pdb.empty()) {
-    io::AtomValuesMeta atom_meta{unit, lines, outputs.h5, config.force};
+    io::AtomValuesMeta atom_meta{unit, lines, outputs.h5, config.output.force};
     io::write_atoms_with_values(outputs.pdb, system, values, atom_meta);
   }
   if (interrupt_requested()) throw InterruptedError("interrupted");  // ~CommitGroup: none kept
@@ -384,7 +385,7 @@ void finish_points(const RunConfig& config, Workers& workers, const System& syst
 RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* progress,
                      Executor& executor) {
   const auto start = std::chrono::steady_clock::now();
-  const std::string& input = config.inputs.front();
+  const std::string& input = config.input.files.front();
   const bool leader = executor.leads();
   RunResult result;
   result.input = input;
@@ -392,12 +393,14 @@ RunResult run_points(const RunConfig& config, Workers& workers, ProgressSink* pr
   PointSet set;
   PointsOutputs outputs;
   executor.together([&] {
-    system = io::read_atoms(input, io::ReadOptions{.charges_as_given = config.charges_as_given});
+    system =
+        io::read_atoms(input, io::ReadOptions{.charges_as_given = config.input.charges_as_given});
     apply_cell(config, input, system);
     check_potential_bound(system, config.physics);
     // The memory the points take, checked before they are read (a list is read no further
     // than what fits) and before anything is written.
-    const PointsMemory memory = points_memory(config, system.size(), workers.list.size());
+    const PointsMemory memory =
+        points_memory(*config.points, config.compute, system.size(), workers.list.size());
     try {
       set = make_point_set(*config.points, system, most_points(memory));
     } catch (const io::TooManyPoints& refused) {

@@ -12,8 +12,8 @@
 
 namespace dcs::pipeline {
 
-PointsMemory points_memory(const RunConfig& config, std::size_t atoms, std::size_t workers) {
-  const PointsRequest& request = *config.points;
+PointsMemory points_memory(const PointsRequest& request, const ComputeRequest& compute,
+                           std::size_t atoms, std::size_t workers) {
   PointsMemory m;
   m.per_point = 24 + (8 + 24) + (4 + 4) + (24 + 4);
   if (request.source == PointsRequest::Source::kAtoms) m.per_point += 4 + 4;
@@ -26,9 +26,9 @@ PointsMemory points_memory(const RunConfig& config, std::size_t atoms, std::size
       m.have = text;
     }
   };
-  if (config.memory_limit)
-    consider(*config.memory_limit,
-             fmt::format("--memory-limit allows {}", format_bytes(*config.memory_limit)));
+  if (compute.memory_limit)
+    consider(*compute.memory_limit,
+             fmt::format("--memory-limit allows {}", format_bytes(*compute.memory_limit)));
   const std::size_t available = available_memory_bytes();
   consider(available, fmt::format("only {} of memory is available now", format_bytes(available)));
   const std::size_t address_space = address_space_left_bytes();

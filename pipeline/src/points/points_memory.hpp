@@ -25,8 +25,10 @@ struct PointsMemory {
   std::string have;       ///< that limit in words: "--memory-limit allows 100.0 MiB"
 };
 
-/// The estimate for a points run of config.points over `atoms` atoms on `workers` workers.
-PointsMemory points_memory(const RunConfig& config, std::size_t atoms, std::size_t workers);
+/// The estimate for a points run of `request` over `atoms` atoms on `workers` workers, bounded
+/// by compute.memory_limit among others.
+PointsMemory points_memory(const PointsRequest& request, const ComputeRequest& compute,
+                           std::size_t atoms, std::size_t workers);
 
 /// The most points the estimate lets a run hold (SIZE_MAX: no limit known).
 std::size_t most_points(const PointsMemory& memory);

@@ -337,9 +337,9 @@ RunResult run_without_output(const RunConfig& config, FrameSource& source, const
                              SteadyClock::time_point start) {
   const SlabHint hint = combined_hint(workers);
   FramePlan plan = make_frame_plan(grid, 0, grid.nz(), workers.list.size(), hint.plane_multiple,
-                                   memory_budget(config), config.checkpoint_seconds);
+                                   memory_budget(config.compute), config.output.checkpoint_seconds);
   plan.decoders = decode_threads_for(config.trajectory->decode_threads, source.selected_atoms(),
-                                     memory_budget(config));
+                                     memory_budget(config.compute));
   const FrameEngineReport report =
       run_frame_engine(source, grid, config.physics, workers.list, nullptr, plan, progress,
                        config.trajectory->files.front());
@@ -376,18 +376,19 @@ void open_frame_files(const RunConfig& config, const TrajectoryFiles& f, const M
                       std::optional<io::FrameMapsFile>& maps) {
   const GridSpec& grid = job.in.grid;
   io::check_output_path(f.frames, /*force=*/true);
-  if (!f.maps.empty()) io::check_output_path(f.maps, config.force);
-  io::check_output_path(f.structure, config.force);
+  if (!f.maps.empty()) io::check_output_path(f.maps, config.output.force);
+  io::check_output_path(f.structure, config.output.force);
   check_trajectory_disk(config, f, job, key.size(), source.frames().size());
-  lock = io::PartialLock::acquire(f.frames, config.wait_lock);
-  file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, config.resume, config.force));
+  lock = io::PartialLock::acquire(f.frames, config.output.wait_lock);
+  file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, config.output.resume,
+                                              config.output.force));
   if (!f.maps.empty()) {
     maps.emplace(io::FrameMapsFile::open(f.maps_partial, grid, source.frames(),
                                          std::string(unit_name(config.physics.unit)), key,
-                                         file->resumed(), config.force));
+                                         file->resumed(), config.output.force));
     if (file->resumed() && !maps->reused()) {  // the frames checkpointed have no maps
       log().warn("{} is missing or another run's: the frames are computed afresh", f.maps_partial);
-      file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, false, config.force));
+      file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, false, config.output.force));
     } else if (file->resumed()) {
       maps->verify(*file);  // planes whose kept maps do not give their statistics: again
     }
@@ -429,7 +430,7 @@ void open_source(TrajectoryRun& run, SteadyClock::time_point start) {
   const RunConfig& config = run.config;
   MapJob& job = run.job;
   run.executor.together([&] {
-    if (!config.null_output) check_trajectory_files(run.t, run.files);
+    if (!config.output.null_output) check_trajectory_files(run.t, run.files);
     run.source.emplace(run.t);
     job.in.input = run.t.files.front();
     job.in.system = run.source->first();
@@ -457,13 +458,13 @@ void open_statistics(TrajectoryRun& run) {
   run.file_key = frames_key(key, run.t, *run.source);
   const OutputPaths& paths = run.files.paths;
   run.executor.together([&] {
-    if (config.resume && !paths.h5.empty() && std::filesystem::exists(paths.h5)) {
+    if (config.output.resume && !paths.h5.empty() && std::filesystem::exists(paths.h5)) {
       const io::ResumeKey done = io::read_completed_key(paths.h5);
       run.complete = done.input_sha256 == key.input_sha256 && done.settings == key.settings &&
                      (run.files.maps.empty() || std::filesystem::exists(run.files.maps)) &&
                      std::filesystem::exists(run.files.structure);
     }
-    if (run.complete || !run.executor.leads() || config.null_output) return;
+    if (run.complete || !run.executor.leads() || config.output.null_output) return;
     open_frame_files(config, run.files, job, run.file_key, *run.source, run.lock, run.file,
                      run.maps);
   });
@@ -476,7 +477,7 @@ void add_frames(TrajectoryRun& run) {
   const GridSpec& grid = run.job.in.grid;
   const bool leader = run.executor.leads();
   run.executor.together([&] {  // the other ranks open the file rank 0 made (or kept)
-    if (leader || config.null_output) return;
+    if (leader || config.output.null_output) return;
     run.file.emplace(io::FrameAccumulatorFile::open(run.files.frames, grid, run.file_key, true,
                                                     false, /*create=*/false));
     if (!run.files.maps.empty())
@@ -485,9 +486,9 @@ void add_frames(TrajectoryRun& run) {
   });
   const SlabHint hint = combined_hint(run.workers);
   const auto [z_begin, z_end] = run.executor.planes(grid.nz(), hint.plane_multiple);
-  const std::size_t budget = memory_budget(config);
+  const std::size_t budget = memory_budget(config.compute);
   FramePlan plan = make_frame_plan(grid, z_begin, z_end, run.workers.list.size(),
-                                   hint.plane_multiple, budget, config.checkpoint_seconds);
+                                   hint.plane_multiple, budget, config.output.checkpoint_seconds);
   plan.decoders = decode_threads_for(run.t.decode_threads, run.source->selected_atoms(), budget);
   if (z_end > z_begin)
     log().info(
@@ -503,7 +504,7 @@ void add_frames(TrajectoryRun& run) {
   FrameEngineReport& report = run.report;
   run.executor.together([&] {
     report = run_frame_engine(*run.source, grid, config.physics, run.workers.list,
-                              config.null_output ? nullptr : &*run.file, plan,
+                              config.output.null_output ? nullptr : &*run.file, plan,
                               leader ? run.progress : nullptr, run.job.label,
                               run.maps ? &*run.maps : nullptr);
   });
@@ -522,7 +523,7 @@ void add_frames(TrajectoryRun& run) {
 void make_mean_map(TrajectoryRun& run) {
   const RunConfig& config = run.config;
   MapJob& job = run.job;
-  if (config.null_output) {
+  if (config.output.null_output) {
     run.result.input = job.in.input;
     return;
   }
@@ -539,7 +540,7 @@ void make_mean_map(TrajectoryRun& run) {
     job.extras = &*extras;
     job.extra_sink = [&run] {
       return std::make_unique<StructureSink>(run.files.structure, run.source->first(),
-                                             run.t.topology, run.config.force);
+                                             run.t.topology, run.config.output.force);
     };
   }
   job.in.atoms_box = run.report.atoms_box;  // the box check covers every frame's atoms
@@ -558,7 +559,7 @@ void make_mean_map(TrajectoryRun& run) {
   LocalExecutor alone;  // the statistics file is complete: the mean map is the leader's
   run.result = run_read_map(config, job, run.file ? mean_workers : run.workers, alone, nullptr);
   if (run.maps) {
-    run.maps->commit(run.files.maps, config.force);
+    run.maps->commit(run.files.maps, config.output.force);
     run.result.outputs.push_back(run.files.maps);
   }
   if (run.file) {
@@ -595,7 +596,7 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
   const auto start = SteadyClock::now();
   TrajectoryRun run(config, workers, executor, progress);
   open_source(run, start);
-  if (config.null_output && executor.size() == 1)
+  if (config.output.null_output && executor.size() == 1)
     return run_without_output(config, *run.source, run.job.in.grid, workers, progress, start);
   open_statistics(run);
   try {

@@ -28,7 +28,7 @@ struct MemoryMap {
   double compute_seconds = 0.0;  ///< the engine's wall time, first slab to last
 };
 
-/// Workers kept between a library caller's calls: the backends of config.device (streams,
+/// Workers kept between a library caller's calls: the backends of config.compute.device (streams,
 /// pinned and device buffers; the CUDA backend's take tens of milliseconds to make) made once
 /// and reused while the device request, backend options and CPU worker count stay the same.
 /// Not thread-safe: one call at a time may use a cache (the Python module guards its own).
@@ -50,16 +50,16 @@ class WorkerCache {
 GridSpec place_grid(const RunConfig& config, const System& system, const std::string& source);
 
 /// The map of `system` on the grid place_grid() gives, with config.physics, computed by the
-/// workers of config.device and config.backend (every GPU for auto and cuda) through the slab
-/// engine. Atoms are checked first (InputError naming `source`, as for a file's atoms), then
-/// the potential bound and the memory the map needs (UsageError). Throws InterruptedError
-/// when dcs::interrupt_requested() becomes true, every worker stopped.
-/// With a cache, its workers (made first if it holds none or others).
+/// workers of config.compute.device and config.compute.backend (every GPU for auto and cuda)
+/// through the slab engine. Atoms are checked first (InputError naming `source`, as for a file's
+/// atoms), then the potential bound and the memory the map needs (UsageError). Throws
+/// InterruptedError when dcs::interrupt_requested() becomes true, every worker stopped. With a
+/// cache, its workers (made first if it holds none or others).
 MemoryMap compute_map(const RunConfig& config, const System& system, const std::string& source,
                       ProgressSink* progress = nullptr, WorkerCache* cache = nullptr);
 
 /// The potential at `points` (Å) from `system`, as a points run (--points) computes it with
-/// the workers of config.device: one value per point, in order. `points_source` names the
+/// the workers of config.compute.device: one value per point, in order. `points_source` names the
 /// points in errors (a point's coordinate not finite or beyond 1e6 Å: InputError).
 std::vector<float> compute_points(const RunConfig& config, const System& system,
                                   const std::string& source, const std::vector<Vec3>& points,
@@ -78,12 +78,12 @@ std::vector<float> compute_at_atoms(const RunConfig& config, const System& syste
 ColourRange colour_range_of(const GridSpec& grid, const float* values);
 
 /// Writes `values` (grid.points() floats, x fastest) as the HDF5 file the command line writes
-/// (config.output, config.compression, config.force): the store, statistics, colour range, the
-/// atoms of `system` (may be empty of atoms) and the provenance `made_by` (backend, kernel,
-/// reduction, device, version of the run that computed the values) with config.physics.
-/// The same checks and atomic commit as a run: nothing is left under the name on failure.
-/// config.write_hdf5, write_dx (dx_path, dx_gzip) and write_mrc (mrc_path) choose the formats:
-/// each written by the run's own writer (one DX dialect, one MRC layout).
+/// (config.output.hdf5_path, config.output.compression, config.output.force): the store,
+/// statistics, colour range, the atoms of `system` (may be empty of atoms) and the provenance
+/// `made_by` (backend, kernel, reduction, device, version of the run that computed the values) with
+/// config.physics. The same checks and atomic commit as a run: nothing is left under the name on
+/// failure. config.output.write_hdf5, write_dx (dx_path, dx_gzip) and write_mrc (mrc_path) choose
+/// the formats: each written by the run's own writer (one DX dialect, one MRC layout).
 void write_map(const RunConfig& config, const System& system, const GridSpec& grid,
                const float* values, const Provenance& made_by);
 

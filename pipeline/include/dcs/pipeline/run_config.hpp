@@ -114,70 +114,92 @@ struct GridPhysicsOptions {
   std::string preset;  ///< "chimerax", "pymol", "pmepot"; empty: none
 };
 
-struct RunConfig {
-  std::vector<std::string> inputs;  ///< atom files (.pqr, .pqr.gz, .xyzq)
-  /// --points / --at-atoms: values at points of one atom file's potential instead of a map.
-  std::optional<PointsRequest> points;
-  /// A trajectory run instead of atom files (then `inputs` is empty).
-  std::optional<TrajectoryRequest> trajectory;
+/// What is read, and how: atom files (or a trajectory or points run instead, RunConfig), their
+/// models, their cell and this task's share of a batch.
+struct InputRequest {
+  std::vector<std::string> files;  ///< --atoms: atom files (.pqr, .pqr.gz, .xyzq)
   ModelsMode models = ModelsMode::kFirst;
   /// Read a .pqr file whose charges look like PDB occupancies anyway (io::ReadOptions).
   bool charges_as_given = false;
   /// --models each: all models on one grid placed around every model's atoms (true), or each
   /// on its own grid. A fully given grid (--origin, --spacing and --grid) is the same either way.
   bool common_model_grid = true;
-  std::string output;      ///< HDF5 path for a single input; empty: <stem>.h5
-  std::string output_dir;  ///< where default-named outputs go; empty: current directory
+  std::optional<Shard> shard;  ///< this task's share of the files; none: all of them
+  bool keep_going = false;     ///< batch: continue after an input fails
+  /// --box: the unit cell of every atom file, replacing its CRYST1 record (--periodic reads
+  /// that where there is no --box).
+  std::optional<UnitCell> box;
+};
+
+/// What is written, where, and how durably (the output-format table, output_formats.hpp, reads
+/// the format fields).
+struct OutputRequest {
+  std::string hdf5_path;  ///< --output: HDF5 path for a single input; empty: <stem>.h5
+  std::string dir;        ///< --output-dir: where default-named outputs go; empty: current dir
   /// The names of default-named outputs (before the extension): "{stem}" (the input's name less
   /// its extensions) and "{parent}" (the name of its folder), e.g. "{parent}_{stem}"; empty:
   /// "{stem}". Checked by check_name_template.
   std::string name_template;
   bool write_hdf5 = true;
   bool write_dx = false;
-  std::string dx_path;         ///< explicit DX path (single input); empty: <stem>.dx
-  bool dx_gzip = false;        ///< default-named DX files get .dx.gz
-  bool write_mrc = false;      ///< also an MRC2014 map (streamed, float32)
-  std::string mrc_path;        ///< explicit MRC path (single input): .mrc, .map or .ccp4
-  int compression = 0;         ///< HDF5 gzip level 0..9 (with shuffle when > 0)
-  bool force = false;          ///< overwrite existing outputs
-  bool keep_going = false;     ///< batch: continue after an input fails
-  std::optional<Shard> shard;  ///< this task's share of the inputs; none: all of them
-  MpiSchedule mpi_schedule = MpiSchedule::kStatic;
-  bool resume = false;       ///< continue a partial map; skip complete outputs
-  bool wait_lock = false;    ///< wait for another run holding the partial file
-  bool null_output = false;  ///< benchmarks: compute and reduce every slab, write nothing
-  /// Host memory the pipeline may hold (bytes); none: half of the memory available now
-  /// (cgroup limits included).
-  std::optional<std::size_t> memory_limit;
+  std::string dx_path;     ///< explicit DX path (single input); empty: <stem>.dx
+  bool dx_gzip = false;    ///< default-named DX files get .dx.gz
+  bool write_mrc = false;  ///< also an MRC2014 map (streamed, float32)
+  std::string mrc_path;    ///< explicit MRC path (single input): .mrc, .map or .ccp4
+  int compression = 0;     ///< HDF5 gzip level 0..9 (with shuffle when > 0)
+  /// --profile: the mean potential along this axis, averaged over the planes across it, in the
+  /// file (/profile or /trajectory/profile) and in <stem>.profile.csv (dcs/profile.hpp).
+  ProfileAxis profile = ProfileAxis::kNone;
+  bool force = false;                ///< overwrite existing outputs
+  bool resume = false;               ///< continue a partial map; skip complete outputs
+  bool wait_lock = false;            ///< wait for another run holding the partial file
+  bool null_output = false;          ///< benchmarks: compute and reduce every slab, write nothing
   double checkpoint_seconds = 10.0;  ///< make written planes durable at least this often
+};
 
-  GridRequest grid;
-  Physics physics;
-
+/// Where the work runs and with what: devices, kernels, workers, memory, MPI slab sharing.
+struct ComputeRequest {
   DeviceRequest device;
   BackendOptions backend;
   unsigned cpu_workers = 1;  ///< CPU backends side by side (threads split between them),
                              ///< to exercise multi-device scheduling without GPUs
-  /// --method (dcs/method.hpp): direct summation, or multilevel summation (dcs/msm.hpp) to the
-  /// relative RMS error --msm-error.
-  Method method = Method::kExact;
-  double msm_error = 1e-3;
-  /// --ewald-error: the relative RMS error target of --method ewald (--periodic).
-  double ewald_error = 1e-5;
-  /// --preset pmepot: --method ewald makes PMEpot's smoothed reciprocal-only map instead of the
-  /// exact periodic potential (dcs/periodic/pmepot_backend.hpp).
+  /// Host memory the pipeline may hold (bytes); none: half of the memory available now
+  /// (cgroup limits included).
+  std::optional<std::size_t> memory_limit;
+  MpiSchedule mpi_schedule = MpiSchedule::kStatic;
+};
+
+/// --method (dcs/method.hpp) and its accuracy: direct summation, multilevel summation
+/// (dcs/msm.hpp) or the periodic Ewald sum.
+struct MethodRequest {
+  Method kind = Method::kExact;
+  double msm_error = 1e-3;    ///< --msm-error: msm's relative RMS error target
+  double ewald_error = 1e-5;  ///< --ewald-error: the relative RMS error target of ewald
+  /// --preset pmepot: ewald makes PMEpot's smoothed reciprocal-only map instead of the exact
+  /// periodic potential (dcs/periodic/pmepot_backend.hpp).
   bool pmepot = false;
-  /// --box: the unit cell of every atom file, replacing its CRYST1 record (--periodic reads
-  /// that where there is no --box).
-  std::optional<UnitCell> box;
-  /// --profile: the mean potential along this axis, averaged over the planes across it, in the
-  /// file (/profile or /trajectory/profile) and in <stem>.profile.csv (dcs/profile.hpp).
-  ProfileAxis profile = ProfileAxis::kNone;
+};
 
-  bool validate = false;
+/// --validate: the map compared with the float64 reference.
+struct ValidationRequest {
+  bool enabled = false;
   std::optional<double> tolerance;  ///< relative to max|V|; default: the backend's
-  std::size_t validate_points = 0;  ///< 0: all points of small grids, else a sample sized by cost
+  std::size_t points = 0;           ///< 0: all points of small grids, else a sample sized by cost
+};
 
+/// One run, composed of each topic's request: functions take the part they read.
+struct RunConfig {
+  InputRequest input;
+  /// --points / --at-atoms: values at points of one atom file's potential instead of a map.
+  std::optional<PointsRequest> points;
+  /// A trajectory run instead of atom files (then `input.files` is empty).
+  std::optional<TrajectoryRequest> trajectory;
+  OutputRequest output;
+  GridRequest grid;
+  Physics physics;
+  ComputeRequest compute;
+  MethodRequest method;
+  ValidationRequest validation;
   std::string command_line;  ///< stored in provenance
 };
 
@@ -194,7 +216,7 @@ void check_config(const RunConfig& config);
 
 /// Part of check_config(), and of the in-memory calls at points: UsageError when the method has
 /// no form at points (msm) and points are asked for (`points`).
-void check_points_method(const RunConfig& config, bool points);
+void check_points_method(const MethodRequest& method, bool points);
 
 /// Every setting that must be the same wherever one run executes (MPI ranks): the inputs,
 /// outputs, grid, physics, kernels and modes, as (option, value) pairs in a fixed order. Leaves
