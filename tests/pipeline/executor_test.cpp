@@ -193,12 +193,12 @@ class DealtBatch : public ::testing::Test {
     write("a.pqr", 3, "");
     write("b.pqr", 2, "");
     write("c.pqr", 1, "x");  // an unreadable coordinate: an input error
-    config_.inputs = {file("a.pqr"), file("b.pqr"), file("c.pqr")};
-    config_.output_dir = dir_.string();
+    config_.input.files = {file("a.pqr"), file("b.pqr"), file("c.pqr")};
+    config_.output.dir = dir_.string();
     config_.grid.counts = std::array<std::int64_t, 3>{9, 9, 9};
-    config_.device = parse_device("cpu");
-    config_.backend.threads = 1;
-    config_.checkpoint_seconds = 0.0;
+    config_.compute.device = parse_device("cpu");
+    config_.compute.backend.threads = 1;
+    config_.output.checkpoint_seconds = 0.0;
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string file(const std::string& name) const { return (dir_ / name).string(); }
@@ -210,8 +210,9 @@ class DealtBatch : public ::testing::Test {
   }
   /// Runs `leader` after `other` (whose gathered lines the leader's gather() answers with).
   std::vector<RunResult> run_both(Participant& leader, Participant& other) {
-    const std::vector<Job> jobs(config_.inputs.begin(), config_.inputs.end());
-    Workers mine = make_workers(config_), theirs = make_workers(config_);
+    const std::vector<Job> jobs(config_.input.files.begin(), config_.input.files.end());
+    Workers mine = make_workers(config_.compute, config_.method),
+            theirs = make_workers(config_.compute, config_.method);
     ModelCache cache_mine, cache_theirs;
     EXPECT_TRUE(run_maps(config_, jobs, theirs, other, nullptr, cache_theirs).empty());
     EXPECT_EQ(other.sent.size(), 1u);
@@ -224,7 +225,7 @@ class DealtBatch : public ::testing::Test {
 };
 
 TEST_F(DealtBatch, TheLeaderGathersEveryResultInTheOrderGiven) {
-  config_.keep_going = true;
+  config_.input.keep_going = true;
   Participant leader(0, 2), other(1, 2);
   leader.dealt = {0, 2};
   other.dealt = {1};
