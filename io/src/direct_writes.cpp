@@ -19,7 +19,7 @@ namespace dcs::io {
 
 bool direct_writes_wanted() {
   const char* text = std::getenv("DCS_DIRECT_WRITES");
-  return text == nullptr || std::strcmp(text, "0") != 0;
+  return text != nullptr && std::strcmp(text, "1") == 0;
 }
 
 DirectWrites::DirectWrites(int fd, std::uint64_t begin, std::uint64_t end, const std::string& path)

@@ -59,7 +59,9 @@ class DirectWrites {
   std::atomic<bool> active_{false};
 };
 
-/// DCS_DIRECT_WRITES: "0" turns direct writes off, anything else or unset leaves them on.
+/// DCS_DIRECT_WRITES: "1" turns direct writes on; unset or anything else leaves them off (on the
+/// H200 machine's disk they were slower than the page cache:
+/// bench/results/gpu-check_2026-12-02_h200.md).
 bool direct_writes_wanted();
 
 }  // namespace dcs::io

@@ -25,10 +25,12 @@ def case(function):
 
 
 def run(args, tmp, writers, expect=0, direct=True):
-    """dcs with DCS_WRITERS=writers (and DCS_DIRECT_WRITES=0 unless `direct`)."""
+    """dcs with DCS_WRITERS=writers, and DCS_DIRECT_WRITES=1 where `direct` (else the default,
+    the page cache)."""
     env = dict(os.environ, DCS_WRITERS=str(writers))
-    if not direct:
-        env["DCS_DIRECT_WRITES"] = "0"
+    env.pop("DCS_DIRECT_WRITES", None)
+    if direct:
+        env["DCS_DIRECT_WRITES"] = "1"
     proc = subprocess.run([base.DCS] + args, cwd=tmp, env=env, capture_output=True, text=True,
                           timeout=600)
     if proc.returncode != expect:
@@ -65,7 +67,7 @@ def stored_chunks(path):
 def writers_give_identical_files(tmp):
     """Slabs of 1.9 MB (two pieces for the writers) and a map of 8 MB: the HDF5 map (chunks,
     addresses, padding), MRC and DX files from one writer are those of three and of four, and
-    those of one writer through the page cache only (DCS_DIRECT_WRITES=0, the path before
+    those of one writer through the page cache only (the default; DCS_DIRECT_WRITES=1 the
     direct writes: the same bytes either way)."""
     common = ["--atoms", base.MOLECULE, "--grid", "190", "177", "24" if base.SANITIZED else "61",
               "--device", "cpu", "--memory-limit", "8M", "--checkpoint-interval", "0",

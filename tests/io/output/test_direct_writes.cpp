@@ -116,14 +116,14 @@ TEST(DirectWrites, TheFileHoldsTheBytesWrittenAtAnyOffset) {
     ScratchDir dir;
     bool on = false, off = true;
     const std::string direct = [&] {
-      const DirectVariable variable(nullptr);
+      const DirectVariable variable("1");
       return write_chunks(dir.file("direct.bin"), first, on);
     }();
     const std::string buffered = [&] {
-      const DirectVariable variable("0");
+      const DirectVariable variable(nullptr);  // the default: the page cache
       return write_chunks(dir.file("buffered.bin"), first, off);
     }();
-    EXPECT_FALSE(off) << "DCS_DIRECT_WRITES=0 left direct writes on";
+    EXPECT_FALSE(off) << "direct writes on without DCS_DIRECT_WRITES=1";
     EXPECT_TRUE(direct == buffered) << "first chunk at " << first;
     if (first == 0 && !on)
       std::printf("note: this file system refuses O_DIRECT; only the page-cache path ran\n");
@@ -132,6 +132,7 @@ TEST(DirectWrites, TheFileHoldsTheBytesWrittenAtAnyOffset) {
 
 // The allocation beforehand (past the end here) leaves the file's size as it was.
 TEST(DirectWrites, AllocatingKeepsTheFileSize) {
+  const DirectVariable variable("1");
   ScratchDir dir;
   const std::string path = dir.file("map.bin");
   const int fd = make_file(path, 10000, 'x');
