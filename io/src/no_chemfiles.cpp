@@ -52,6 +52,9 @@ const std::vector<std::string>& TrajectoryReader::paths() const { return impl_->
 void TrajectoryReader::read(std::int64_t, TrajectoryFrame&) {
   throw UsageError("this build of dcs has no trajectory readers");
 }
+TrajectoryReader TrajectoryReader::another() const {
+  throw UsageError("this build of dcs has no trajectory readers");
+}
 
 std::string trajectory_formats() {
   return "DCD (.dcd), XTC (.xtc), TRR (.trr), AMBER NetCDF (.nc, .ncdf), in builds with the "
