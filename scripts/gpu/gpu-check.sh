@@ -22,7 +22,9 @@
 #   msmscale (bench/msm_scale_bench.py: dcs --method msm end to end at 1.5e6 atoms x 464^3 and
 #   1e8 atoms x 2048^3; MSM_SCALE_CASES overrides the cases),
 #   msmcost (bench/msm_cost_bench.py --device cuda: msm's CPU-calibrated work estimate against
-#   the GPU's measured msm/exact time, issue 38's 2e5 atoms x 97^3 among the cases).
+#   the GPU's measured msm/exact time, issue 38's 2e5 atoms x 97^3 among the cases),
+#   writer (bench/writer_bench.py at 1700^3, 1 and 4 writers, page cache and direct writes),
+#   scaling (bench/scaling_bench.py: 1..N visible GPUs, each row with its floor).
 #   Each step is one `if want` block below.
 set -uo pipefail
 out="${1:?usage: scripts/gpu/gpu-check.sh OUTDIR [steps...]}"
@@ -341,6 +343,23 @@ fi
 if want e2e; then
   step "end to end against the floors" e2e.log "$python" bench/e2e_bench.py "$build/bin/dcs" "$out" \
        ${E2E_ARGS:-}
+fi
+if want writer; then
+  # The map writer against the parallel disk floor in the same call (issue 36 item 3): the
+  # scratch files (about 20 GB at 1700^3) go to /tmp and are removed; WRITER_ARGS overrides.
+  [[ -f $build/build.ninja ]] || configure
+  [[ -x $build/bin/dcs ]] || step "build dcs" build_dcs.log cmake --build "$build" -j "$jobs" --target dcs
+  step "writer against the disk floor" writer.log "$python" bench/writer_bench.py "$build/bin/dcs" \
+       /tmp/dcs-writer-bench ${WRITER_ARGS:---grid 1700 --writers 1 4 --modes page direct}
+  cp /tmp/dcs-writer-bench/writer_bench.md "$out/" 2>/dev/null; rm -rf /tmp/dcs-writer-bench
+fi
+if want scaling; then
+  # 1..N visible GPUs (issue 36 item 4): bench/scaling_bench.py's table; SCALING_ARGS adds
+  # options (e.g. "--cases exact256 traj", "--gpus 1 2 4").
+  [[ -f $build/build.ninja ]] || configure
+  [[ -x $build/bin/dcs ]] || step "build dcs" build_dcs.log cmake --build "$build" -j "$jobs" --target dcs
+  step "scaling over the GPUs" scaling.log "$python" bench/scaling_bench.py "$build/bin/dcs" \
+       "$out/scaling" ${SCALING_ARGS:-}
 fi
 if want mpi || want mpibench; then
   # OpenMPI and parallel HDF5 from .carry-gpu/mpi-debs (scripts/gpu/prepare-gpu-carry.sh) where
