@@ -54,11 +54,7 @@ struct AtomBox {
   Vec3 lo{kEmpty, kEmpty, kEmpty}, hi{-kEmpty, -kEmpty, -kEmpty};
   bool empty() const noexcept { return lo[0] > hi[0]; }
   void include(const System& system) {
-    for (const Atom& atom : system.atoms)
-      for (std::size_t a = 0; a < 3; ++a) {
-        lo[a] = std::min(lo[a], atom.position[a]);
-        hi[a] = std::max(hi[a], atom.position[a]);
-      }
+    for (const Atom& atom : system.atoms) include(atom.position);
   }
   void include(const Vec3& p) {
     for (std::size_t a = 0; a < 3; ++a) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -43,6 +44,38 @@ class FileSizeLimit {
   rlimit saved_{};
   void (*saved_handler_)(int) = SIG_DFL;
 };
+
+/// Sets the environment variable `name` for the scope (`value` nullptr: unset), as it was after.
+class EnvVariable {
+ public:
+  EnvVariable(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) saved_ = old, had_ = true;
+    if (value != nullptr) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~EnvVariable() {
+    if (had_) ::setenv(name_.c_str(), saved_.c_str(), 1);
+    else ::unsetenv(name_.c_str());
+  }
+  EnvVariable(const EnvVariable&) = delete;
+  EnvVariable& operator=(const EnvVariable&) = delete;
+
+ private:
+  std::string name_, saved_;
+  bool had_ = false;
+};
+
+/// `n` bytes that differ from their neighbours (a shifted or lost piece or page shows), from
+/// `seed`.
+inline std::string byte_pattern(std::size_t n, std::uint32_t seed = 12345) {
+  std::string bytes(n, '\0');
+  std::uint32_t x = seed;
+  for (char& c : bytes) {
+    x = x * 1664525u + 1013904223u;
+    c = static_cast<char>(x >> 24);
+  }
+  return bytes;
+}
 
 /// The IoError `action` throws, as text; "(no IoError)" when it throws none.
 inline std::string error_text(const std::function<void()>& action) {

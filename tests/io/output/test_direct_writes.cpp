@@ -1,6 +1,6 @@
 // Writes past the page cache (io/src/direct_writes.hpp): the file holds exactly the bytes
 // written, whatever the offsets' place within a page and however many threads write; the
-// allocation made beforehand keeps the file's size; DCS_DIRECT_WRITES=0 turns them off; a
+// allocation made beforehand keeps the file's size; only DCS_DIRECT_WRITES=1 turns them on; a
 // write past the file size limit is an IoError naming the file and the reason.
 #include <gtest/gtest.h>
 
@@ -25,35 +25,9 @@ using test::error_text;
 using test::FileSizeLimit;
 using test::ScratchDir;
 
-/// `n` bytes that differ from their neighbours (a shifted or lost page shows).
-std::string pattern(std::size_t n, std::uint32_t seed) {
-  std::string bytes(n, '\0');
-  std::uint32_t x = seed;
-  for (char& c : bytes) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
-  return bytes;
-}
-
 /// Sets DCS_DIRECT_WRITES for the scope (nullptr: unset).
-class DirectVariable {
- public:
-  explicit DirectVariable(const char* value) {
-    if (const char* old = std::getenv("DCS_DIRECT_WRITES")) saved_ = old, had_ = true;
-    if (value != nullptr) ::setenv("DCS_DIRECT_WRITES", value, 1);
-    else ::unsetenv("DCS_DIRECT_WRITES");
-  }
-  ~DirectVariable() {
-    if (had_) ::setenv("DCS_DIRECT_WRITES", saved_.c_str(), 1);
-    else ::unsetenv("DCS_DIRECT_WRITES");
-  }
-  DirectVariable(const DirectVariable&) = delete;
-  DirectVariable& operator=(const DirectVariable&) = delete;
-
- private:
-  std::string saved_;
-  bool had_ = false;
+struct DirectVariable : test::EnvVariable {
+  explicit DirectVariable(const char* value) : EnvVariable("DCS_DIRECT_WRITES", value) {}
 };
 
 /// A file of `size` bytes of `fill` (the metadata before and after the chunks), open for
@@ -84,7 +58,7 @@ std::string write_chunks(const std::string& path, std::uint64_t first, bool& act
         const DirectWrites::Buffer buffer = DirectWrites::buffer(kChunk);
         for (std::size_t c = t; c < kChunks; c += 4) {
           const std::uint64_t offset = first + c * kChunk;
-          const std::string bytes = pattern(kChunk, static_cast<std::uint32_t>(c + 1));
+          const std::string bytes = test::byte_pattern(kChunk, static_cast<std::uint32_t>(c + 1));
           char* at = buffer.get() + DirectWrites::lead(offset);
           std::memcpy(at, bytes.data(), bytes.size());
           direct.write(at, bytes.size(), offset);
@@ -93,10 +67,10 @@ std::string write_chunks(const std::string& path, std::uint64_t first, bool& act
     for (std::thread& thread : threads) thread.join();
     for (std::size_t c = 0; c < kChunks; ++c)
       expected.replace(first + c * kChunk, kChunk,
-                       pattern(kChunk, static_cast<std::uint32_t>(c + 1)));
+                       test::byte_pattern(kChunk, static_cast<std::uint32_t>(c + 1)));
     const DirectWrites::Buffer buffer = DirectWrites::buffer(kChunk);
     const std::uint64_t offset = first + (kChunks - 1) * kChunk;
-    const std::string half = pattern(kChunk / 2, 99);
+    const std::string half = test::byte_pattern(kChunk / 2, 99);
     std::memcpy(buffer.get() + DirectWrites::lead(offset), half.data(), half.size());
     direct.write(buffer.get() + DirectWrites::lead(offset), half.size(), offset);
     expected.replace(offset, half.size(), half);

@@ -25,41 +25,15 @@ using test::error_text;
 using test::FileSizeLimit;
 using test::ScratchDir;
 
-/// `n` bytes that differ from their neighbours (a shifted piece shows).
-std::string pattern(std::size_t n) {
-  std::string bytes(n, '\0');
-  std::uint32_t x = 12345;
-  for (char& c : bytes) {
-    x = x * 1664525u + 1013904223u;
-    c = static_cast<char>(x >> 24);
-  }
-  return bytes;
-}
-
 /// Sets DCS_WRITERS for the scope (unset: nullptr).
-class WritersVariable {
- public:
-  explicit WritersVariable(const char* value) {
-    if (const char* old = std::getenv("DCS_WRITERS")) saved_ = old, had_ = true;
-    if (value != nullptr) ::setenv("DCS_WRITERS", value, 1);
-    else ::unsetenv("DCS_WRITERS");
-  }
-  ~WritersVariable() {
-    if (had_) ::setenv("DCS_WRITERS", saved_.c_str(), 1);
-    else ::unsetenv("DCS_WRITERS");
-  }
-  WritersVariable(const WritersVariable&) = delete;
-  WritersVariable& operator=(const WritersVariable&) = delete;
-
- private:
-  std::string saved_;
-  bool had_ = false;
+struct WritersVariable : test::EnvVariable {
+  explicit WritersVariable(const char* value) : EnvVariable("DCS_WRITERS", value) {}
 };
 
 // 5 MiB and a few bytes at an odd offset: five 1 MiB pieces over 1 to 7 writers, cut at page
 // boundaries of the file, each written back; the file holds the bytes of one write.
 TEST(ParallelWrites, PiecesGiveTheBytesOfOneWrite) {
-  const std::string bytes = pattern((5u << 20) + 1234);
+  const std::string bytes = test::byte_pattern((5u << 20) + 1234);
   const std::uint64_t offset = 1031;
   for (const unsigned writers : {1u, 2u, 3u, 4u, 7u}) {
     ScratchDir dir;
@@ -83,7 +57,7 @@ TEST(ParallelWrites, PiecesGiveTheBytesOfOneWrite) {
 TEST(ParallelWrites, AFailedWriterIsAnIoErrorNamingTheFile) {
   ScratchDir dir;
   const std::string path = dir.file("map.bin");
-  const std::string bytes = pattern(4u << 20);
+  const std::string bytes = test::byte_pattern(4u << 20);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   ASSERT_GE(fd, 0);
   ParallelWrites writes(4);
