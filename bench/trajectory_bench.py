@@ -165,6 +165,10 @@ def main():
         e2e_wall, log_e2e = run([args.dcs, "--topology", pqr, "--trajectory", dcd, *grid,
                                  *decoders, "--device", device, "-o", out])
         fps_engine = float(re.search(r"\(([0-9.]+) frames/s\)", log_e2e).group(1))
+        for name, text in (("null", log_null), ("e2e", log_e2e)):  # the runs' own reports
+            with open(os.path.join(args.outdir, f"dcs_{device.replace(':', '')}_{name}.log"),
+                      "w") as f:
+                f.write(text)
         mm = re.search(r"decoding ([0-9.]+) s on ([0-9]+) thread", log_e2e)
         decode, threads = float(mm.group(1)), int(mm.group(2))
         rows.append((device, one_map, fps_null, fps_engine, args.frames / e2e_wall, decode,
