@@ -234,7 +234,7 @@ def case_periodic_workers_identical(args, work):
     dcs(args, *common, "-o", one, "--cpu-workers", "1", "--threads", "1", "--decode-threads",
         "1")
     run = dcs(args, *common, "-o", three, "--cpu-workers", "3", "--threads", "4",
-              "--memory-limit", "420K", "--decode-threads", "3")  # several plane blocks too
+              "--memory-limit", "540K", "--decode-threads", "3")  # several plane blocks too
     check("in blocks of 18" in run.stderr, f"not in plane blocks:\n{run.stderr}")
     same_datasets(one, three, "--periodic, 1 vs 3 workers")
     with h5py.File(one, "r") as h5:
