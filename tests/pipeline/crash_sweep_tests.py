@@ -21,9 +21,10 @@ from map_files import assert_same_map  # noqa: E402
 
 DCS, KILL_LIBRARY, SOURCE = (os.path.abspath(a) for a in sys.argv[1:4])
 MOLECULE = os.path.join(SOURCE, "data", "2lzt.pqr")
-# 40 x 72 x 72 points in slabs of 4 planes: 10 slabs, each a checkpoint (--checkpoint-interval
-# 0), each of 4 rows of 2 x 2 chunks, deflated: about 100 changes of the file in all.
-BASE = ["--atoms", MOLECULE, "--grid", "72", "72", "40", "--device", "cpu", "--threads", "1",
+# 20 x 72 x 72 points in slabs of 3 planes: 7 slabs, each a checkpoint (--checkpoint-interval
+# 0), compressed in rows of 2 x 2 chunks one plane deep: about 180 changes of the file (about
+# 100 uncompressed), a kill and a resume each (~40 s on two busy cores).
+BASE = ["--atoms", MOLECULE, "--grid", "72", "72", "20", "--device", "cpu", "--threads", "1",
         "--memory-limit", "700K", "--checkpoint-interval", "0", "--no-progress"]
 
 
@@ -55,6 +56,7 @@ def sweep(tmp, extra):
     os.remove(os.path.join(tmp, "out.h5"))
     every = int(os.environ.get("DCS_SWEEP_EVERY", "1"))
     failures = []
+    reused = afresh = 0  # resumes that kept done planes; that found nothing to continue
     for n in range(1, changes + 1, every):
         for name in os.listdir(tmp):
             if name.startswith("out."):
@@ -73,13 +75,19 @@ def sweep(tmp, extra):
                             f"(exit {resumed.returncode}; a second --resume: exit "
                             f"{again.returncode})\n{resumed.stderr.strip()[-1500:]}")
             continue
+        found = re.search(r"resuming .*: (\d+) of", resumed.stderr)
+        reused += 1 if found and int(found.group(1)) > 0 else 0
+        afresh += 1 if "starting afresh" in resumed.stderr else 0
         try:
             assert_same_map(os.path.join(tmp, "ref.h5"), os.path.join(tmp, "out.h5"))
         except AssertionError as error:
             failures.append(f"kill at change {n} of {changes}: {error}")
     failed = [re.match(r"kill at change (\d+)", f).group(1) for f in failures]
     print(f"{len(range(1, changes + 1, every))} kills of {changes} changes tried, "
-          f"{len(failures)} failed: {' '.join(failed)}")
+          f"{len(failures)} failed: {' '.join(failed)}; {reused} resumes kept done planes, "
+          f"{afresh} started afresh")
+    if reused == 0:
+        raise AssertionError("no resume kept a done plane: the sweep tried no checkpoint")
     if failures:
         raise AssertionError("\n\n".join(failures[:5]) + (
             f"\n... and {len(failures) - 5} more" if len(failures) > 5 else ""))

@@ -1,37 +1,33 @@
 /* A crash at a chosen write, for the crash-consistency tests (LD_PRELOAD=this library).
  *
- * DCS_KILL_AT_WRITE=N and DCS_KILL_PATH=SUFFIX: the process sends itself SIGKILL just before
- * its N-th change (1-based) of a file whose path ends in SUFFIX: write, pwrite, pwritev,
- * ftruncate, fallocate, fdatasync and fsync each count as one. Every earlier change has
- * reached the page cache and none later has: exactly what a kill -9 at that moment leaves.
- * Without DCS_KILL_AT_WRITE nothing is killed; with DCS_KILL_COUNT_FILE=PATH the number of
+ * DCS_KILL_AT_WRITE=N and DCS_KILL_PATH=PATH: the process sends itself SIGKILL just before
+ * its N-th change (1-based) of the file at PATH (relative to its working directory): write,
+ * pwrite, pwritev, ftruncate, fallocate, fdatasync and fsync each count as one. Every earlier
+ * change has reached the page cache and none later has: exactly what a kill -9 at that moment
+ * leaves. Without DCS_KILL_AT_WRITE nothing is killed; with DCS_KILL_COUNT_FILE=PATH the number of
  * changes counted is written there at exit (a sweep's length). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 static atomic_long changes;
 
-/* Whether fd is a file whose path ends in DCS_KILL_PATH. */
+/* Whether fd is the file DCS_KILL_PATH names (the same inode: the store writes through a
+ * descriptor first opened under a temporary name, which /proc shows as deleted). */
 static int watched(int fd) {
-  const char* suffix = getenv("DCS_KILL_PATH");
-  if (suffix == NULL || fd < 0) return 0;
-  char link[64], target[PATH_MAX];
-  snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
-  const ssize_t n = readlink(link, target, sizeof target - 1);
-  if (n <= 0) return 0;
-  target[n] = '\0';
-  const size_t len = (size_t)n, want = strlen(suffix);
-  return len >= want && strcmp(target + len - want, suffix) == 0;
+  const char* path = getenv("DCS_KILL_PATH");
+  struct stat named, opened;
+  if (path == NULL || fd < 0 || fstat(fd, &opened) != 0 || !S_ISREG(opened.st_mode)) return 0;
+  return stat(path, &named) == 0 && named.st_dev == opened.st_dev && named.st_ino == opened.st_ino;
 }
 
 /* Counts a change of fd's file; dies if it is the chosen one. */
