@@ -40,7 +40,7 @@ void MapStore::Impl::build(const MapMetadata& meta, const System& system, const 
   };
   const QuietErrors quiet;
   const Writer w(failure);
-  const Handle fapl = h5::file_access_plist(failure);
+  const Handle fapl = h5::store_access_plist(failure);
   if (s.gzip_level == 0)  // the 1.10 format's fixed-array chunk index: allocating and looking up
                           // 10^5 chunks takes milliseconds, not the v1 B-tree's minutes
     failure.status(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_V110, H5F_LIBVER_V110),
@@ -153,11 +153,17 @@ void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key
   s.threads = store_threads(n_threads);
   s.failure = Failure(partial_path, /*reading=*/true);
   const QuietErrors quiet;
-  const Handle fapl = h5::file_access_plist(failure);
+  const Handle fapl = h5::store_access_plist(failure);
   s.file = Handle(failure.id(H5Fopen(partial_path.c_str(), H5F_ACC_RDWR, fapl.get()),
                              "H5Fopen (the partial file is damaged)"),
                   H5Fclose);
   s.lock.check_same_file();
+  // A kill -9 inside a checkpoint's H5Fflush can leave chunk-index nodes on disk that name
+  // chunks written after the end of allocation the superblock (written last) records: HDF5
+  // then refuses to rewrite them ("addr overflow"), on every resume. Every byte on disk was
+  // allocated by the killed run, so the allocation extends to the file's end; new chunks go
+  // after it. A torn index is caught below (check_chunk_index()).
+  failure.status(H5Fincrement_filesize(s.file.get(), 0), "H5Fincrement_filesize");
   const Handle resume(failure.id(H5Gopen2(s.file.get(), "resume", H5P_DEFAULT), "H5Gopen2(resume)"),
                       H5Gclose);
 
@@ -188,6 +194,7 @@ void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key
                                            values, 0, nullptr, nullptr);
     if (id == H5Z_FILTER_DEFLATE) s.gzip_level = n_values > 0 ? static_cast<int>(values[0]) : 6;
   }
+  if (s.gzip_level > 0) s.check_chunk_index();
   s.failure = Failure(partial_path, /*reading=*/false);
   s.read_resume_addresses();
   if (s.gzip_level == 0) s.read_chunk_addresses();
@@ -198,11 +205,25 @@ void MapStore::Impl::open_existing(const MapMetadata& meta, const ResumeKey& key
   if (s.gzip_level == 0) s.close_hdf5();
 }
 
+/// The compressed map's chunk index, read whole: a kill inside a checkpoint's flush may have
+/// written some of its nodes and not others (a split node without its new sibling, say). Such
+/// a file cannot be continued, or repaired in place: the run starts afresh.
+void MapStore::Impl::check_chunk_index() {
+  const Handle space(failure.id(H5Dget_space(dataset.get()), "H5Dget_space"), H5Sclose);
+  hsize_t count = 0;
+  if (H5Dget_num_chunks(dataset.get(), space.get(), &count) < 0) {
+    H5Eclear2(H5E_DEFAULT);
+    throw UnusablePartial(path, 0,
+                          "has a damaged chunk index (its run was killed while it wrote a "
+                          "checkpoint)");
+  }
+}
+
 void MapStore::Impl::ensure_open() {
   if (file.get() >= 0) return;
   const QuietErrors quiet;
   lock.check_same_file();  // HDF5 opens by name: make sure the name is still ours
-  const Handle fapl = h5::file_access_plist(failure);
+  const Handle fapl = h5::store_access_plist(failure);
   file = Handle(failure.id(H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get()), "H5Fopen"), H5Fclose);
   dataset =
       Handle(failure.id(H5Dopen2(file.get(), "/potential", H5P_DEFAULT), "H5Dopen2(/potential)"),

@@ -119,6 +119,8 @@ struct MapStore::Impl {
   haddr_t chunk_address_at(std::int64_t zc, std::int64_t yc, std::int64_t xc) const;
   void read_chunk_addresses();
   void read_resume_addresses();
+  /// Compressed: throws UnusablePartial unless the whole chunk index reads (see the definition).
+  void check_chunk_index();
 
   // hdf5_store_write.cpp
   /// Copies the planes [p0, p1) of chunk (zc, yc, xc) from a slab starting at plane s0 into

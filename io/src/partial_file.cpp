@@ -219,14 +219,26 @@ std::pair<PartialKind, std::string> PartialLock::inspect() const {
   if (file < 0) return {PartialKind::kDamaged, "an HDF5 file that HDF5 cannot open (truncated?)"};
   const h5::Handle owner(file, H5Fclose);
   std::string format;
-  if (H5Aexists(file, "format") > 0) {
+  const bool has_format = H5Aexists(file, "format") > 0;
+  if (has_format) {
     try {
       format = h5::read_string_attribute(file, "format", failure);
     } catch (const Error&) {
     }
   }
-  if (format != "dcs potential map")
+  if (format != "dcs potential map") {
+    // Bytes past the end of allocation its superblock records (HDF5 writes the superblock
+    // last when it flushes; a closed file ends there), and a format attribute HDF5 cannot
+    // read or nothing in its root group: a run of dcs killed while it created the file,
+    // before its first flush was complete. It holds nothing to keep.
+    haddr_t eoa = HADDR_UNDEF;
+    H5G_info_t root{};
+    if (H5Fget_eoa(file, &eoa) >= 0 && eoa != HADDR_UNDEF &&
+        static_cast<std::uint64_t>(info.st_size) > eoa &&
+        (has_format || H5Gget_info(file, &root) < 0 || root.nlinks == 0))
+      return {PartialKind::kDamaged, "an HDF5 file whose creation was not complete"};
     return {PartialKind::kForeign, "an HDF5 file that dcs did not write"};
+  }
   if (H5Lexists(file, "resume", H5P_DEFAULT) > 0)
     return {PartialKind::kResumable, "a dcs partial map"};
   return {PartialKind::kFinished, "a dcs map without /resume (finished, not renamed)"};

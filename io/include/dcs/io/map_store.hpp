@@ -92,8 +92,8 @@ std::uint64_t store_file_bytes(const GridSpec& grid, const System& system,
 /// What is found at a partial path before it is replaced or resumed.
 enum class PartialKind {
   kEmpty,      ///< no bytes (a run stopped before writing any)
-  kDamaged,    ///< starts like an HDF5 file but HDF5 cannot open it (a run stopped while
-               ///< creating it, a file size limit)
+  kDamaged,    ///< starts like an HDF5 file but HDF5 cannot open it, or its creation was
+               ///< not complete (a run stopped while creating it, a file size limit)
   kResumable,  ///< a dcs partial map with its /resume group
   kFinished,   ///< a dcs map file without /resume (finished, not yet renamed)
   kForeign,    ///< anything else: not made by dcs, never replaced without --force
