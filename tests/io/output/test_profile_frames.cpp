@@ -13,7 +13,7 @@
 #include "dcs/io/frame_accumulators.hpp"
 #include "dcs/io/profile_frames.hpp"
 
-namespace dcs::io {
+namespace dcs::io::profile_frames_test {
 namespace {
 
 constexpr std::int64_t kPlanes = 4;
@@ -116,4 +116,4 @@ TEST(ProfileFrames, AForeignFileIsRefusedUnlessReplaced) {
 }
 
 }  // namespace
-}  // namespace dcs::io
+}  // namespace dcs::io::profile_frames_test
