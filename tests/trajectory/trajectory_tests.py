@@ -240,6 +240,7 @@ def case_kill_resume(args, work):
     common = ["--topology", data.PSF, "--trajectory", data.DCD, "--grid", KILL_GRID, "--device",
               "cpu", "--checkpoint-interval", "0", "--threads", "1", "--profile", "z"]
     kill_and_resume(args, work, common)
+    kill_and_resume(args, work, common, drop=".profile.partial")
 
 
 def case_periodic_workers_identical(args, work):
@@ -272,10 +273,14 @@ def case_periodic_kill_resume(args, work):
     kill_and_resume(args, work, common)
 
 
-def kill_and_resume(args, work, common):
+def kill_and_resume(args, work, common, drop=None):
+    """kill -9 mid-run, --resume: the bytes of an uninterrupted run; with `drop`, that scratch
+    file beside the output (".profile.partial") is removed after the kill: the frames the
+    statistics counted are computed afresh (a warning), not taken without it."""
     whole = os.path.join(work, "whole.h5")
-    dcs(args, *common, "-o", whole)
-    out = os.path.join(work, "killed.h5")
+    if not os.path.exists(whole):
+        dcs(args, *common, "-o", whole)
+    out = os.path.join(work, "dropped.h5" if drop else "killed.h5")
     partial = out + ".frames.partial"
     proc = subprocess.Popen([args.dcs, *common, "-o", out, "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -288,8 +293,11 @@ def kill_and_resume(args, work, common):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     check(os.path.exists(partial) and not os.path.exists(out), "the kill left no partial")
+    if drop:
+        os.remove(out + drop)
     resumed = dcs(args, *common, "-o", out, "--resume")
-    check("resuming the frame statistics" in resumed.stderr, resumed.stderr)
+    expected = "the frames are computed afresh" if drop else "resuming the frame statistics"
+    check(expected in resumed.stderr, resumed.stderr)
     found = [l for l in resumed.stderr.splitlines() if "found in the checkpoints" in l]
     print(found[0] if found else resumed.stderr)
     same_datasets(whole, out, "kill -9 + --resume")
@@ -343,7 +351,26 @@ def case_frame_maps(args, work):
             h5py.File(os.path.join(work, "killed.frames.h5"), "r") as b:
         check(a["frame_maps"][...].tobytes() == b["frame_maps"][...].tobytes(),
               "frame maps differ after kill -9 + --resume")
-    print("frame_maps: one-frame runs and kill -9 + --resume identical")
+    # The frame maps' partial file lost after the kill: the statistics start afresh too (they
+    # counted frames whose maps are gone), the same bytes again.
+    lost = os.path.join(work, "lost.h5")
+    proc = subprocess.Popen([args.dcs, *slow, "-o", lost, "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and not os.path.exists(lost + ".frames.partial"):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    check(not os.path.exists(lost), "the run finished before the kill")
+    os.remove(os.path.join(work, "lost.frames.h5.partial"))
+    run = dcs(args, *slow, "-o", lost, "--resume")
+    check("the frames are computed afresh" in run.stderr, run.stderr)
+    with h5py.File(os.path.join(work, "whole.frames.h5"), "r") as a, \
+            h5py.File(os.path.join(work, "lost.frames.h5"), "r") as b:
+        check(a["frame_maps"][...].tobytes() == b["frame_maps"][...].tobytes(),
+              "frame maps differ after their partial file was lost")
+    print("frame_maps: one-frame runs, kill -9 + --resume, and a lost partial identical")
 
 
 def case_profile_frames(args, work):

@@ -26,17 +26,16 @@ std::uint64_t profile_frames_bytes(ProfileAxis axis, const GridSpec& grid, const
 io::ProfileFramesFile open_profile_frames(const std::string& path, ProfileAxis axis,
                                           const GridSpec& grid, const UnitCell& cell,
                                           std::size_t frames, const std::string& key,
-                                          std::optional<io::FrameAccumulatorFile>& stats,
-                                          const std::string& stats_path, bool force) {
+                                          io::FrameAccumulatorFile& stats, bool force) {
   const int grid_axis = profile_grid_axis(axis, grid, cell);
   io::ProfileFramesFile file =
       io::ProfileFramesFile::open(path, grid.nz(), frames, plane_sum_count(grid_axis, grid),
-                                  grid_axis, key, stats->resumed(), force);
-  if (stats->resumed() && !file.reused()) {  // the frames checkpointed have no plane sums
+                                  grid_axis, key, stats.resumed(), force);
+  if (stats.resumed() && !file.reused()) {  // the frames checkpointed have no plane sums
     log().warn("{} is missing or another run's: the frames are computed afresh", path);
-    stats.emplace(io::FrameAccumulatorFile::open(stats_path, grid, key, false, force));
-  } else if (stats->resumed()) {
-    file.verify(*stats);
+    stats.forget_all();
+  } else if (stats.resumed()) {
+    file.verify(stats);
   }
   return file;
 }

@@ -8,7 +8,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,8 +36,7 @@ std::uint64_t profile_frames_bytes(ProfileAxis axis, const GridSpec& grid, const
 io::ProfileFramesFile open_profile_frames(const std::string& path, ProfileAxis axis,
                                           const GridSpec& grid, const UnitCell& cell,
                                           std::size_t frames, const std::string& key,
-                                          std::optional<io::FrameAccumulatorFile>& stats,
-                                          const std::string& stats_path, bool force);
+                                          io::FrameAccumulatorFile& stats, bool force);
 
 /// Another MPI rank: the file the leader made.
 io::ProfileFramesFile open_made_profile_frames(const std::string& path, ProfileAxis axis,

@@ -407,15 +407,16 @@ void open_frame_files(const RunConfig& config, const TrajectoryFiles& f, const M
                                          file->resumed(), config.output.force));
     if (file->resumed() && !maps->reused()) {  // the frames checkpointed have no maps
       log().warn("{} is missing or another run's: the frames are computed afresh", f.maps_partial);
-      file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, false, config.output.force));
+      // open() keeps a file of the same key whatever `resume` says: its planes are dropped.
+      file->forget_all();
     } else if (file->resumed()) {
       maps->verify(*file);  // planes whose kept maps do not give their statistics: again
     }
   }
   if (!f.profiles.empty())
     profiles.emplace(open_profile_frames(f.profiles, config.output.profile, grid,
-                                         job.in.system.cell, source.frames().size(), key, file,
-                                         f.frames, config.output.force));
+                                         job.in.system.cell, source.frames().size(), key, *file,
+                                         config.output.force));
   if (file->resumed()) log().info("resuming the frame statistics in {}", f.frames);
 }
 
@@ -561,6 +562,7 @@ void make_mean_map(TrajectoryRun& run) {
   mean_workers.on_gpu = run.workers.on_gpu;
   std::optional<io::MapExtras> extras;
   if (run.file) {
+    run.file->reread();  // the planes other ranks added since this process last read them
     mean_workers.add_source(std::make_unique<MeanMapSource>(
         *run.file, static_cast<std::int64_t>(run.source->frames().size()), run.workers.first()));
     const FrameChecks checks =
