@@ -12,7 +12,8 @@
 # --water), the decode side reported separately.
 # Environment: EWALD_BENCH_ATOMS (default "100000 1000000"), DCS_EWALD_BENCH_FRAMES (5),
 # EWALD_BENCH_E2E_FRAMES (default "60 20": frames of the two end-to-end runs),
-# EWALD_BENCH_DECODE_THREADS (default: dcs's choice),
+# EWALD_BENCH_DECODE_THREADS (default: dcs's choice), EWALD_BENCH_GPU_WORKERS (default "1 2":
+# an end-to-end run for each --gpu-workers),
 # EWALD_BENCH_BIN_SIDES (default "0.5": bin sides as fractions of the cutoff, each a run with
 # DCS_EWALD_TESTING_BIN_SIDE, to compare the tiles' pruning).
 set -euo pipefail
@@ -43,12 +44,15 @@ if [[ -x $build/bin/dcs ]] && python3 -c 'import numpy' 2>/dev/null; then
   e2e_grids=(100 216)
   i=0
   for atoms in 100002 1000002; do
-    dir="$out/e2e_$atoms"
-    python3 "$here/trajectory_bench.py" "$build/bin/dcs" "$dir" --atoms "$atoms" --water \
-      --periodic --frames "${e2e_frames[$i]}" --grid "${e2e_grids[$i]}" --side "${e2e_sides[$i]}" \
-      --devices cuda:0 ${EWALD_BENCH_DECODE_THREADS:+--decode-threads $EWALD_BENCH_DECODE_THREADS}
-    { echo; cat "$dir/trajectory_bench.md"; } >>"$report"
-    rm -rf "$dir/trajectory_scratch"
+    for gpu_workers in ${EWALD_BENCH_GPU_WORKERS:-1 2}; do
+      dir="$out/e2e_${atoms}_w$gpu_workers"
+      python3 "$here/trajectory_bench.py" "$build/bin/dcs" "$dir" --atoms "$atoms" --water \
+        --periodic --frames "${e2e_frames[$i]}" --grid "${e2e_grids[$i]}" \
+        --side "${e2e_sides[$i]}" --devices cuda:0 --gpu-workers "$gpu_workers" \
+        ${EWALD_BENCH_DECODE_THREADS:+--decode-threads $EWALD_BENCH_DECODE_THREADS}
+      { echo; cat "$dir/trajectory_bench.md"; } >>"$report"
+      rm -rf "$dir/trajectory_scratch"
+    done
     i=$((i + 1))
   done
 else

@@ -122,6 +122,7 @@ def main():
     p.add_argument("--side", type=float, default=60.0)
     p.add_argument("--water", action="store_true")
     p.add_argument("--decode-threads", type=int, default=None)
+    p.add_argument("--gpu-workers", type=int, default=None)
     args = p.parse_args()
     work = os.path.join(args.outdir, "trajectory_scratch")
     os.makedirs(work, exist_ok=True)
@@ -141,6 +142,8 @@ def main():
         write_dcd(dcd, frames, args.side if args.periodic else None)
     decoders = ([] if args.decode_threads is None
                 else ["--decode-threads", str(args.decode_threads)])
+    if args.gpu_workers is not None:
+        decoders += ["--gpu-workers", str(args.gpu_workers)]
     rows = []
     grid = ["--grid", str(args.grid), "--no-progress", "--force"]
     if args.periodic:
@@ -162,6 +165,10 @@ def main():
         e2e_wall, log_e2e = run([args.dcs, "--topology", pqr, "--trajectory", dcd, *grid,
                                  *decoders, "--device", device, "-o", out])
         fps_engine = float(re.search(r"\(([0-9.]+) frames/s\)", log_e2e).group(1))
+        for name, text in (("null", log_null), ("e2e", log_e2e)):  # the runs' own reports
+            with open(os.path.join(args.outdir, f"dcs_{device.replace(':', '')}_{name}.log"),
+                      "w") as f:
+                f.write(text)
         mm = re.search(r"decoding ([0-9.]+) s on ([0-9]+) thread", log_e2e)
         decode, threads = float(mm.group(1)), int(mm.group(2))
         rows.append((device, one_map, fps_null, fps_engine, args.frames / e2e_wall, decode,
@@ -178,7 +185,8 @@ def main():
                 f"({args.grid ** 3} points){', periodic in a cubic cell of ' + str(args.side) + ' A' if args.periodic else ''}; "
                 f"command: `bench/trajectory_bench.py DCS OUT --atoms {args.atoms} --frames "
                 f"{args.frames} --grid {args.grid}{' --periodic --side ' + str(args.side) if args.periodic else ''}"
-                f"{' --water' if args.water else ''}`\n\n"
+                f"{' --water' if args.water else ''}"
+                f"{' --gpu-workers ' + str(args.gpu_workers) if args.gpu_workers else ''}`\n\n"
                 "| device | one map, compute only (s) | kernel limit (frames/s) | frames/s, "
                 "--null-output | frames/s, frame engine | frames/s, whole run (process wall) "
                 "| decode (s, summed over threads) | decode threads | decode per frame (s) "

@@ -23,13 +23,8 @@ using dcs::fuzz::run_expecting;
 
 dcs::Atom make_atom(const char* name, const char* res_name, long long res_seq, const char* segment,
                     const char* chain) {
-  dcs::Atom a;
-  a.name = name;
-  a.res_name = res_name;
-  a.res_seq = res_seq;
-  a.segment = segment;
-  a.chain = chain;
-  return a;
+  return {
+      .name = name, .res_name = res_name, .chain = chain, .segment = segment, .res_seq = res_seq};
 }
 
 const std::vector<dcs::Atom>& fixed_atoms() {

@@ -9,17 +9,13 @@
 # Usage: scripts/setup-md.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/lib/debian.sh
 source scripts/lib/venv.sh
 
 venv=.venv-md
 # OpenMM: the periodic potential's cross-check (tests/periodic: NonbondedForce PME energies).
 pins=(MDAnalysis==2.11.0 MDAnalysisTests==2.11.0 h5py==3.16.0 openmm==8.6.1)
-install_missing_debs setup-md python3-venv
-
-want="$(printf '%s\n' "${pins[@]}")"
-venv_up_to_date setup-md "$venv" "$want" && exit 0
-new_pinned_venv "$venv" -- "${pins[@]}"
-"$venv/bin/python" -c "import MDAnalysis, MDAnalysisTests.datafiles, h5py, openmm" >&2
-echo "$want" > "$venv/.dcs-pins"
-echo "setup-md: $venv ready" >&2
+check_md() {
+  "$venv/bin/python" -c "import MDAnalysis, MDAnalysisTests.datafiles, h5py, openmm" >&2
+  echo "setup-md: $venv ready" >&2
+}
+pinned_venv setup-md "$venv" "$(printf '%s\n' "${pins[@]}")" check_md -- "${pins[@]}"

@@ -11,7 +11,6 @@
 # Usage: scripts/setup-python.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/lib/debian.sh
 source scripts/lib/venv.sh
 
 venv=.venv-py
@@ -19,13 +18,9 @@ pins=(
   numpy==1.26.4 xarray==2026.9.0 pandas==3.0.6 h5py==3.16.0 pytest==9.2.0
   nanobind==2.12.0 scikit-build-core==0.11.6 MDAnalysis==2.11.0 MDAnalysisTests==2.11.0
 )
-install_missing_debs setup-python python3-venv python3-pymol
-
-want="$(printf '%s\n' "${pins[@]}")"
-if ! venv_up_to_date setup-python "$venv" "$want"; then
-  new_pinned_venv "$venv" --system-site-packages -- "${pins[@]}"
-  echo "$want" > "$venv/.dcs-pins"
-fi
+install_missing_debs setup-python python3-pymol
+pinned_venv setup-python "$venv" "$(printf '%s\n' "${pins[@]}")" true --system-site-packages -- \
+  "${pins[@]}"
 
 cuda=OFF
 [[ "${DCS_PYTHON_CUDA:-OFF}" == ON ]] && cuda=AUTO

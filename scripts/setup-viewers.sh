@@ -13,7 +13,6 @@
 # Idempotent: a venv whose pins match is kept. Usage: scripts/setup-viewers.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-source scripts/lib/debian.sh
 source scripts/lib/venv.sh
 
 venv=.venv-viewers
@@ -25,22 +24,23 @@ pins=(
 )
 chimerax=ChimeraX==0.1.71
 
-debs=(python3-venv python3-pymol)
+debs=(python3-pymol)
 [[ "${DCS_NO_PARAVIEW:-0}" == 1 ]] || debs+=(paraview python3-paraview xvfb xauth)
 install_missing_debs setup-viewers "${debs[@]}"
 
-want="$(printf '%s\n' "$chimerax" "${pins[@]}")"
-venv_up_to_date setup-viewers "$venv" "$want" && exit 0
-new_pinned_venv "$venv" -- "${pins[@]}"
-# The wheel's metadata pins Sphinx, Jupyter, Qt helpers and more that the map readers never
-# import; tests/viewers/chimerax_readers.py imports chimerax.map_data without running the
-# package's __init__ (which imports every bundle and needs the whole application).
-"$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$chimerax" >&2
-"$venv/bin/python" - <<'EOF'
+# ChimeraX without its dependencies: the wheel's metadata pins Sphinx, Jupyter, Qt helpers and
+# more that the map readers never import; tests/viewers/chimerax_readers.py imports
+# chimerax.map_data without running the package's __init__ (which imports every bundle and
+# needs the whole application).
+finish_viewers() {
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps "$chimerax" >&2
+  "$venv/bin/python" - <<'EOF'
 import sys
 sys.path.insert(0, "tests/viewers")
 import chimerax_readers  # noqa: F401  (fails here, not in the tests, if the readers do not import)
 import h5py, mrcfile, gemmi, vtk, xarray, h5netcdf, matplotlib, pdb2pqr  # noqa: F401
 EOF
-echo "$want" > "$venv/.dcs-pins"
-echo "setup-viewers: $venv ready" >&2
+  echo "setup-viewers: $venv ready" >&2
+}
+pinned_venv setup-viewers "$venv" "$(printf '%s\n' "$chimerax" "${pins[@]}")" finish_viewers -- \
+  "${pins[@]}"

@@ -329,6 +329,12 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
                  "devices; the map is identical)")
       ->capture_default_str()
       ->group(g_comp);
+  app.add_option("--gpu-workers", compute.gpu_workers,
+                 "Backends per GPU, each on its own stream, so that one frame's host work and "
+                 "transfers overlap another's kernels, 1..8 (default: 2 for a trajectory, 1 "
+                 "otherwise; the map is identical)")
+      ->check(CLI::Range(1u, 8u))
+      ->group(g_comp);
   app.add_flag("--null-output", out.null_output,
                "Benchmarks: compute and reduce every slab but write nothing")
       ->group(g_comp);

@@ -26,6 +26,8 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -261,10 +263,9 @@ void measure_port_limit(cpu_fast::Isa isa, std::optional<PortLimit>& limit,
                         const std::vector<PairKind>& kinds) {
   if (!cpu_fast::isa_supported(isa)) return;
   constexpr double kSeconds = 0.05;
-  bench::PortRates rates;
-  if (isa == cpu_fast::Isa::Avx512) rates = bench::measure_port_rates_avx512(kSeconds);
-  else if (isa == cpu_fast::Isa::Avx2) rates = bench::measure_port_rates_avx2(kSeconds);
-  else return;
+  const bench::PortLimitProbe probe = bench::port_limit_probe(isa);
+  if (probe.port_rates == nullptr) return;
+  const bench::PortRates rates = probe.port_rates(kSeconds);
   if (!limit) {
     limit = PortLimit{rates, 0.0};
   } else {
@@ -277,13 +278,12 @@ void measure_port_limit(cpu_fast::Isa isa, std::optional<PortLimit>& limit,
     best.mix_pairs = std::max(best.mix_pairs, rates.mix_pairs);
   }
   limit->issue_pairs = bench::issue_limit_pairs(limit->rates);
-  const auto probe = isa == cpu_fast::Isa::Avx512 ? &bench::measure_model_mix_avx512
-                                                  : &bench::measure_model_mix_avx2;
   for (PairKind kind : kinds) {
     const auto k = static_cast<std::size_t>(kind);
     if (kind != PairKind::kCoulomb)
-      limit->model_row[k] = std::max(limit->model_row[k], probe(kind, false, kSeconds));
-    limit->model_points[k] = std::max(limit->model_points[k], probe(kind, true, kSeconds));
+      limit->model_row[k] = std::max(limit->model_row[k], probe.model_mix(kind, false, kSeconds));
+    limit->model_points[k] =
+        std::max(limit->model_points[k], probe.model_mix(kind, true, kSeconds));
   }
 }
 
@@ -342,27 +342,26 @@ struct PortLimits {
   const std::optional<PortLimit>* of(cpu_fast::Isa isa) const {
     return isa == cpu_fast::Isa::Avx512 ? &avx512 : isa == cpu_fast::Isa::Avx2 ? &avx2 : nullptr;
   }
+  /// (the set's name, its limit) in the port-limit tables' row order.
+  std::array<std::pair<const char*, const std::optional<PortLimit>*>, 2> named() const {
+    return {{{"AVX-512", &avx512}, {"AVX2+FMA", &avx2}}};
+  }
 };
 
+/// A port-limit table's title: `what` one core of this CPU, `measured` how, and the runs.
+std::string one_core_title(std::string_view what, std::string_view measured) {
+  return fmt::format(
+      "{} one core of {}: {}, thread CPU time, best of 5 runs before and 5 after the kernels", what,
+      cpu_model_name(), measured);
+}
+
 BenchTable port_limit_table(const PortLimits& limits) {
-  BenchTable ports;
-  ports.name = "cpu_port_limit";
-  ports.title = fmt::format(
-      "SIMD port limit of one core of {}: instruction rates on registers, "
-      "thread CPU time, best of 5 runs before and 5 after the kernels",
-      cpu_model_name());
-  ports.columns = {"instruction set",
-                   "lanes",
-                   "FMA /s",
-                   "MUL /s",
-                   "ADD /s",
-                   "MAX /s",
-                   "RSQRT /s",
-                   "issue bound pairs/s",
-                   "per-pair mix pairs/s",
-                   "port limit pairs/s"};
-  for (const auto& [name, limit] :
-       {std::pair{"AVX-512", &limits.avx512}, std::pair{"AVX2+FMA", &limits.avx2}}) {
+  BenchTable ports{
+      .name = "cpu_port_limit",
+      .title = one_core_title("SIMD port limit of", "instruction rates on registers"),
+      .columns = {"instruction set", "lanes", "FMA /s", "MUL /s", "ADD /s", "MAX /s", "RSQRT /s",
+                  "issue bound pairs/s", "per-pair mix pairs/s", "port limit pairs/s"}};
+  for (const auto& [name, limit] : limits.named()) {
     if (!*limit) {
       ports.rows.push_back(
           {name, "-", "-", "-", "-", "-", "-", "-", "-", "not supported by this CPU"});
@@ -472,8 +471,7 @@ void measure_fast_kernels(const BenchOptions& options, unsigned all_threads, con
       backend_options.threads = threads;
       // One thread of an AVX kernel: its share of the mix, measured around each repetition.
       MixProbe mix = nullptr;
-      if (threads == 1 && isa == cpu_fast::Isa::Avx512) mix = &bench::measure_mix_pairs_avx512;
-      if (threads == 1 && isa == cpu_fast::Isa::Avx2) mix = &bench::measure_mix_pairs_avx2;
+      if (threads == 1) mix = bench::port_limit_probe(isa).mix_pairs;
       table.add_row("cpu-fast",
                     measure(backend_options, false, system, grid_edge, options.repetitions, mix),
                     threads, grid_edge, system.size(), limits.of(isa));
@@ -514,21 +512,13 @@ constexpr std::size_t kBenchPoints = 100000;
 
 /// The --models port limits: each model's row and points mix per instruction set.
 BenchTable model_port_limit_table(const PortLimits& limits, const std::vector<BenchModel>& models) {
-  BenchTable table;
-  table.name = "cpu_model_port_limit";
-  table.title = fmt::format(
-      "Per-pair mix of every physics model on one core of {}: the sweeps' arithmetic on "
-      "registers, thread CPU time, best of 5 runs before and 5 after the kernels",
-      cpu_model_name());
-  table.columns = {"instruction set",
-                   "model",
-                   "pair term",
-                   "row mix pairs/s",
-                   "port limit pairs/s",
-                   "points mix pairs/s",
-                   "points mix / port limit"};
-  for (const auto& [name, limit] :
-       {std::pair{"AVX-512", &limits.avx512}, std::pair{"AVX2+FMA", &limits.avx2}}) {
+  BenchTable table{
+      .name = "cpu_model_port_limit",
+      .title = one_core_title("Per-pair mix of every physics model on",
+                              "the sweeps' arithmetic on registers"),
+      .columns = {"instruction set", "model", "pair term", "row mix pairs/s", "port limit pairs/s",
+                  "points mix pairs/s", "points mix / port limit"}};
+  for (const auto& [name, limit] : limits.named()) {
     for (const BenchModel& model : models) {
       if (!*limit) {
         table.rows.push_back({name, model.name, std::string(pair_formula(model.physics)), "-", "-",
@@ -655,8 +645,7 @@ void measure_models(const BenchOptions& options, unsigned all_threads,
                     const std::vector<BenchModel>& models, const System& system, std::int64_t edge,
                     const std::vector<Vec3>* points, const PortLimits& limits, ModelsTable& table) {
   for (const cpu_fast::FastKernel* kernel : model_kernels(options)) {
-    const auto probe = kernel->isa == cpu_fast::Isa::Avx512 ? &bench::measure_model_mix_avx512
-                                                            : &bench::measure_model_mix_avx2;
+    const auto probe = bench::port_limit_probe(kernel->isa).model_mix;  // AVX kernels only
     for (const BenchModel& model : models) {
       std::vector<unsigned> thread_counts{1};
       if (all_threads > 1) thread_counts.push_back(all_threads);

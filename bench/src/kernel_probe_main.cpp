@@ -84,9 +84,7 @@ int main(int argc, char** argv) {
       "interleaved (median) | ns per atom-vector |\n| --- | --- | --- | --- | --- | --- | --- |\n");
   for (cf::Isa isa : {cf::Isa::Avx512, cf::Isa::Avx2}) {
     if (!cf::isa_supported(isa)) continue;
-    const dcs::bench::PortRates rates = isa == cf::Isa::Avx512
-                                            ? dcs::bench::measure_port_rates_avx512(0.05)
-                                            : dcs::bench::measure_port_rates_avx2(0.05);
+    const dcs::bench::PortRates rates = dcs::bench::port_limit_probe(isa).port_rates(0.05);
     for (std::int64_t nx : lengths) {
       const ProbeAtoms staged = make_atoms(atoms, static_cast<double>(nx));
       const bool tail = nx == lengths.front();

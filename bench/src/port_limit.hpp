@@ -2,10 +2,11 @@
 // atom-point pairs per second one core can do when nothing but the kernel's arithmetic limits
 // it, measured by microbenchmarks on registers only (no loads), as the GPU benchmark measures
 // the MUFU ceiling. Each function is defined in a translation unit compiled for its instruction
-// set (port_limit_avx2.cpp, port_limit_avx512.cpp); call it only where the CPU has the set.
+// set (port_limit_avx2.cpp, port_limit_avx512.cpp), reached through port_limit_probe(isa).
 #pragma once
 
 #include "dcs/physics.hpp"
+#include "fast_kernels.hpp"
 
 namespace dcs::bench {
 
@@ -38,22 +39,32 @@ struct PairInstructions {
 /// the rare atoms within r_min of a row (row_kernel.hpp).
 double issue_limit_pairs(const PortRates& rates);
 
-/// Measurements take about `seconds` of thread CPU time each (best of 5).
-PortRates measure_port_rates_avx2(double seconds);
-PortRates measure_port_rates_avx512(double seconds);
+/// One instruction set's measurements, each taking about `seconds` of thread CPU time (best of
+/// 5 runs):
+/// - port_rates: the issue rates and the per-pair mix (PortRates);
+/// - mix_pairs: the per-pair mix alone (PortRates::mix_pairs), cheap enough to measure right
+///   before and right after each repetition of a kernel on the same thread, so that a kernel's
+///   share of the limit is taken under the conditions it ran in (another tenant on the core's
+///   sibling hardware thread, a clock change), which a best-of-run limit cannot see;
+/// - model_mix: the per-pair mix of one pair model (dcs::PairKind) in pairs/s: the row sweep's
+///   (row_kernel.hpp: dx, r^2 and the unclamped term; for Coulomb the same as mix_pairs) or, with
+///   `points`, the points sweep's (points_kernel.hpp: dx, dy, dz, r^2, the clamp and the term).
+struct PortLimitProbe {
+  PortRates (*port_rates)(double seconds) = nullptr;
+  double (*mix_pairs)(double seconds) = nullptr;
+  double (*model_mix)(PairKind kind, bool points, double seconds) = nullptr;
+};
 
-/// The per-pair mix alone (PortRates::mix_pairs), best of 5 runs of about `seconds`: cheap enough
-/// to measure right before and right after each repetition of a kernel on the same thread, so
-/// that a kernel's share of the limit is taken under the conditions it ran in (another tenant on
-/// the core's sibling hardware thread, a clock change), which a best-of-run limit cannot see.
-double measure_mix_pairs_avx2(double seconds);
-double measure_mix_pairs_avx512(double seconds);
+/// The probes compiled for AVX2 + FMA and for AVX-512F (port_limit_avx2.cpp,
+/// port_limit_avx512.cpp); on a non-x86 build every measurement is 0 (port_limit_none.cpp).
+PortLimitProbe port_limit_probe_avx2();
+PortLimitProbe port_limit_probe_avx512();
 
-/// The per-pair mix of one pair model (dcs::PairKind) in pairs/s, best of 5 runs of about
-/// `seconds`: the row sweep's (row_kernel.hpp: dx, r^2 and the unclamped term; for Coulomb the
-/// same as measure_mix_pairs) or, with `points`, the points sweep's (points_kernel.hpp: dx, dy,
-/// dz, r^2, the clamp and the term).
-double measure_model_mix_avx2(PairKind kind, bool points, double seconds);
-double measure_model_mix_avx512(PairKind kind, bool points, double seconds);
+/// The probe of `isa`, all null for the portable kernels; call it only where the CPU has the set.
+inline PortLimitProbe port_limit_probe(cpu_fast::Isa isa) {
+  if (isa == cpu_fast::Isa::Avx512) return port_limit_probe_avx512();
+  if (isa == cpu_fast::Isa::Avx2) return port_limit_probe_avx2();
+  return {};
+}
 
 }  // namespace dcs::bench

@@ -196,4 +196,11 @@ PortRates measure_port_rates(double seconds) {
   return rates;
 }
 
+/// The probe of one vector type: its translation unit, compiled for the instruction set, returns
+/// it from port_limit_probe_<set>() (port_limit.hpp).
+template <class Vec>
+PortLimitProbe probe_of() {
+  return {&measure_port_rates<Vec>, &measure_mix_pairs<Vec>, &measure_model_mix<Vec>};
+}
+
 }  // namespace dcs::bench

@@ -1,13 +1,16 @@
-// Non-x86 builds: no AVX kernels, so no AVX port limit to measure (isa_supported() is false).
+// Non-x86 builds: no AVX kernels, so no AVX port limit to measure (isa_supported() is false):
+// every measurement is 0.
 #include "port_limit.hpp"
 
 namespace dcs::bench {
+namespace {
+PortLimitProbe no_probe() {
+  return {[](double) { return PortRates{}; }, [](double) { return 0.0; },
+          [](PairKind, bool, double) { return 0.0; }};
+}
+}  // namespace
 
-PortRates measure_port_rates_avx2(double) { return {}; }
-PortRates measure_port_rates_avx512(double) { return {}; }
-double measure_mix_pairs_avx2(double) { return 0.0; }
-double measure_mix_pairs_avx512(double) { return 0.0; }
-double measure_model_mix_avx2(PairKind, bool, double) { return 0.0; }
-double measure_model_mix_avx512(PairKind, bool, double) { return 0.0; }
+PortLimitProbe port_limit_probe_avx2() { return no_probe(); }
+PortLimitProbe port_limit_probe_avx512() { return no_probe(); }
 
 }  // namespace dcs::bench

@@ -1,9 +1,14 @@
 // TrajectoryReader over chemfiles: every file is opened once at construction to count its
 // frames and check its atom count, then closed; read() keeps the file of the last frame read
-// open, so a sequential pass opens each file twice in all. Before a file reaches chemfiles,
-// trajectory_guard.cpp checks what chemfiles would otherwise trust (the atom count in the
-// header sizes its buffers), so corrupt headers are refused without huge allocations, and
-// xtc_check.cpp walks each XTC frame's compressed data before chemfiles decodes it.
+// open, so a sequential pass opens each file twice in all. read() drives chemfiles' format
+// object directly into one chemfiles::Frame kept per open file, instead of
+// chemfiles::Trajectory::read_step, which builds a new Frame a read (a topology of N
+// chemfiles::Atom, each looked up in chemfiles' global Configuration under its lock): at 1e6
+// atoms that was ~160 MB of fresh pages and 1e6 lock calls a frame, and decoding threads
+// contended on both (0.9 s of host time a frame over 8 threads on the GPU host). Before a file
+// reaches chemfiles, trajectory_guard.cpp checks what chemfiles would otherwise trust (the atom
+// count in the header sizes its buffers), so corrupt headers are refused without huge allocations,
+// and xtc_check.cpp walks each XTC frame's compressed data before chemfiles decodes it.
 #include "dcs/io/trajectory.hpp"
 
 #include <cmath>
@@ -15,6 +20,9 @@
 #include <fmt/format.h>
 
 #include <chemfiles/Error.hpp>
+#include <chemfiles/File.hpp>
+#include <chemfiles/Format.hpp>
+#include <chemfiles/FormatFactory.hpp>
 #include <chemfiles/Frame.hpp>
 #include <chemfiles/Trajectory.hpp>
 
@@ -70,16 +78,28 @@ struct FileInfo {
   detail::XtcFrames xtc;    ///< XTC: frame offsets for detail::check_xtc_frame
 };
 
+/// The file of the last frame read: chemfiles' format object and the one Frame it reads into.
+/// Reusing the Frame keeps its topology (N default atoms) and positions allocated across
+/// reads; a new file gets a new Frame, so nothing a file sets outlives it.
+struct OpenFile {
+  OpenFile(const std::string& path, const char* name)
+      : format(chemfiles::FormatFactory::get().by_name(name).creator(path, chemfiles::File::READ,
+                                                                     chemfiles::File::DEFAULT)) {}
+  std::unique_ptr<chemfiles::Format> format;
+  chemfiles::Frame frame;
+};
+
 }  // namespace trajectory_detail
 
 using trajectory_detail::FileInfo;
+using trajectory_detail::OpenFile;
 
 struct TrajectoryReader::Impl {
   std::vector<std::string> paths;
   std::vector<FileInfo> files;
   std::size_t atoms = 0;
   std::int64_t frames = 0;
-  std::optional<chemfiles::Trajectory> open;  ///< the file of the last frame read
+  std::optional<OpenFile> open;  ///< the file of the last frame read
   std::size_t open_file = 0;
 };
 
@@ -158,12 +178,15 @@ void TrajectoryReader::read(std::int64_t index, TrajectoryFrame& out) {
   try {
     if (!s.open || s.open_file != f) {
       s.open.reset();
-      s.open.emplace(file.path, 'r', chemfiles_format(file.kind));
+      s.open.emplace(file.path, chemfiles_format(file.kind));
       s.open_file = f;
     }
     if (file.kind == TrajectoryKind::kXtc)
       detail::check_xtc_frame(file.path, file.xtc, static_cast<std::size_t>(local), s.atoms);
-    const chemfiles::Frame frame = s.open->read_step(static_cast<std::size_t>(local));
+    // A format sets the cell only where the frame has one (TRR): none until it says so.
+    chemfiles::Frame& frame = s.open->frame;
+    frame.set_cell(chemfiles::UnitCell());
+    s.open->format->read_step(static_cast<std::size_t>(local), frame);
     if (frame.size() != s.atoms)
       throw InputError(file.path, 0,
                        where + std::to_string(frame.size()) + " atoms, but the topology has " +

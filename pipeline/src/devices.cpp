@@ -98,27 +98,29 @@ Workers make_workers(const ComputeRequest& compute, const MethodRequest& method)
   const DeviceChoice choice = resolve_device(device, compute.backend);
   Workers workers;
   workers.on_gpu = choice.kind == BackendKind::Cuda;
+  const unsigned per_gpu = compute.gpu_workers == 0 ? 1 : compute.gpu_workers;
+  if (per_gpu > 8) throw UsageError(fmt::format("--gpu-workers must be 1..8, got {}", per_gpu));
   if (choice.kind == BackendKind::Cuda) {
     // Each GPU's context starts on its own thread: a context takes 0.1-0.3 s to create, and
-    // one after the other they were the serial start of a several-GPU run.
-    std::vector<std::unique_ptr<PotentialBackend>> made(choice.ordinals.size());
-    parallel_for(choice.ordinals.size(), static_cast<unsigned>(choice.ordinals.size()),
-                 [&](std::size_t begin, std::size_t end) {
-                   for (std::size_t i = begin; i < end; ++i) {
-                     BackendOptions options = compute.backend;
-                     options.device = choice.ordinals[i];
-                     made[i] = make_backend(choice.kind, options);
-                     // MSM wraps the exact CUDA backend, which keeps the reductions and points;
-                     // ewald wraps it the same way (kernels/src/periodic).
-                     if (method.kind == Method::kMsm)
-                       made[i] = cuda::make_msm_cuda_backend(
-                           std::move(made[i]), msm_parameters(method.msm_error), options);
-                     if (method.kind == Method::kEwald)
-                       made[i] = cuda::make_ewald_cuda_backend(
-                           std::move(made[i]), periodic::ewald_settings(method.ewald_error),
-                           options);
-                   }
-                 });
+    // one after the other they were the serial start of a several-GPU run. The workers of one
+    // GPU stand side by side in the list (GPU-major).
+    const std::size_t count = choice.ordinals.size() * per_gpu;
+    std::vector<std::unique_ptr<PotentialBackend>> made(count);
+    parallel_for(count, static_cast<unsigned>(count), [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        BackendOptions options = compute.backend;
+        options.device = choice.ordinals[i / per_gpu];
+        made[i] = make_backend(choice.kind, options);
+        // MSM wraps the exact CUDA backend, which keeps the reductions and points;
+        // ewald wraps it the same way (kernels/src/periodic).
+        if (method.kind == Method::kMsm)
+          made[i] = cuda::make_msm_cuda_backend(std::move(made[i]),
+                                                msm_parameters(method.msm_error), options);
+        if (method.kind == Method::kEwald)
+          made[i] = cuda::make_ewald_cuda_backend(
+              std::move(made[i]), periodic::ewald_settings(method.ewald_error), options);
+      }
+    });
     for (auto& backend : made) workers.add_backend(std::move(backend));
   } else {
     if (compute.cpu_workers < 1 || compute.cpu_workers > 64)

@@ -67,9 +67,13 @@ JobRun start_maps(const RunConfig& config, const RunConfig& rank_config,
 }
 
 /// The job kinds: the first whose test takes the run starts it (before the workers exist).
+/// gpu_workers: backends per GPU where --gpu-workers does not say. A trajectory's frames are
+/// whole units, each prepared on the host and downloaded whole: a second worker a GPU runs its
+/// kernels while the first prepares the next frame (the maps are the same either way).
 struct JobKind {
   bool (*takes)(const RunConfig&);
   JobRun (*start)(const RunConfig& config, const RunConfig& rank_config, pipeline::Executor&);
+  unsigned gpu_workers;
 };
 
 const JobKind kJobKinds[] = {
@@ -77,14 +81,16 @@ const JobKind kJobKinds[] = {
     {[](const RunConfig& c) { return c.trajectory.has_value(); },
      [](const RunConfig&, const RunConfig& rank_config, pipeline::Executor&) {
        return one_result(rank_config, pipeline::run_trajectory);
-     }},
+     },
+     2},
     // The potential at points of one atom file (points/).
     {[](const RunConfig& c) { return c.points.has_value(); },
      [](const RunConfig&, const RunConfig& rank_config, pipeline::Executor&) {
        return one_result(rank_config, pipeline::run_points);
-     }},
+     },
+     1},
     // Maps of atom files, one or a batch.
-    {[](const RunConfig&) { return true; }, start_maps},
+    {[](const RunConfig&) { return true; }, start_maps, 1},
 };
 
 }  // namespace
@@ -117,7 +123,9 @@ std::vector<RunResult> run_checked(const RunConfig& given, ProgressSink* progres
                                       [&](const JobKind& k) { return k.takes(config); });
   const JobRun job = kind.start(config, rank_config, *executor);
   if (!job) return {};  // this shard has nothing to do
-  pipeline::Workers workers = pipeline::make_workers_with(*executor, rank_config);
+  RunConfig worker_config = rank_config;
+  if (worker_config.compute.gpu_workers == 0) worker_config.compute.gpu_workers = kind.gpu_workers;
+  pipeline::Workers workers = pipeline::make_workers_with(*executor, worker_config);
   pipeline::check_same_run(*executor, config, workers);
   log_workers(workers);
   return job(*executor, workers, progress);

@@ -77,6 +77,15 @@ configure() {
        -DDCS_SYSTEM_PYTHON="$python" -DDCS_MD_PYTHON="$python" \
        -DDCS_GIT_REVISION="${DCS_GIT_REVISION:-$(git rev-parse --short=12 HEAD 2>/dev/null)}"
 }
+# build_step NAME LOG [TARGET...]: the build folder configured first where it has not been, then
+# the targets (every target without any) built as step NAME, logged in LOG.
+build_step() {
+  local name=$1 log=$2 targets=()
+  shift 2
+  (($#)) && targets=(--target "$@")
+  [[ -f $build/build.ninja ]] || configure
+  step "$name" "$log" cmake --build "$build" -j "$jobs" "${targets[@]}"
+}
 if want build; then
   configure
   step build build.log cmake --build "$build" -j "$jobs"
@@ -85,8 +94,7 @@ if want models; then
   # Issue 22's physics models on the GPU: the shared bodies' model tests on every CUDA kernel,
   # dcs --validate on a real molecule under each model and preset, and the kernel table with the
   # rsqrt and rsqrt + ex2 ceilings measured in the same run.
-  [[ -f $build/build.ninja ]] || configure
-  step "build models" build_models.log cmake --build "$build" -j "$jobs" --target \
+  build_step "build models" build_models.log \
        dcs dcs_cuda_potential_tests dcs_cuda_coulomb_term_test dcs_potential_bench
   step "model bodies: every CUDA kernel" models_bodies.log \
        "$build/tests/cuda/potential/dcs_cuda_potential_tests" --gtest_filter='*Model*:*Analytic*'
@@ -109,9 +117,7 @@ if want points; then
   # The potential at points on the GPU: the shared points bodies and the CUDA points tests, dcs
   # --validate on a molecule's atoms and a mesh, 1 GPU vs every GPU (the CSVs byte for byte),
   # and the points kernel table against the same run's ceilings.
-  [[ -f $build/build.ninja ]] || configure
-  step "build points" build_points.log cmake --build "$build" -j "$jobs" --target \
-       dcs dcs_cuda_potential_tests dcs_potential_bench
+  build_step "build points" build_points.log dcs dcs_cuda_potential_tests dcs_potential_bench
   step "points tests on the device" points_tests.log \
        "$build/tests/cuda/potential/dcs_cuda_potential_tests" --gtest_filter='*Points*:*points*'
   mol=$(ls data/*.pqr | head -n 1)
@@ -135,8 +141,7 @@ fi
 
 if want bodies; then
   # One process per test binary, so the float64 references are computed once.
-  [[ -f $build/build.ninja ]] || configure
-  step "build test bodies" build_bodies.log cmake --build "$build" -j "$jobs" --target \
+  build_step "build test bodies" build_bodies.log \
        dcs_cuda_potential_tests dcs_cuda_coulomb_term_test
   step "backend bodies: every CUDA kernel" bodies_cuda.log \
        "$build/tests/cuda/potential/dcs_cuda_potential_tests"
@@ -145,8 +150,7 @@ if want bodies; then
   grep -hE "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|FAILED  \]" "$out/bodies_cuda.log" "$out/bodies_coulomb.log" | tail -n 30
 fi
 if want cpubench; then
-  [[ -f $build/build.ninja ]] || configure
-  step "build dcs" build_dcs.log cmake --build "$build" -j "$jobs" --target dcs
+  build_step "build dcs" build_dcs.log dcs
   # PyMOL, the CPU table's peer: a CPython wheel (.carry-gpu/pymol) unpacked beside the tree, with
   # the GL client libraries its module links (.carry-gpu/gl-debs) unpacked there too, not into /.
   if compgen -G ".carry-gpu/pymol/*.whl" >/dev/null; then
@@ -168,8 +172,7 @@ if want cpubench; then
   grep -hE "^\|" "$out/bench_cpu.log" "$out/bench_cpu_rows.log" | head -n 60
 fi
 if want cpuprobe; then
-  [[ -f $build/build.ninja ]] || configure
-  step "build dcs_cpu_kernel_probe" build_probe.log cmake --build "$build" -j "$jobs" --target dcs dcs_cpu_kernel_probe
+  build_step "build dcs_cpu_kernel_probe" build_probe.log dcs dcs_cpu_kernel_probe
   { c++ --version | head -n 1; lscpu | grep -E "Model name|MHz|Thread|Core"; } >"$out/probe_host.txt" 2>&1
   step "CPU kernel probe" cpuprobe.md "$build/bin/dcs_cpu_kernel_probe" --nx 96 128 129 136 --atoms 4000
   cat "$out/cpuprobe.md"
@@ -180,8 +183,7 @@ if want cpuprobe; then
   done >"$out/kernels.asm" 2>&1
 fi
 if want hybrid; then
-  [[ -f $build/build.ninja ]] || configure
-  step "build dcs_potential_bench" build_hybrid.log cmake --build "$build" -j "$jobs" --target dcs_potential_bench
+  build_step "build dcs_potential_bench" build_hybrid.log dcs_potential_bench
   step "hybrid table, 16 000 atoms" hybrid.md timeout 200 "$build/bin/dcs_potential_bench" --grid 256 --grid 129 \
        --atoms 16000 --kernel production --kernel production-sw4 --kernel production-sw2 --kernel production-mufu --reps 5
   step "hybrid table, 10^6 atoms" hybrid_1e6.md timeout 150 "$build/bin/dcs_potential_bench" --grid 256 \
@@ -217,9 +219,7 @@ if want msm; then
   # must take the GPU, and compute the float64 reference there: kernels/src/reference, with its
   # tests against the CPU reference), and the benchmark (bench/msm_gpu_bench.sh: 1.5e6 atoms x
   # 464^3 at 1e-3, goal <= 1 s on one H100).
-  [[ -f $build/build.ninja ]] || configure
-  step "build msm" build_msm.log cmake --build "$build" -j "$jobs" --target \
-       dcs dcs_cuda_msm_tests dcs_msm_tests dcs_cuda_reference_tests
+  build_step "build msm" build_msm.log dcs dcs_cuda_msm_tests dcs_msm_tests dcs_cuda_reference_tests
   step "msm CUDA tests" msm_cuda_tests.log "$build/tests/cuda/msm/dcs_cuda_msm_tests"
   step "msm CPU tests" msm_cpu_tests.log "$build/tests/unit/dcs_msm_tests"
   step "float64 reference CUDA tests" reference_cuda_tests.log \
@@ -248,8 +248,7 @@ if want periodic; then
   # tz2 frame 0 from .carry-gpu/md-data/tz2_frame0.pqr; slab splits, reruns and a second GPU
   # bit for bit; at atoms), the CPU ewald tests, memcheck on the small cases, the periodic CLI
   # cases with DCS_TEST_DEVICE=cuda, and bench/periodic_gpu_bench.sh (frames per second).
-  [[ -f $build/build.ninja ]] || configure
-  step "build periodic" build_periodic.log cmake --build "$build" -j "$jobs" --target \
+  build_step "build periodic" build_periodic.log \
        dcs periodic_dump dcs_cuda_periodic_tests dcs_ewald_tests
   step "periodic CUDA tests" periodic_cuda_tests.log "$build/tests/cuda/periodic/dcs_cuda_periodic_tests"
   step "ewald CPU tests" ewald_cpu_tests.log "$build/tests/unit/dcs_ewald_tests"
@@ -261,8 +260,7 @@ if want periodic; then
   step "periodic GPU bench" periodic_bench.log bench/periodic_gpu_bench.sh "$build" "$out"
 fi
 if want msmcost; then
-  [[ -f $build/build.ninja ]] || configure
-  step "build dcs" build_dcs.log cmake --build "$build" -j "$jobs" --target dcs
+  build_step "build dcs" build_dcs.log dcs
   step "msm cost on the GPU" msm_cost.log "$python" bench/msm_cost_bench.py "$build/bin/dcs" \
        "$out/msmcost" --device cuda --cases 100:97:1e-3 100:97:1e-5 27:97:1e-5 27:129:1e-3 8:65:1e-5
   cat "$out/msmcost/msm_cost_bench.md" 2>/dev/null
@@ -271,8 +269,7 @@ if want msmscale; then
   # The issue's two scale goals through the real binary, each against its floor (the script's
   # header): the inputs are written here by dcs_tile_atoms (3.6 GB for 1e8 atoms), the 1e8 map
   # is 34 GB on this machine's disk for the file run.
-  [[ -f $build/build.ninja ]] || configure
-  step "build msmscale" build_msmscale.log cmake --build "$build" -j "$jobs" --target dcs dcs_tile_atoms
+  build_step "build msmscale" build_msmscale.log dcs dcs_tile_atoms
   step "msm at scale" msm_scale.log timeout 1500 "$python" bench/msm_scale_bench.py \
        "$build/bin/dcs" "$out/msmscale" --cases ${MSM_SCALE_CASES:-1.5e6:464 1e8:2048}
   tail -n 8 "$out/msm_scale.log"
@@ -280,8 +277,7 @@ fi
 if want pipeline; then
   # 1 vs all GPUs, kill -9 and --resume (the pipeline tests on the GPUs), memcheck on every GPU.
   # It builds what it runs when the call has no `build` step (a no-op after one).
-  [[ -f $build/build.ninja ]] || configure
-  step "build pipeline" build_pipeline.log cmake --build "$build" -j "$jobs"
+  build_step "build pipeline" build_pipeline.log
   gpus=$(nvidia-smi --list-gpus | wc -l)
   # Every GPU count the host allows, 1, 2, 4, ... and all (CUDA_VISIBLE_DEVICES), and one GPU
   # named with cuda:0 while all are visible: the tests' limits follow the count they run on.
@@ -310,9 +306,7 @@ if want python; then
   # folder, its pytest files with device="cuda" (test_gpu.py; MDAnalysis and PyMOL are not on
   # the machine, so those files skip), and bench/python_vs_cli.py at 256^3 (the call against
   # the command line's compute time). Needs the build step's dcs binary.
-  [[ -f $build/build.ninja ]] || configure
-  step "build dcs for the python tests" build_python_dcs.log cmake --build "$build" -j "$jobs" \
-       --target dcs
+  build_step "build dcs for the python tests" build_python_dcs.log dcs
   site=$build/python-site
   step "pip install . (CUDA)" python_install.log env CMAKE_BUILD_PARALLEL_LEVEL="$jobs" \
        "$python" -m pip install --no-build-isolation --no-deps --no-index --upgrade \
@@ -347,8 +341,7 @@ fi
 if want writer; then
   # The map writer against the parallel disk floor in the same call (issue 36 item 3): the
   # scratch files (about 20 GB at 1700^3) go to /tmp and are removed; WRITER_ARGS overrides.
-  [[ -f $build/build.ninja ]] || configure
-  [[ -x $build/bin/dcs ]] || step "build dcs" build_dcs.log cmake --build "$build" -j "$jobs" --target dcs
+  [[ -x $build/bin/dcs ]] || build_step "build dcs" build_dcs.log dcs
   step "writer against the disk floor" writer.log "$python" bench/writer_bench.py "$build/bin/dcs" \
        /tmp/dcs-writer-bench ${WRITER_ARGS:---grid 1700 --writers 1 4 --modes page direct}
   cp /tmp/dcs-writer-bench/writer_bench.md "$out/" 2>/dev/null; rm -rf /tmp/dcs-writer-bench
@@ -356,8 +349,7 @@ fi
 if want scaling; then
   # 1..N visible GPUs (issue 36 item 4): bench/scaling_bench.py's table; SCALING_ARGS adds
   # options (e.g. "--cases exact256 traj", "--gpus 1 2 4").
-  [[ -f $build/build.ninja ]] || configure
-  [[ -x $build/bin/dcs ]] || step "build dcs" build_dcs.log cmake --build "$build" -j "$jobs" --target dcs
+  [[ -x $build/bin/dcs ]] || build_step "build dcs" build_dcs.log dcs
   step "scaling over the GPUs" scaling.log "$python" bench/scaling_bench.py "$build/bin/dcs" \
        "$out/scaling" ${SCALING_ARGS:-}
 fi

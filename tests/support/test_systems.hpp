@@ -162,6 +162,21 @@ inline std::vector<float> compute_grid(PotentialBackend& backend, const System& 
   return map;
 }
 
+/// `backend` prepared for `grid` and its map computed by compute_slab() in two slabs, the upper
+/// one [split, nz) first, then [0, split): against one slab, whether the bits depend on the split.
+inline std::vector<float> compute_two_slabs(PotentialBackend& backend, const System& system,
+                                            const GridSpec& grid, const Physics& physics,
+                                            std::int64_t split) {
+  std::vector<float> map(grid.points());
+  std::vector<StatsAccum> stats(static_cast<std::size_t>(grid.nz()));
+  backend.prepare(system, grid, physics);
+  backend.compute_slab({split, grid.nz() - split},
+                       map.data() + static_cast<std::size_t>(split) * grid.plane_points(),
+                       stats.data());
+  backend.compute_slab({0, split}, map.data(), stats.data());
+  return map;
+}
+
 /// Points of `slab` in storage order (x fastest).
 inline std::vector<Vec3> slab_points(const GridSpec& grid, const Slab& slab) {
   std::vector<Vec3> points;

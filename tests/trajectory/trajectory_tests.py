@@ -16,6 +16,7 @@ Cases:
                       truncated octahedron; AMBER bala), each frame in its own cell
   profile_frames      --profile y: each frame's profile against float64 plane means, their mean
                       the mean map's profile, the long-form CSV
+  gpu_workers_refused --gpu-workers 0, 9 and "two": refused, nothing written
   frame_maps          --frame-maps: each frame's map as a one-frame run's, and after kill -9
   jumped_frame_warns  a frame that jumped out of the grid: the box warning says so
   refusals            mismatched atom counts, bad --frames, empty selections: clear errors,
@@ -254,12 +255,25 @@ def case_periodic_workers_identical(args, work):
     dcs(args, *common, "-o", one, "--cpu-workers", "1", "--threads", "1", "--decode-threads",
         "1")
     run = dcs(args, *common, "-o", three, "--cpu-workers", "3", "--threads", "4",
-              "--memory-limit", "420K", "--decode-threads", "3")  # several plane blocks too
+              "--memory-limit", "540K", "--decode-threads", "3")  # several plane blocks too
     check("in blocks of 18" in run.stderr, f"not in plane blocks:\n{run.stderr}")
     same_datasets(one, three, "--periodic, 1 vs 3 workers")
     with h5py.File(one, "r") as h5:
         check(h5["method"].attrs["name"] in ("ewald", b"ewald"), "not a periodic map")
     print("periodic_workers_identical: 1 worker, 3 workers in blocks: identical")
+
+
+def case_gpu_workers_refused(args, work):
+    """--gpu-workers outside 1..8: refused naming the option, nothing written (the identity of
+    1, 2 and 3 workers a GPU is trajectory_device_check.py's, on the GPU machine)."""
+    for bad in ("0", "9", "two"):
+        out = os.path.join(work, "bad.h5")
+        run = subprocess.run([args.dcs, "--topology", data.PSF, "--trajectory", data.DCD,
+                              "--gpu-workers", bad, "-o", out], capture_output=True, text=True)
+        check(run.returncode == 2 and "--gpu-workers" in run.stderr,
+              f"--gpu-workers {bad}: exit {run.returncode}, {run.stderr}")
+        check(not os.path.exists(out), "a refused run wrote its map")
+    print("gpu_workers_refused: 0, 9 and 'two' refused")
 
 
 def case_periodic_kill_resume(args, work):

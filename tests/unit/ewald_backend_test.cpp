@@ -38,21 +38,15 @@ TEST(EwaldBackend, SameBitsForAnySlabSplitAndThreadCount) {
   const System system = charged_cell();
   const GridSpec grid = small_grid();
   const Physics physics;
-  std::vector<float> whole(grid.points()), split(grid.points());
+  std::vector<float> whole(grid.points());
   std::vector<StatsAccum> stats(static_cast<std::size_t>(grid.nz()));
   auto one = ewald(1);
   one->prepare(system, grid, physics);
   one->compute_slab({0, grid.nz()}, whole.data(), stats.data());
-  auto three = ewald(3);
-  three->prepare(system, grid, physics);
-  three->compute_slab({4, 5}, split.data() + 4 * grid.plane_points(), stats.data());
-  three->compute_slab({0, 4}, split.data(), stats.data());
+  const std::vector<float> split = compute_two_slabs(*ewald(3), system, grid, physics, 4);
   EXPECT_EQ(std::memcmp(whole.data(), split.data(), whole.size() * sizeof(float)), 0);
   // The values are the periodic potential times the Coulomb factor, into float.
-  std::vector<Vec3> points;
-  for (std::int64_t k = 0; k < grid.nz(); ++k)
-    for (std::int64_t j = 0; j < grid.ny(); ++j)
-      for (std::int64_t i = 0; i < grid.nx(); ++i) points.push_back(grid.point(i, j, k));
+  const std::vector<Vec3> points = slab_points(grid, {0, grid.nz()});
   const std::vector<double> phi = periodic::periodic_potential_at(system, points);
   for (std::size_t n = 0; n < points.size(); ++n)
     ASSERT_EQ(whole[n], static_cast<float>(coulomb_factor(physics) * phi[n])) << n;

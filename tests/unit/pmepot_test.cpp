@@ -39,31 +39,20 @@ GridSpec one_angstrom_cell_grid(const UnitCell& cell) {
   return make_cell_grid(cell, request);
 }
 
-std::vector<Vec3> points_of(const GridSpec& grid) {
-  std::vector<Vec3> points;
-  for (std::int64_t k = 0; k < grid.nz(); ++k)
-    for (std::int64_t j = 0; j < grid.ny(); ++j)
-      for (std::int64_t i = 0; i < grid.nx(); ++i) points.push_back(grid.point(i, j, k));
-  return points;
-}
-
 TEST(Pmepot, MapMatchesTheFloat64ReciprocalSum) {
   const System system = ions();
   const GridSpec grid = one_angstrom_cell_grid(system.cell);
   const Physics physics;
   auto backend = pmepot(2);
   backend->prepare(system, grid, physics);
-  std::vector<float> map(grid.points()), split(grid.points());
+  std::vector<float> map(grid.points());
   std::vector<StatsAccum> stats(static_cast<std::size_t>(grid.nz()));
   backend->compute_slab({0, grid.nz()}, map.data(), stats.data());
   // The same bits in two slabs on another thread count.
-  auto other = pmepot(3);
-  other->prepare(system, grid, physics);
-  other->compute_slab({5, grid.nz() - 5}, split.data() + 5 * grid.plane_points(), stats.data());
-  other->compute_slab({0, 5}, split.data(), stats.data());
+  const std::vector<float> split = compute_two_slabs(*pmepot(3), system, grid, physics, 5);
   EXPECT_EQ(std::memcmp(map.data(), split.data(), map.size() * sizeof(float)), 0);
 
-  const std::vector<Vec3> points = points_of(grid);
+  const std::vector<Vec3> points = slab_points(grid, {0, grid.nz()});
   std::vector<double> reference(points.size());
   backend->reference_points(system, physics, points.data(), points.size(), reference.data(), 2);
   double error = 0.0, norm = 0.0, mean = 0.0;

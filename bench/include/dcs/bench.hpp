@@ -10,11 +10,12 @@
 namespace dcs {
 
 struct BenchTable {
-  std::string name;   ///< file stem, e.g. "potential_kernels"
-  std::string title;  ///< one line, includes the ceiling used
-  std::vector<std::string> columns;
-  std::vector<std::vector<std::string>> rows;  ///< each row has columns.size() cells
-  std::vector<std::string> notes;              ///< lines printed under the table
+  // Each member initialised, so that a designated initialiser may leave any out.
+  std::string name{};   ///< file stem, e.g. "potential_kernels"
+  std::string title{};  ///< one line, includes the ceiling used
+  std::vector<std::string> columns{};
+  std::vector<std::vector<std::string>> rows{};  ///< each row has columns.size() cells
+  std::vector<std::string> notes{};              ///< lines printed under the table
 };
 
 /// Options shared by the benchmarks.

@@ -17,6 +17,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda_check.hpp"
@@ -179,6 +180,15 @@ void evaluate(const PotentialKernel& kernel, const Problem& problem, std::size_t
                             static_cast<float>(screened_exponent_scale(term.kappa)));
 }
 
+/// 256 indices into `count` values, drawn from a fixed seed: every run samples the same ones.
+std::vector<std::size_t> sample_indices(std::size_t count) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<std::size_t> pick(0, count - 1);
+  std::vector<std::size_t> indices(256);
+  for (std::size_t& index : indices) index = pick(rng);
+  return indices;
+}
+
 /// Largest |error| over sampled points of the slab, relative to max|V| of the slab.
 double sampled_error(const Problem& problem, std::size_t atom_count,
                      const std::vector<float>& slab) {
@@ -186,12 +196,9 @@ double sampled_error(const Problem& problem, std::size_t atom_count,
   used.atoms.resize(atom_count);
   double max_abs = 0.0;
   for (float value : slab) max_abs = std::max(max_abs, std::fabs(static_cast<double>(value)));
-  std::mt19937_64 rng(7);
-  std::uniform_int_distribution<std::size_t> pick(0, slab.size() - 1);
-  std::vector<std::size_t> indices(256);
+  const std::vector<std::size_t> indices = sample_indices(slab.size());
   std::vector<Vec3> points;
-  for (std::size_t& index : indices) {
-    index = pick(rng);
+  for (const std::size_t index : indices) {
     const auto plane_points = static_cast<std::size_t>(problem.grid.plane_points());
     const auto k = static_cast<std::int64_t>(index / plane_points);
     const std::size_t in_plane = index % plane_points;
@@ -255,15 +262,23 @@ BenchTable ceiling_table(const DeviceInfo& device, const Ceiling& ceiling) {
   return ceiling_table;
 }
 
+/// A table of kernels against the measured ceiling, without rows or notes: `what` on the device
+/// in its title, `size` (the grid, the points) and `where` (the planes measured, the box) its
+/// columns between the model and the atoms, the atoms and the median.
+BenchTable against_ceiling(std::string name, const std::string& what, const DeviceInfo& device,
+                           const Ceiling& ceiling, const char* size, const char* where) {
+  return {.name = std::move(name),
+          .title = what + " on " + detail::describe_device(device) +
+                   ", % of the measured ceiling " + scientific(ceiling.rsqrt_per_second) +
+                   " rsqrt/s",
+          .columns = {"kernel", "model", size, "atoms", where, "median ms", "atom-evals/s",
+                      "% of ceiling", "max err / max abs V"}};
+}
+
 /// The kernels' table without rows.
 BenchTable kernels_table(const DeviceInfo& device, const Ceiling& ceiling, int repetitions) {
-  BenchTable table;
-  table.name = "potential_kernels";
-  table.title = "Potential kernels on " + detail::describe_device(device) +
-                ", % of the measured ceiling " + scientific(ceiling.rsqrt_per_second) + " rsqrt/s";
-  table.columns = {"kernel",       "model",        "grid",
-                   "atoms",        "measured on",  "median ms",
-                   "atom-evals/s", "% of ceiling", "max err / max abs V"};
+  BenchTable table = against_ceiling("potential_kernels", "Potential kernels", device, ceiling,
+                                     "grid", "measured on");
   table.notes = {
       "atom-evals/s = atoms x points / median time of one evaluation (all chunks, all launches), "
       "after one warm-up, median of " +
@@ -439,14 +454,9 @@ std::vector<std::string> points_row(const PointsProblem& problem, detail::Points
   std::vector<float> values(problem.points.size());
   d_out.download(values.data(), values.size(), stream.view());
   stream.synchronize();
-  std::mt19937_64 rng(7);
-  std::uniform_int_distribution<std::size_t> pick(0, values.size() - 1);
-  std::vector<std::size_t> indices(256);
+  const std::vector<std::size_t> indices = sample_indices(values.size());
   std::vector<Vec3> sampled;
-  for (std::size_t& index : indices) {
-    index = pick(rng);
-    sampled.push_back(problem.points[index]);
-  }
+  for (const std::size_t index : indices) sampled.push_back(problem.points[index]);
   std::vector<double> reference(sampled.size());
   reference_potential(problem.system, problem.physics, sampled.data(), sampled.size(),
                       reference.data());
@@ -471,13 +481,8 @@ std::vector<std::string> points_row(const PointsProblem& problem, detail::Points
 BenchTable points_table(const DeviceInfo& device, const Ceiling& ceiling,
                         const BenchOptions& options, detail::Stream& stream) {
   const int repetitions = std::max(1, options.repetitions);
-  BenchTable table;
-  table.name = "points_kernel";
-  table.title = "Points kernel (compute_points) on " + detail::describe_device(device) +
-                ", % of the measured ceiling " + scientific(ceiling.rsqrt_per_second) + " rsqrt/s";
-  table.columns = {"kernel",       "model",        "points",
-                   "atoms",        "box",          "median ms",
-                   "atom-evals/s", "% of ceiling", "max err / max abs V"};
+  BenchTable table = against_ceiling("points_kernel", "Points kernel (compute_points)", device,
+                                     ceiling, "points", "box");
   table.notes = {
       "Atoms uniform at protein density (11 A^3 per atom) in a cube, random points in the same "
       "cube in Morton order; one launch per evaluation (CUDA events around the kernel only, no "

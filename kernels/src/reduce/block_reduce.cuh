@@ -95,26 +95,31 @@ __device__ __forceinline__ void tree_neighbored_less(T* data, unsigned block_thr
   }
 }
 
-/// PCC reduceInterleaved (= PMPP's convergent pairing with one leaf per thread): partners are
-/// half the remaining width apart, accesses of a warp are consecutive.
+/// The interleaved steps while more than `last` threads work: partners are half the remaining
+/// width apart, accesses of a warp are consecutive.
 template <class T, class Op>
-__device__ __forceinline__ void tree_interleaved(T* data, unsigned block_threads, Op op) {
+__device__ __forceinline__ void interleaved_steps(T* data, unsigned block_threads, unsigned last,
+                                                  Op op) {
   const unsigned tid = threadIdx.x;
-  for (unsigned stride = block_threads / 2; stride > 0; stride >>= 1) {
+  for (unsigned stride = block_threads / 2; stride > last; stride >>= 1) {
     if (tid < stride) data[tid] = op(data[tid], data[tid + stride]);
     __syncthreads();
   }
+}
+
+/// PCC reduceInterleaved (= PMPP's convergent pairing with one leaf per thread): the interleaved
+/// steps down to one thread.
+template <class T, class Op>
+__device__ __forceinline__ void tree_interleaved(T* data, unsigned block_threads, Op op) {
+  interleaved_steps(data, block_threads, 0u, op);
 }
 
 /// PCC reduceUnrollWarps8's tree: interleaved while more than a warp works, then warp 0 finishes
 /// without block barriers. Needs block_threads >= 64.
 template <class T, class Op>
 __device__ __forceinline__ void tree_unrolled_warp(T* data, unsigned block_threads, Op op) {
+  interleaved_steps(data, block_threads, 32u, op);
   const unsigned tid = threadIdx.x;
-  for (unsigned stride = block_threads / 2; stride > 32; stride >>= 1) {
-    if (tid < stride) data[tid] = op(data[tid], data[tid + stride]);
-    __syncthreads();
-  }
   if (tid < 32) unrolled_last_warp(data, tid, op);
 }
 

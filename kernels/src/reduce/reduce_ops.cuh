@@ -89,19 +89,21 @@ __device__ __forceinline__ StatsAccum to_stats_accum(const ThreadStats& t) {
 // Atomic min/max of doubles through integer atomics on the bit pattern: for a non-negative
 // double the signed 64-bit pattern orders like the value; for a negative one the unsigned
 // pattern orders in reverse. The sign bit (not v >= 0) picks the branch so that -0.0 is handled.
-__device__ __forceinline__ void atomic_min_double(double* address, double value) {
+// kMax: the maximum; else the minimum (the same with the two integer atomics swapped).
+template <bool kMax>
+__device__ __forceinline__ void atomic_extreme_double(double* address, double value) {
   const long long bits = __double_as_longlong(value);
-  if (bits >= 0) atomicMin(reinterpret_cast<long long*>(address), bits);
-  else
-    atomicMax(reinterpret_cast<unsigned long long*>(address),
-              static_cast<unsigned long long>(bits));
+  auto* const as_signed = reinterpret_cast<long long*>(address);
+  auto* const as_unsigned = reinterpret_cast<unsigned long long*>(address);
+  const auto pattern = static_cast<unsigned long long>(bits);
+  if (bits >= 0) kMax ? atomicMax(as_signed, bits) : atomicMin(as_signed, bits);
+  else kMax ? atomicMin(as_unsigned, pattern) : atomicMax(as_unsigned, pattern);
+}
+__device__ __forceinline__ void atomic_min_double(double* address, double value) {
+  atomic_extreme_double<false>(address, value);
 }
 __device__ __forceinline__ void atomic_max_double(double* address, double value) {
-  const long long bits = __double_as_longlong(value);
-  if (bits >= 0) atomicMax(reinterpret_cast<long long*>(address), bits);
-  else
-    atomicMin(reinterpret_cast<unsigned long long*>(address),
-              static_cast<unsigned long long>(bits));
+  atomic_extreme_double<true>(address, value);
 }
 
 /// The n floats a reduction policy of floats reads, never writes: one element into a thread's

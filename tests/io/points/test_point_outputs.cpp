@@ -113,15 +113,14 @@ dcs::System atoms() {
   dcs::System system;
   const auto add = [&](long long serial, const char* name, const char* res, const char* chain,
                        long long res_seq, Vec3 p, bool het = false) {
-    dcs::Atom atom;
-    atom.serial = serial;
-    atom.name = name;
-    atom.res_name = res;
-    atom.chain = chain;
-    atom.res_seq = res_seq;
-    atom.position = p;
-    atom.hetatm = het;
-    system.atoms.push_back(atom);
+    system.atoms.push_back({.position = p,
+                            .serial = serial,
+                            .name = name,
+                            .res_name = res,
+                            .chain = chain,
+                            .segment = "",
+                            .res_seq = res_seq,
+                            .hetatm = het});
   };
   add(1, "N", "ALA", "A", 1, {1.0, 2.0, 3.0});
   add(2, "CA", "ALA", "A", 1, {-999.999, 9999.999, 0.5});

@@ -163,6 +163,10 @@ struct ComputeRequest {
   BackendOptions backend;
   unsigned cpu_workers = 1;  ///< CPU backends side by side (threads split between them),
                              ///< to exercise multi-device scheduling without GPUs
+  /// --gpu-workers: backends per GPU, each with its own stream, so that one's host work and
+  /// transfers overlap another's kernels; 0: the job kind's choice (run.cpp: 2 for a
+  /// trajectory's frames, 1 for maps and points).
+  unsigned gpu_workers = 0;
   /// Host memory the pipeline may hold (bytes); none: half of the memory available now
   /// (cgroup limits included).
   std::optional<std::size_t> memory_limit;
