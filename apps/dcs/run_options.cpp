@@ -306,7 +306,9 @@ void add_compute_options(CLI::App& app, RunOptions& o) {
                  "Also the mean potential along an axis, averaged over the planes across it "
                  "(x, y, z; or a cell vector a, b, c of a --periodic map: planes of constant "
                  "fractional coordinate), as /profile in the HDF5 file (/trajectory/profile for a "
-                 "trajectory's mean map) and <stem>.profile.csv beside the map")
+                 "trajectory's mean map) and <stem>.profile.csv beside the map; for a trajectory "
+                 "also each frame's profile (/trajectory/profile/frame_potential and "
+                 "<stem>.profile_frames.csv)")
       ->check(CLI::IsMember({"x", "y", "z", "a", "b", "c"}))
       ->group(g_io);
   app.add_option("--box", o.box,

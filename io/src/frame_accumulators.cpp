@@ -319,6 +319,20 @@ void FrameAccumulatorFile::forget(std::int64_t z) {
   known_[zi] = true;
 }
 
+void FrameAccumulatorFile::forget_all() {
+  const SlotHeader cleared{};
+  for (std::int64_t z = 0; z < grid_.nz(); ++z) {
+    for (int slot = 0; slot < 2; ++slot)
+      write_at(fd_, &cleared, sizeof cleared, slot_offset(z, slot), path_);
+    const auto zi = static_cast<std::size_t>(z);
+    last_slot_[zi] = -1;
+    frames_[zi] = 0;
+    known_[zi] = true;
+  }
+  sync();
+  resumed_ = false;
+}
+
 void FrameAccumulatorFile::store(std::int64_t z, const PlaneAccumulator& acc) {
   const std::size_t points = grid_.plane_points();
   std::int64_t frames = 0;

@@ -1,5 +1,6 @@
 // --profile in the map file (docs/hdf5-layout.md): the group `profile` (under /trajectory for a
-// trajectory's mean map, else at the root) with the plane means and their positions.
+// trajectory's mean map, else at the root) with the plane means and their positions, and for a
+// trajectory each frame's plane means (frame_potential, frames x planes).
 #include <string>
 
 #include <fmt/format.h>
@@ -36,6 +37,19 @@ void write_profile(hid_t root, const std::string& parent, const Profile& profile
               : fmt::format("potential[i] is the mean of the map over its plane of constant {0} "
                             "= position[i] (Angstrom)",
                             axis));
+  if (profile.frame_means.empty()) return;
+  const hsize_t frames = profile.frame_means.size() / n;
+  w.dataset(id, "frame_potential", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, {frames, n},
+            profile.frame_means.data());
+  const Handle set(
+      failure.id(H5Dopen2(id, "frame_potential", H5P_DEFAULT), "H5Dopen2(frame_potential)"),
+      H5Dclose);
+  w.text(set.get(), "units", unit);
+  w.text(set.get(), "axis_order", "frame plane");
+  w.text(set.get(), "description",
+         "frame_potential[k][i] is the mean over the same plane as potential[i] of the map of "
+         "frame /trajectory/frames[k] (time /trajectory/time_ps[k]), from that frame's own map "
+         "before averaging; the mean over k is potential[i] up to rounding");
 }
 
 }  // namespace dcs::io::h5

@@ -323,6 +323,7 @@ void finish_map(const RunConfig& config, MapJob& job, Workers& workers, io::MapS
   complete_colour_range(config, sinks, reader, meta);
   check_box_faces(config, sinks, reader, meta);
   meta.profile = finished_profile(config.output.profile, job.in.grid, job.in.system.cell, reader);
+  if (!meta.profile.empty()) meta.profile.frame_means = job.frame_profiles;
   store.finish(meta, job.extras);
   store_finished = true;
   // The finished partial file is no longer resumable: from now on it is one of the run's

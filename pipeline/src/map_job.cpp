@@ -265,7 +265,8 @@ std::vector<std::unique_ptr<MapSink>> make_sinks(const RunConfig& config, const 
   // points: not charged either), so that finish_map() does not read the map back for them.
   if (auto sample = streamed_sample(config, job.in.grid, job.in.system.size()))
     sinks.push_back(std::make_unique<SampleSink>(std::move(*sample)));
-  if (job.extra_sink) sinks.push_back(job.extra_sink());
+  if (job.extra_sinks)
+    for (auto& sink : job.extra_sinks()) sinks.push_back(std::move(sink));
   if (!job.paths.profile.empty())  // the CSV of the profile finish_map() computes
     sinks.push_back(std::make_unique<ProfileSink>(job.paths.profile, job.in.input,
                                                   config.output.force || job.replaces_outputs));

@@ -42,9 +42,12 @@ struct MapJob {
   /// and what the file holds beside the map (written by finish).
   std::vector<std::pair<std::string, std::string>> extra_settings;
   const io::MapExtras* extras = nullptr;
-  /// Jobs other than an atom file's: one more output of the map (a trajectory's structure),
-  /// made with the other sinks and committed with them; empty: none.
-  std::function<std::unique_ptr<MapSink>()> extra_sink;
+  /// Jobs other than an atom file's: more outputs of the map (a trajectory's structure, its
+  /// per-frame profiles' CSV), made with the other sinks and committed with them; empty: none.
+  std::function<std::vector<std::unique_ptr<MapSink>>()> extra_sinks;
+  /// A trajectory's per-frame profiles with --profile (Profile::frame_means), given to the
+  /// mean map's profile when it is finished; empty otherwise.
+  std::vector<double> frame_profiles;
 };
 
 }  // namespace dcs::pipeline

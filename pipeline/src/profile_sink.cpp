@@ -10,6 +10,13 @@ void ProfileSink::finish(const MapMetadata& meta, MapReader&) {
   write_file({profile_csv(meta.profile, unit_name(meta.physics.unit), source_)});
 }
 
+void ProfileFramesSink::finish(const MapMetadata& meta, MapReader&) {
+  if (meta.profile.frame_means.empty())
+    throw InternalError("--profile: no per-frame profiles to write to " + path());
+  write_file({profile_frames_csv(meta.profile, frames_, times_ps_, unit_name(meta.physics.unit),
+                                 source_)});
+}
+
 Profile finished_profile(ProfileAxis axis, const GridSpec& grid, const UnitCell& cell,
                          MapReader& map) {
   if (axis == ProfileAxis::kNone) return {};

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A trajectory's averaged map over MPI ranks (the MPI build, real mpirun): 2 and 3 ranks give the
 bytes of the run without mpirun (and of the serial build, DCS_SERIAL_BIN), --periodic too, and a
-run killed under 3 ranks resumes under 2 to the same bytes; ranks reading other trajectory bytes are
+run killed under 3 ranks resumes under 2 to the same bytes (each with --profile: its mean and
+per-frame profiles too); ranks reading other trajectory bytes are
 refused naming the rank and the file.
 
 Usage: trajectory_ranks.py DCS_MPI_BINARY CASE
@@ -28,6 +29,8 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
            OMPI_MCA_rmaps_base_oversubscribe="1", OMPI_MCA_btl_vader_single_copy_mechanism="none")
 NAMES = ("potential", "trajectory/stdev", "trajectory/min", "trajectory/max", "trajectory/frames",
          "trajectory/time_ps")
+# --profile: the mean map's profile and each frame's (every run here has one).
+PROFILE_NAMES = ("trajectory/profile/potential", "trajectory/profile/frame_potential")
 
 
 def data_files():
@@ -61,12 +64,15 @@ def mpirun(ranks, args):
 
 def datasets(path):
     with h5py.File(path, "r") as h5:
-        return {name: h5[name][...].tobytes() for name in NAMES}
+        found = {name: h5[name][...].tobytes() for name in NAMES + PROFILE_NAMES}
+    with open(path[:-len(".h5")] + ".profile_frames.csv", "rb") as f:
+        found["profile_frames.csv"] = f.read()
+    return found
 
 
 def same(a, b, label):
     da, db = datasets(a), datasets(b)
-    for name in NAMES:
+    for name in da:
         if da[name] != db[name]:
             fail(f"{label}: {name} differs")
     print(f"{label}: identical")
@@ -84,8 +90,8 @@ def trajectory_ranks_match_the_serial_run(work, psf, dcd, base, args):
         out = os.path.join(work, f"r{ranks}.h5")
         mpirun(ranks, args + ["-o", out])
         same(plain, out, f"{ranks} ranks")
-        if os.path.exists(out + ".frames.partial"):
-            fail("frame statistics left behind")
+        if os.path.exists(out + ".frames.partial") or os.path.exists(out + ".profile.partial"):
+            fail("frame statistics or plane sums left behind")
     # More ranks than planes: a rank without planes still agrees, rank 0 still writes.
     thin = args[:-2] + ["--grid", "20", "20", "2"]
     one, three = os.path.join(work, "thin1.h5"), os.path.join(work, "thin3.h5")
@@ -106,7 +112,7 @@ def periodic_ranks_match_the_serial_run(work, psf, dcd, base, args):
         sys.exit(77)
     periodic = ["--topology", d.PRMncdf, "--trajectory", d.NCDF, "--device", DEVICE,
                 "--no-progress", "--threads", "1", "--frames", "::3", "--grid", "24",
-                "--periodic"]
+                "--periodic", "--profile", "b"]
     plain = os.path.join(work, "plain.h5")
     run([DCS] + periodic + ["-o", plain])
     for ranks in (2, 3):
@@ -193,7 +199,7 @@ def main():
         fail(f"unknown case {CASE}")
     psf, dcd = data_files()
     base = ["--topology", psf, "--trajectory", dcd, "--device", DEVICE, "--no-progress",
-            "--threads", "1"]
+            "--threads", "1", "--profile", "x"]
     args = base + ["--frames", "::4", "--grid", "30"]
     with tempfile.TemporaryDirectory(prefix="dcs-mpi-traj-") as work:
         CASES[CASE](work, psf, dcd, base, args)

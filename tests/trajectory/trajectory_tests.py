@@ -14,6 +14,8 @@ Cases:
   kill_resume         kill -9 mid-run, --resume: identical to an uninterrupted run
   periodic_workers_identical, periodic_kill_resume: the same with --periodic (AMBER tz2 in its
                       truncated octahedron; AMBER bala), each frame in its own cell
+  profile_frames      --profile y: each frame's profile against float64 plane means, their mean
+                      the mean map's profile, the long-form CSV
   gpu_workers_refused --gpu-workers 0, 9 and "two": refused, nothing written
   frame_maps          --frame-maps: each frame's map as a one-frame run's, and after kill -9
   jumped_frame_warns  a frame that jumped out of the grid: the box warning says so
@@ -163,21 +165,38 @@ def case_reference_prmtop_nc(args, work):
                   label="bala PRMTOP+NetCDF")
 
 
+PROFILE_NAMES = ("trajectory/profile/potential", "trajectory/profile/frame_potential")
+
+
 def datasets(path):
+    """The map's datasets, with --profile its mean and per-frame profiles, and the per-frame
+    profiles' CSV (its bytes) where there is one."""
     with h5py.File(path, "r") as h5:
-        return {name: h5[name][...].tobytes() for name in
-                ("potential", "trajectory/stdev", "trajectory/min", "trajectory/max",
-                 "trajectory/frames", "trajectory/time_ps")}
+        names = ["potential", "trajectory/stdev", "trajectory/min", "trajectory/max",
+                 "trajectory/frames", "trajectory/time_ps"]
+        names += [name for name in PROFILE_NAMES if name in h5]
+        found = {name: h5[name][...].tobytes() for name in names}
+    csv = profile_frames_csv(path)
+    if os.path.exists(csv):
+        with open(csv, "rb") as f:
+            found["profile_frames.csv"] = f.read()
+    return found
+
+
+def profile_frames_csv(h5path):
+    return h5path[:-len(".h5")] + ".profile_frames.csv"
 
 
 def same_datasets(a, b, label):
     da, db = datasets(a), datasets(b)
+    check(da.keys() == db.keys(), f"{label}: {sorted(da)} and {sorted(db)}")
     for name in da:
         check(da[name] == db[name], f"{label}: {name} differs")
 
 
 def case_workers_identical(args, work):
-    common = ["--topology", data.PSF, "--frames", "0:98:7", "--grid", "24", "--device", "cpu"]
+    common = ["--topology", data.PSF, "--frames", "0:98:7", "--grid", "24", "--device", "cpu",
+              "--profile", "x"]  # each frame's x profile: the same bytes too
     one = os.path.join(work, "one.h5")
     three = os.path.join(work, "three.h5")
     dcs(args, *common, "--trajectory", data.DCD, "-o", one, "--cpu-workers", "1",
@@ -190,9 +209,10 @@ def case_workers_identical(args, work):
     # coordinates, so the maps are the same bytes; only the frame numbers differ.
     split = os.path.join(work, "split.h5")
     dcs(args, "--topology", data.PSF, "--frames", "98::7", "--grid", "24", "--device", "cpu",
-        "--trajectory", data.DCD, data.DCD, "-o", split)
+        "--profile", "x", "--trajectory", data.DCD, data.DCD, "-o", split)
     da, db = datasets(one), datasets(split)
-    for name in ("potential", "trajectory/stdev", "trajectory/min", "trajectory/max"):
+    for name in ("potential", "trajectory/stdev", "trajectory/min", "trajectory/max",
+                 *PROFILE_NAMES):
         check(da[name] == db[name], f"two files: {name} differs")
     with h5py.File(split, "r") as h5:
         frames = list(h5["trajectory/frames"][...])
@@ -219,8 +239,9 @@ def case_workers_identical(args, work):
 
 def case_kill_resume(args, work):
     common = ["--topology", data.PSF, "--trajectory", data.DCD, "--grid", KILL_GRID, "--device",
-              "cpu", "--checkpoint-interval", "0", "--threads", "1"]
+              "cpu", "--checkpoint-interval", "0", "--threads", "1", "--profile", "z"]
     kill_and_resume(args, work, common)
+    kill_and_resume(args, work, common, drop=".profile.partial")
 
 
 def case_periodic_workers_identical(args, work):
@@ -228,7 +249,7 @@ def case_periodic_workers_identical(args, work):
     workers in plane blocks and 4 threads give the same bytes."""
     from periodic_tests import truncoct_parm7  # the parm7 is bzip2-compressed
     common = ["--topology", truncoct_parm7(work), "--trajectory", data.NCDFtruncoct, "--frames", "0:10:3",
-              "--periodic", "--grid", "24", "--device", "cpu"]
+              "--periodic", "--grid", "24", "--device", "cpu", "--profile", "c"]
     one = os.path.join(work, "one.h5")
     three = os.path.join(work, "three.h5")
     dcs(args, *common, "-o", one, "--cpu-workers", "1", "--threads", "1", "--decode-threads",
@@ -261,14 +282,19 @@ def case_periodic_kill_resume(args, work):
     grid = "12" if os.environ.get("DCS_TEST_SANITIZED") == "1" else "20"
     common = ["--topology", data.PRMncdf, "--trajectory", data.NCDF, "--periodic", "--grid", grid,
               "--device", "cpu", "--checkpoint-interval", "0", "--threads", "1",
-              "--decode-threads", "3"]  # a resumed block's first frames: decoded, not computed
+              "--decode-threads", "3",  # a resumed block's first frames: decoded, not computed
+              "--profile", "a"]
     kill_and_resume(args, work, common)
 
 
-def kill_and_resume(args, work, common):
+def kill_and_resume(args, work, common, drop=None):
+    """kill -9 mid-run, --resume: the bytes of an uninterrupted run; with `drop`, that scratch
+    file beside the output (".profile.partial") is removed after the kill: the frames the
+    statistics counted are computed afresh (a warning), not taken without it."""
     whole = os.path.join(work, "whole.h5")
-    dcs(args, *common, "-o", whole)
-    out = os.path.join(work, "killed.h5")
+    if not os.path.exists(whole):
+        dcs(args, *common, "-o", whole)
+    out = os.path.join(work, "dropped.h5" if drop else "killed.h5")
     partial = out + ".frames.partial"
     proc = subprocess.Popen([args.dcs, *common, "-o", out, "--no-progress"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -281,12 +307,16 @@ def kill_and_resume(args, work, common):
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     check(os.path.exists(partial) and not os.path.exists(out), "the kill left no partial")
+    if drop:
+        os.remove(out + drop)
     resumed = dcs(args, *common, "-o", out, "--resume")
-    check("resuming the frame statistics" in resumed.stderr, resumed.stderr)
+    expected = "the frames are computed afresh" if drop else "resuming the frame statistics"
+    check(expected in resumed.stderr, resumed.stderr)
     found = [l for l in resumed.stderr.splitlines() if "found in the checkpoints" in l]
     print(found[0] if found else resumed.stderr)
     same_datasets(whole, out, "kill -9 + --resume")
     check(not os.path.exists(partial), "frame statistics left after the resumed run")
+    check(not os.path.exists(out + ".profile.partial"), "plane sums left after the resumed run")
 
 
 def case_frame_maps(args, work):
@@ -335,7 +365,83 @@ def case_frame_maps(args, work):
             h5py.File(os.path.join(work, "killed.frames.h5"), "r") as b:
         check(a["frame_maps"][...].tobytes() == b["frame_maps"][...].tobytes(),
               "frame maps differ after kill -9 + --resume")
-    print("frame_maps: one-frame runs and kill -9 + --resume identical")
+    # The frame maps' partial file lost after the kill: the statistics start afresh too (they
+    # counted frames whose maps are gone), the same bytes again.
+    lost = os.path.join(work, "lost.h5")
+    proc = subprocess.Popen([args.dcs, *slow, "-o", lost, "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and not os.path.exists(lost + ".frames.partial"):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    check(not os.path.exists(lost), "the run finished before the kill")
+    os.remove(os.path.join(work, "lost.frames.h5.partial"))
+    run = dcs(args, *slow, "-o", lost, "--resume")
+    check("the frames are computed afresh" in run.stderr, run.stderr)
+    with h5py.File(os.path.join(work, "whole.frames.h5"), "r") as a, \
+            h5py.File(os.path.join(work, "lost.frames.h5"), "r") as b:
+        check(a["frame_maps"][...].tobytes() == b["frame_maps"][...].tobytes(),
+              "frame maps differ after their partial file was lost")
+    print("frame_maps: one-frame runs, kill -9 + --resume, and a lost partial identical")
+
+
+def case_profile_frames(args, work):
+    """--profile y on a trajectory: each frame's profile against the plane means of a float64
+    map of that frame (MDAnalysis's reading of adk), their mean the mean map's profile, the CSV
+    the file's numbers; --profile c without a cell refused before any frame."""
+    out = os.path.join(work, "p.h5")
+    frames = [0, 30, 60, 90]
+    dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, "--frames", "0:98:30", "--grid",
+        "14", "15", "16", "--padding", "4", "--profile", "y", "-o", out, "--device", "cpu")
+    check(not os.path.exists(out + ".profile.partial"), "plane sums left behind")
+    with h5py.File(out, "r") as h5:
+        points = grid_points(h5)
+        shape = h5["potential"].shape  # [z][y][x]
+        factor = float(h5["potential"].attrs["coulomb_factor"])
+        r_min = float(h5["potential"].attrs["min_distance"])
+        p = h5["trajectory/profile"]
+        per_frame = p["frame_potential"][...]
+        mean = p["potential"][...]
+        position = p["position"][...]
+        units = p["frame_potential"].attrs["units"]
+        listed = list(h5["trajectory/frames"][...])
+        times = h5["trajectory/time_ps"][...]
+    check(listed == frames, f"frames {listed}")
+    check(units in ("kT/e", b"kT/e"), f"units {units}")
+    check(per_frame.shape == (4, 15), f"frame_potential shape {per_frame.shape}")
+    universe = mda.Universe(data.PSF, data.DCD)
+    charges = universe.atoms.charges.astype(np.float64)
+    reference, largest = [], 0.0
+    for f in frames:
+        universe.trajectory[f]
+        v = potential(points, universe.atoms.positions.astype(np.float64), charges, factor,
+                      r_min).reshape(shape)
+        largest = max(largest, np.abs(v).max())
+        reference.append(v.mean(axis=(0, 2)))  # over each plane of constant y
+    err = np.abs(per_frame - np.array(reference)).max() / largest
+    print(f"profile_frames: per-frame profiles' max error {err:.2e} of max|V| {largest:.4g}")
+    check(err <= TOLERANCE, f"per-frame profiles off by {err:.2e} of max|V|")
+    identity = np.abs(per_frame.mean(0) - mean).max() / largest
+    print(f"profile_frames: mean of the frames' profiles - the mean map's: {identity:.2e} of max|V|")
+    check(identity <= 1e-6, f"the mean of the per-frame profiles is {identity:.2e} off the mean's")
+    with open(profile_frames_csv(out)) as f:
+        lines = [line for line in f if not line.startswith("#")]
+    check(lines[0].strip() == "frame,time (ps),y (A),potential (kT/e)", f"header {lines[0]}")
+    rows = np.array([[float(x) for x in line.split(",")] for line in lines[1:]])
+    check(rows.shape == (4 * 15, 4), f"CSV rows {rows.shape}")
+    check(np.array_equal(rows[:, 0], np.repeat(frames, 15)), "the CSV's frames")
+    check(np.allclose(rows[:, 1], np.repeat(times, 15), rtol=1e-8), "the CSV's times")
+    check(np.allclose(rows[:, 2], np.tile(position, 4), rtol=1e-8, atol=1e-12), "positions")
+    check(np.allclose(rows[:, 3], per_frame.ravel(), rtol=1e-8, atol=0), "the CSV's potentials")
+    refused = os.path.join(work, "c.h5")
+    run = dcs(args, "--topology", data.PSF, "--trajectory", data.DCD, "--frames", "0:3", "--grid",
+              "8", "--profile", "c", "-o", refused, "--device", "cpu", rc=2)
+    check("--profile c:" in run.stderr, run.stderr)  # no cell, or not the cell's grid
+    check(not any(n.startswith("c.") for n in os.listdir(work)), f"files left: {os.listdir(work)}")
+    print("profile_frames: each frame's profile within tolerance of float64, their mean the "
+          "mean map's, the CSV the file's; --profile c without a cell refused")
 
 
 def case_refusals(args, work):

@@ -1,6 +1,8 @@
 // --profile (dcs/profile.hpp) on fields with known plane means: a linear field along x, y or z,
 // planes of constant fractional c on a triclinic cell's grid, a field periodic across the
-// planes (mean 0); the axes that are not planes of the grid are refused; the CSV's layout.
+// planes (mean 0); the axes that are not planes of the grid are refused; the CSV's layout; a
+// trajectory's per-frame profiles from plane sums (the map's own profile, bit for bit; their mean
+// the mean map's profile) and their long-form CSV.
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -138,6 +140,83 @@ TEST(Profile, CsvNamesItsColumnsWithUnits) {
   EXPECT_NE(csv.find("c (fraction),distance (A),potential (kcal/mol/e)\n0,0,-0.25\n0.5,1.5,3\n"),
             std::string::npos)
       << csv;
+}
+
+double frame_one(const Vec3& r) { return 0.5 * r[0] + 2.0 * r[1] - r[2] + 4.0; }
+double frame_two(const Vec3& r) { return -1.5 * r[0] + 0.25 * r[1] + 3.0 * r[2] - 2.0; }
+
+/// The profile of a map from its z-planes' plane_sums() added up by plane_means(), as a
+/// trajectory's frames are.
+std::vector<double> means_from_plane_sums(int grid_axis, const GridSpec& grid,
+                                          const std::vector<float>& values) {
+  const std::size_t width = plane_sum_count(grid_axis, grid);
+  std::vector<double> sums(static_cast<std::size_t>(grid.nz()) * width);
+  for (std::int64_t z = 0; z < grid.nz(); ++z)
+    plane_sums(grid_axis, grid, values.data() + static_cast<std::size_t>(z) * grid.plane_points(),
+               sums.data() + static_cast<std::size_t>(z) * width);
+  return plane_means(grid_axis, grid, sums.data());
+}
+
+TEST(Profile, PerFramePlaneSumsGiveEachMapsProfileAndTheMeanMapsOnAverage) {
+  const GridSpec grid = box_grid();
+  const UnitCell none;
+  std::vector<float> one, two;
+  const PlaneReader read_one = field(grid, frame_one, one);
+  const PlaneReader read_two = field(grid, frame_two, two);
+  // The mean map, float32 as a trajectory's mean map is stored.
+  std::vector<float> mean(one.size());
+  for (std::size_t i = 0; i < one.size(); ++i)
+    mean[i] = static_cast<float>(0.5 * (static_cast<double>(one[i]) + two[i]));
+  const PlaneReader read_mean = [&grid, &mean](const Slab& slab, float* out) {
+    const std::size_t plane = grid.plane_points();
+    std::copy_n(mean.data() + static_cast<std::size_t>(slab.z_begin) * plane,
+                static_cast<std::size_t>(slab.z_count) * plane, out);
+  };
+  const Vec3 centre{grid.origin[0] + 2 * 0.5, grid.origin[1] + 2.5 * 1.5, grid.origin[2] + 3 * 2.0};
+  for (ProfileAxis axis : {ProfileAxis::kX, ProfileAxis::kY, ProfileAxis::kZ}) {
+    const int a = profile_grid_axis(axis, grid, none);
+    const std::vector<double> p1 = means_from_plane_sums(a, grid, one);
+    const std::vector<double> p2 = means_from_plane_sums(a, grid, two);
+    // Each frame's profile is its map's profile, the same bits.
+    EXPECT_EQ(p1, map_profile(axis, grid, none, read_one).mean);
+    EXPECT_EQ(p2, map_profile(axis, grid, none, read_two).mean);
+    // Known answers: the frames' fields are linear, their plane means their value on the line
+    // through the grid's centre.
+    const auto u = static_cast<std::size_t>(a);
+    const Profile of_mean = map_profile(axis, grid, none, read_mean);
+    for (std::size_t i = 0; i < p1.size(); ++i) {
+      Vec3 r = centre;
+      r[u] = grid.origin[u] + static_cast<double>(i) * grid.spacing[u];
+      EXPECT_NEAR(p1[i], frame_one(r), 1e-5) << profile_axis_name(axis) << " plane " << i;
+      EXPECT_NEAR(p2[i], frame_two(r), 1e-5) << profile_axis_name(axis) << " plane " << i;
+      // The mean of the frames' profiles is the mean map's profile up to float32 rounding.
+      EXPECT_NEAR(0.5 * (p1[i] + p2[i]), of_mean.mean[i], 1e-5) << profile_axis_name(axis);
+    }
+  }
+}
+
+TEST(Profile, PerFrameCsvIsLongFormWithFramesAndTimes) {
+  Profile p;
+  p.axis = ProfileAxis::kZ;
+  p.position = {0.0, 1.5};
+  p.mean = {-0.25, 3.0};
+  p.frame_means = {-0.5, 2.0, 0.0, 4.0};
+  const std::vector<double> times{10.0, std::nan("")};
+  EXPECT_EQ(profile_frames_csv(p, {3, 7}, times, "kT/e", "t.dcd"),
+            "# dcs --profile z: each frame's mean potential over each plane of constant z of "
+            "t.dcd\n"
+            "# frame: the frame's index in the trajectory files (0-based); time (ps): its time, "
+            "nan where the file has none\n"
+            "frame,time (ps),z (A),potential (kT/e)\n"
+            "3,10,0,-0.5\n3,10,1.5,2\n7,nan,0,0\n7,nan,1.5,4\n");
+  p.axis = ProfileAxis::kC;
+  p.fraction = {0.0, 0.5};
+  const std::string csv = profile_frames_csv(p, {3, 7}, times, "kT/e", "t.dcd");
+  EXPECT_NE(csv.find("frame,time (ps),c (fraction),distance (A),potential (kT/e)\n"
+                     "3,10,0,0,-0.5\n3,10,0.5,1.5,2\n"),
+            std::string::npos)
+      << csv;
+  EXPECT_THROW(profile_frames_csv(p, {3}, {10.0}, "kT/e", "t.dcd"), InternalError);
 }
 
 }  // namespace

@@ -29,6 +29,9 @@ struct Profile {
   /// normal (for c that is the plane's z: a and b lie in the xy plane of the reduced cell).
   std::vector<double> position;
   std::vector<double> mean;  ///< the mean value over the plane, in the map's unit
+  /// A trajectory's per-frame profiles (its mean map's profile in `mean`): frame k's plane
+  /// means at [k * mean.size() + i], over the same planes; empty for one map.
+  std::vector<double> frame_means;
   bool empty() const noexcept { return mean.empty(); }
 };
 
@@ -38,13 +41,31 @@ struct Profile {
 /// along a triclinic cell's vectors (z is: a and b lie in the xy plane).
 int profile_grid_axis(ProfileAxis axis, const GridSpec& grid, const UnitCell& cell);
 
+/// How many sums plane_sums() gives for one z-plane of `grid` along grid axis `grid_axis`
+/// (profile_grid_axis()): nx for axis 0, ny for axis 1, 1 for axis 2.
+std::size_t plane_sum_count(int grid_axis, const GridSpec& grid);
+
+/// One z-plane's share of the profile along `grid_axis` (`plane` x fastest, `sums` of
+/// plane_sum_count()): for axis 0, sums[i] = the sum over y of v(i, y); for axis 1, sums[j] =
+/// the sum over x of v(x, j); for axis 2 the plane's sum. Float64, in index order from 0: the
+/// same bits for any way the plane was computed.
+void plane_sums(int grid_axis, const GridSpec& grid, const float* plane, double* sums);
+
+/// The plane means of a map from every z-plane's plane_sums(), `sums` nz x plane_sum_count()
+/// in z order, added up in z order (the same bits wherever the sums were made).
+std::vector<double> plane_means(int grid_axis, const GridSpec& grid, const double* sums);
+
+/// The profile of `axis` with its plane means `mean` (plane_means()): the planes' positions and,
+/// along a cell vector, fractions.
+Profile profile_of(ProfileAxis axis, const GridSpec& grid, const UnitCell& cell,
+                   std::vector<double> mean);
+
 /// Reads planes [z_begin, z_begin + z_count) of the map into `out`, x fastest.
 using PlaneReader = std::function<void(const Slab& slab, float* out)>;
 
 /// The profile of a map on `grid` along `axis` (profile_grid_axis() first), its planes read in
-/// z order through `read`, a few at a time (at most about 64 MiB). Every plane's mean is a
-/// float64 sum in index order divided by its point count: the same bits for any way the map
-/// was computed.
+/// z order through `read`, a few at a time (at most about 64 MiB): plane_sums() of each z-plane,
+/// then plane_means(), as a trajectory's per-frame profiles are made.
 Profile map_profile(ProfileAxis axis, const GridSpec& grid, const UnitCell& cell,
                     const PlaneReader& read);
 
@@ -52,5 +73,13 @@ Profile map_profile(ProfileAxis axis, const GridSpec& grid, const UnitCell& cell
 /// columns with their units ("z (A)", "potential (kT/e)"; for a, b, c also "c (fraction)"),
 /// then one row per plane (%.9g).
 std::string profile_csv(const Profile& profile, std::string_view unit, std::string_view source);
+
+/// A trajectory's per-frame profiles (Profile::frame_means) as CSV in long form: '#' comment
+/// lines, a header row ("frame", "time (ps)", then the columns of profile_csv()), then one row
+/// per frame and plane, frame after frame: listed frame k is trajectory frame `frames[k]` at
+/// `times_ps[k]` (nan where the file has no time).
+std::string profile_frames_csv(const Profile& profile, const std::vector<std::int64_t>& frames,
+                               const std::vector<double>& times_ps, std::string_view unit,
+                               std::string_view source);
 
 }  // namespace dcs

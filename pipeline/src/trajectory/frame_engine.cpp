@@ -18,6 +18,7 @@
 #include "dcs/interrupt.hpp"
 #include "dcs/log.hpp"
 #include "dcs/parallel.hpp"
+#include "dcs/profile.hpp"
 #include "dcs/timer.hpp"
 
 namespace dcs::pipeline {
@@ -38,8 +39,8 @@ class BlockRun {
   BlockRun(const FrameSource& source, std::vector<FrameSource::Cursor>& cursors,
            const GridSpec& grid, const Physics& physics, const std::vector<MapSource*>& workers,
            const FramePlan& plan, std::vector<std::unique_ptr<HostBuffer>>& buffers,
-           FrameEngineReport& report, io::FrameMapsFile* frame_maps)
-      : frame_maps_(frame_maps),
+           FrameEngineReport& report, const FrameWrites& writes)
+      : writes_(writes),
         source_(source),
         cursors_(cursors),
         grid_(grid),
@@ -185,7 +186,9 @@ class BlockRun {
   void checkpoint(std::vector<io::PlaneAccumulator>& acc, io::FrameAccumulatorFile* file) {
     if (file == nullptr) return;
     const auto start = SteadyClock::now();
-    if (frame_maps_ != nullptr) frame_maps_->sync();  // the maps of the frames counted below
+    // The maps and plane sums of the frames counted below.
+    if (writes_.maps != nullptr) writes_.maps->sync();
+    if (writes_.profiles != nullptr) writes_.profiles->sync();
     for (std::size_t i = 0; i < acc.size(); ++i)
       if (acc[i].frames > 0) file->store(z0_ + static_cast<std::int64_t>(i), acc[i]);
     file->sync();
@@ -220,7 +223,8 @@ class BlockRun {
             if (acc[i].frames == static_cast<std::int64_t>(k)) acc[i].add(values + i * plane);
         });
         report_.accumulate_seconds += seconds_since(start);
-        if (frame_maps_ != nullptr) frame_maps_->write(k, z0_, z1_ - z0_, values);
+        if (writes_.maps != nullptr) writes_.maps->write(k, z0_, z1_ - z0_, values);
+        if (writes_.profiles != nullptr) write_plane_sums(k, values, pool);
         ++report_.frames_computed;
         {
           std::lock_guard lock(mutex_);
@@ -244,7 +248,22 @@ class BlockRun {
     if (interrupt_requested()) throw InterruptedError("interrupted");
   }
 
-  io::FrameMapsFile* frame_maps_;
+  /// Frame k's plane_sums() of the block's planes (`values`), to the profile frames file.
+  void write_plane_sums(std::size_t k, const float* values, ThreadPool& pool) {
+    io::ProfileFramesFile& file = *writes_.profiles;
+    const std::size_t width = file.width();
+    const std::size_t plane = grid_.plane_points();
+    const auto planes = static_cast<std::size_t>(z1_ - z0_);
+    sums_.resize(planes * width);
+    pool.parallel_for(planes, [&](std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i)
+        plane_sums(file.grid_axis(), grid_, values + i * plane, sums_.data() + i * width);
+    });
+    file.write(k, z0_, z1_ - z0_, sums_.data());
+  }
+
+  const FrameWrites writes_;
+  std::vector<double> sums_;  ///< write_plane_sums()' buffer
   const FrameSource& source_;
   std::vector<FrameSource::Cursor>& cursors_;  ///< one per decoding thread
   const GridSpec& grid_;
@@ -321,7 +340,7 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
                                    const Physics& physics, const std::vector<MapSource*>& workers,
                                    io::FrameAccumulatorFile* file, const FramePlan& plan,
                                    ProgressSink* progress, const std::string& label,
-                                   io::FrameMapsFile* frame_maps) {
+                                   const FrameWrites& writes) {
   const auto start = SteadyClock::now();
   FrameEngineReport report;
   const std::size_t frames = source.frames().size();
@@ -379,7 +398,7 @@ FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
       report.frames_reused += frames;
       continue;
     }
-    BlockRun block(source, cursors, grid, physics, workers, plan, buffers, report, frame_maps);
+    BlockRun block(source, cursors, grid, physics, workers, plan, buffers, report, writes);
     block.run(z0, z1, acc, from, compute_from, file, progress, evaluations_done);
     first_block = false;
   }

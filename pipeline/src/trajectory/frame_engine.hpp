@@ -25,6 +25,7 @@
 #include "dcs/grid.hpp"
 #include "dcs/io/frame_accumulators.hpp"
 #include "dcs/io/frame_maps.hpp"
+#include "dcs/io/profile_frames.hpp"
 #include "dcs/physics.hpp"
 #include "dcs/pipeline/progress.hpp"
 #include "frame_source.hpp"
@@ -55,6 +56,13 @@ FramePlan make_frame_plan(const GridSpec& grid, std::int64_t z_begin, std::int64
                           std::size_t workers, std::int64_t multiple, std::size_t budget,
                           double checkpoint_seconds);
 
+/// What the engine writes of every frame beside the statistics, each before the checkpoint that
+/// counts the frame.
+struct FrameWrites {
+  io::FrameMapsFile* maps = nullptr;          ///< --frame-maps: the frame's planes
+  io::ProfileFramesFile* profiles = nullptr;  ///< --profile: its planes' plane_sums()
+};
+
 struct FrameEngineReport {
   double wall_seconds = 0.0;
   double decode_seconds = 0.0;      ///< the decoders reading and fitting frames, summed
@@ -73,14 +81,13 @@ struct FrameEngineReport {
 
 /// Adds every listed frame of `source` to the statistics of planes [plan.z_begin, plan.z_end)
 /// in `file` (continuing each plane's checkpoint; none: in memory only, for --null-output), with
-/// `workers` (the engine prepares each frame's atoms). With `frame_maps`, every frame's planes
-/// are written there too (before the checkpoint that counts the frame). Throws the first error of
-/// any thread, InterruptedError on dcs::interrupt_requested() (after checkpointing the frames
-/// added).
+/// `workers` (the engine prepares each frame's atoms). Every frame's planes, or their plane sums,
+/// are written to `writes`' files too. Throws the first error of any thread, InterruptedError on
+/// dcs::interrupt_requested() (after checkpointing the frames added).
 FrameEngineReport run_frame_engine(FrameSource& source, const GridSpec& grid,
                                    const Physics& physics, const std::vector<MapSource*>& workers,
                                    io::FrameAccumulatorFile* file, const FramePlan& plan,
                                    ProgressSink* progress, const std::string& label,
-                                   io::FrameMapsFile* frame_maps = nullptr);
+                                   const FrameWrites& writes = {});
 
 }  // namespace dcs::pipeline

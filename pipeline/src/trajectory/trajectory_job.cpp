@@ -16,6 +16,7 @@
 #include "../map_job.hpp"
 #include "../output_formats.hpp"
 #include "../outputs.hpp"
+#include "../profile_sink.hpp"
 #include "../slab_plan.hpp"
 #include "dcs/error.hpp"
 #include "dcs/io/atomic_file.hpp"
@@ -25,6 +26,7 @@
 #include "dcs/timer.hpp"
 #include "frame_checks.hpp"
 #include "frame_engine.hpp"
+#include "frame_profiles.hpp"
 #include "frame_source.hpp"
 #include "mean_map_source.hpp"
 #include "structure_sink.hpp"
@@ -69,12 +71,18 @@ struct TrajectoryFiles {
   std::string maps;          ///< --frame-maps: "<stem>.frames.h5" beside the first output
   std::string maps_partial;  ///< where the frame maps are built
   std::string structure;     ///< "<stem>.pqr" beside the first output: the fitted first frame
+  std::string profiles;      ///< --profile: the frames' plane sums, "<output>.profile.partial"
+  std::string profiles_csv;  ///< --profile: each frame's profile, "<stem>.profile_frames.csv"
 };
 
 TrajectoryFiles trajectory_files(const RunConfig& config) {
   TrajectoryFiles f;
   f.paths = output_paths(config, config.trajectory->files.front());
   f.frames = (f.paths.h5.empty() ? f.paths.store : f.paths.h5) + ".frames.partial";
+  if (!f.paths.profile.empty()) {
+    f.profiles = (f.paths.h5.empty() ? f.paths.store : f.paths.h5) + ".profile.partial";
+    f.profiles_csv = profile_frames_csv_path(f.paths.profile);
+  }
   const std::string& first = f.paths.first();
   std::string stem = first;
   for (const char* ext : {".gz", ".h5", ".hdf", ".hdf5", ".dx", ".mrc"})
@@ -105,6 +113,8 @@ void check_trajectory_files(const TrajectoryRequest& t, const TrajectoryFiles& f
   for (const OutputFormat& format : output_formats())
     outputs.emplace_back(format.what, f.paths.*format.path);
   outputs.insert(outputs.end(), {{"the profile CSV", f.paths.profile},
+                                 {"the per-frame profiles' CSV", f.profiles_csv},
+                                 {"the per-frame plane sums", f.profiles},
                                  {"the partial file", f.paths.store},
                                  {"the frame statistics", f.frames},
                                  {"the frame maps", f.maps},
@@ -147,6 +157,12 @@ void check_trajectory_disk(const RunConfig& config, const TrajectoryFiles& f, co
   std::vector<DiskNeed> needs{
       {f.frames, still_needed(f.frames, io::FrameAccumulatorFile::file_bytes(grid, key_bytes)),
        "the frame statistics"}};
+  if (!f.profiles.empty())
+    needs.push_back(
+        {f.profiles,
+         still_needed(f.profiles, profile_frames_bytes(config.output.profile, grid,
+                                                       job.in.system.cell, frames, key_bytes)),
+         "the per-frame plane sums"});
   if (!f.maps.empty())
     needs.push_back({f.maps_partial,
                      still_needed(f.maps_partial, io::FrameMapsFile::file_bytes(grid, frames)),
@@ -369,14 +385,17 @@ RunResult run_without_output(const RunConfig& config, FrameSource& source, const
 }
 
 /// Rank 0, after the disk check: the frame statistics (made, or kept under --resume) and the
-/// frame maps' partial file (kept only together with the statistics, and verified against them).
+/// frame maps' and the plane sums' partial files (kept only together with the statistics, and
+/// verified against them).
 void open_frame_files(const RunConfig& config, const TrajectoryFiles& f, const MapJob& job,
                       const std::string& key, const FrameSource& source, io::PartialLock& lock,
                       std::optional<io::FrameAccumulatorFile>& file,
-                      std::optional<io::FrameMapsFile>& maps) {
+                      std::optional<io::FrameMapsFile>& maps,
+                      std::optional<io::ProfileFramesFile>& profiles) {
   const GridSpec& grid = job.in.grid;
   io::check_output_path(f.frames, /*force=*/true);
   if (!f.maps.empty()) io::check_output_path(f.maps, config.output.force);
+  if (!f.profiles_csv.empty()) io::check_output_path(f.profiles_csv, config.output.force);
   io::check_output_path(f.structure, config.output.force);
   check_trajectory_disk(config, f, job, key.size(), source.frames().size());
   lock = io::PartialLock::acquire(f.frames, config.output.wait_lock);
@@ -388,11 +407,16 @@ void open_frame_files(const RunConfig& config, const TrajectoryFiles& f, const M
                                          file->resumed(), config.output.force));
     if (file->resumed() && !maps->reused()) {  // the frames checkpointed have no maps
       log().warn("{} is missing or another run's: the frames are computed afresh", f.maps_partial);
-      file.emplace(io::FrameAccumulatorFile::open(f.frames, grid, key, false, config.output.force));
+      // open() keeps a file of the same key whatever `resume` says: its planes are dropped.
+      file->forget_all();
     } else if (file->resumed()) {
       maps->verify(*file);  // planes whose kept maps do not give their statistics: again
     }
   }
+  if (!f.profiles.empty())
+    profiles.emplace(open_profile_frames(f.profiles, config.output.profile, grid,
+                                         job.in.system.cell, source.frames().size(), key, *file,
+                                         config.output.force));
   if (file->resumed()) log().info("resuming the frame statistics in {}", f.frames);
 }
 
@@ -420,6 +444,7 @@ struct TrajectoryRun {
   io::PartialLock lock;
   std::optional<io::FrameAccumulatorFile> file;
   std::optional<io::FrameMapsFile> maps;
+  std::optional<io::ProfileFramesFile> profiles;
   FrameEngineReport report;
   RunResult result;
 };
@@ -460,13 +485,15 @@ void open_statistics(TrajectoryRun& run) {
   run.executor.together([&] {
     if (config.output.resume && !paths.h5.empty() && std::filesystem::exists(paths.h5)) {
       const io::ResumeKey done = io::read_completed_key(paths.h5);
-      run.complete = done.input_sha256 == key.input_sha256 && done.settings == key.settings &&
-                     (run.files.maps.empty() || std::filesystem::exists(run.files.maps)) &&
-                     std::filesystem::exists(run.files.structure);
+      run.complete =
+          done.input_sha256 == key.input_sha256 && done.settings == key.settings &&
+          (run.files.maps.empty() || std::filesystem::exists(run.files.maps)) &&
+          (run.files.profiles_csv.empty() || std::filesystem::exists(run.files.profiles_csv)) &&
+          std::filesystem::exists(run.files.structure);
     }
     if (run.complete || !run.executor.leads() || config.output.null_output) return;
     open_frame_files(config, run.files, job, run.file_key, *run.source, run.lock, run.file,
-                     run.maps);
+                     run.maps, run.profiles);
   });
 }
 
@@ -483,6 +510,10 @@ void add_frames(TrajectoryRun& run) {
     if (!run.files.maps.empty())
       run.maps.emplace(
           io::FrameMapsFile::open_made(run.files.maps_partial, grid, run.source->frames().size()));
+    if (!run.files.profiles.empty())
+      run.profiles.emplace(open_made_profile_frames(run.files.profiles, config.output.profile, grid,
+                                                    run.job.in.system.cell,
+                                                    run.source->frames().size(), run.file_key));
   });
   const SlabHint hint = combined_hint(run.workers);
   const auto [z_begin, z_end] = run.executor.planes(grid.nz(), hint.plane_multiple);
@@ -503,10 +534,10 @@ void add_frames(TrajectoryRun& run) {
         hint.plane_multiple);
   FrameEngineReport& report = run.report;
   run.executor.together([&] {
-    report = run_frame_engine(*run.source, grid, config.physics, run.workers.list,
-                              config.output.null_output ? nullptr : &*run.file, plan,
-                              leader ? run.progress : nullptr, run.job.label,
-                              run.maps ? &*run.maps : nullptr);
+    report = run_frame_engine(
+        *run.source, grid, config.physics, run.workers.list,
+        config.output.null_output ? nullptr : &*run.file, plan, leader ? run.progress : nullptr,
+        run.job.label, {run.maps ? &*run.maps : nullptr, run.profiles ? &*run.profiles : nullptr});
   });
   log().info(
       "frames: {} computed, {} found in the checkpoints, in {:.3f} s ({:.2f} frames/s); "
@@ -531,6 +562,7 @@ void make_mean_map(TrajectoryRun& run) {
   mean_workers.on_gpu = run.workers.on_gpu;
   std::optional<io::MapExtras> extras;
   if (run.file) {
+    run.file->reread();  // the planes other ranks added since this process last read them
     mean_workers.add_source(std::make_unique<MeanMapSource>(
         *run.file, static_cast<std::int64_t>(run.source->frames().size()), run.workers.first()));
     const FrameChecks checks =
@@ -538,10 +570,18 @@ void make_mean_map(TrajectoryRun& run) {
     extras.emplace(
         trajectory_extras(config, *run.source, run.report, checks, *run.file, run.files.structure));
     job.extras = &*extras;
-    job.extra_sink = [&run] {
-      return std::make_unique<StructureSink>(run.files.structure, run.source->first(),
-                                             run.t.topology, run.config.output.force);
+    job.extra_sinks = [&run] {
+      std::vector<std::unique_ptr<MapSink>> sinks;
+      sinks.push_back(std::make_unique<StructureSink>(run.files.structure, run.source->first(),
+                                                      run.t.topology, run.config.output.force));
+      if (run.profiles)
+        sinks.push_back(std::make_unique<ProfileFramesSink>(
+            run.files.profiles_csv, run.t.files.front(), run.config.output.force,
+            run.source->frames(), run.report.times_ps));
+      return sinks;
     };
+    if (run.profiles)
+      job.frame_profiles = frame_profiles(*run.profiles, job.in.grid, run.source->frames().size());
   }
   job.in.atoms_box = run.report.atoms_box;  // the box check covers every frame's atoms
   job.fixed_key = run.key;  // named before the frames: a changing cell moves the grid below
@@ -562,6 +602,7 @@ void make_mean_map(TrajectoryRun& run) {
     run.maps->commit(run.files.maps, config.output.force);
     run.result.outputs.push_back(run.files.maps);
   }
+  if (run.profiles) run.profiles->remove();
   if (run.file) {
     run.file->remove();
     run.lock.release();
@@ -609,6 +650,7 @@ RunResult run_trajectory(const RunConfig& config, Workers& workers, ProgressSink
     const ExitCode code = error.exit_code();
     if (executor.leads() && (code == ExitCode::kInputError || code == ExitCode::kUsageError)) {
       if (run.file) run.file->remove();
+      if (run.profiles) run.profiles->remove();
       std::error_code ignored;
       if (!run.files.maps_partial.empty()) std::filesystem::remove(run.files.maps_partial, ignored);
     }

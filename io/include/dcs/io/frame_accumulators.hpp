@@ -20,6 +20,7 @@
 // metadata can be left inconsistent by one) and several ranks write one file without MPI-IO.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -68,8 +69,14 @@ class FrameAccumulatorFile {
   void load(std::int64_t z, PlaneAccumulator& out);
   /// Drops plane z's checkpoints (both slots cleared, synced): its frames are added again.
   void forget(std::int64_t z);
+  /// Drops every plane's checkpoints (synced once): the run starts afresh (a kept file whose
+  /// frames another scratch file lacks); resumed() is false afterwards.
+  void forget_all();
   /// Writes `acc` as plane z's next checkpoint; durable after sync().
   void store(std::int64_t z, const PlaneAccumulator& acc);
+  /// Forgets which checkpoints it has read: later reads see what other processes (MPI ranks)
+  /// stored since (the leader's verify() on --resume read every plane before they ran).
+  void reread() noexcept { std::fill(known_.begin(), known_.end(), false); }
   /// fdatasync(): every store() before it survives a crash.
   void sync();
   /// Removes the file (after its map is committed). Never throws.
