@@ -287,6 +287,21 @@ def case_periodic_kill_resume(args, work):
     kill_and_resume(args, work, common)
 
 
+def kill_once_checkpointing(args, options, out):
+    """Starts dcs writing `out`, kills it (-9) a second after its frame statistics file
+    appears (a few frames checkpointed), and checks the kill came before the end."""
+    proc = subprocess.Popen([args.dcs, *options, "-o", out, "--no-progress"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and not os.path.exists(out + ".frames.partial"):
+        time.sleep(0.05)
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    check(os.path.exists(out + ".frames.partial") and not os.path.exists(out),
+          "the run finished before the kill, or the kill left no partial")
+
+
 def kill_and_resume(args, work, common, drop=None):
     """kill -9 mid-run, --resume: the bytes of an uninterrupted run; with `drop`, that scratch
     file beside the output (".profile.partial") is removed after the kill: the frames the
@@ -296,17 +311,7 @@ def kill_and_resume(args, work, common, drop=None):
         dcs(args, *common, "-o", whole)
     out = os.path.join(work, "dropped.h5" if drop else "killed.h5")
     partial = out + ".frames.partial"
-    proc = subprocess.Popen([args.dcs, *common, "-o", out, "--no-progress"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    # Kill once a few frames are checkpointed (the file grows to full size at once; wait for
-    # the first log lines of progress instead: a short, fixed delay after the file appears).
-    while time.time() < deadline and not os.path.exists(partial):
-        time.sleep(0.05)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    check(os.path.exists(partial) and not os.path.exists(out), "the kill left no partial")
+    kill_once_checkpointing(args, common, out)
     if drop:
         os.remove(out + drop)
     resumed = dcs(args, *common, "-o", out, "--resume")
@@ -350,15 +355,7 @@ def case_frame_maps(args, work):
     whole = os.path.join(work, "whole.h5")
     dcs(args, *slow, "-o", whole)
     killed = os.path.join(work, "killed.h5")
-    proc = subprocess.Popen([args.dcs, *slow, "-o", killed, "--no-progress"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while time.time() < deadline and not os.path.exists(killed + ".frames.partial"):
-        time.sleep(0.05)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    check(not os.path.exists(killed), "the run finished before the kill")
+    kill_once_checkpointing(args, slow, killed)
     dcs(args, *slow, "-o", killed, "--resume")
     same_datasets(whole, killed, "frame maps run, kill -9 + --resume")
     with h5py.File(os.path.join(work, "whole.frames.h5"), "r") as a, \
@@ -368,15 +365,7 @@ def case_frame_maps(args, work):
     # The frame maps' partial file lost after the kill: the statistics start afresh too (they
     # counted frames whose maps are gone), the same bytes again.
     lost = os.path.join(work, "lost.h5")
-    proc = subprocess.Popen([args.dcs, *slow, "-o", lost, "--no-progress"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 60
-    while time.time() < deadline and not os.path.exists(lost + ".frames.partial"):
-        time.sleep(0.05)
-    time.sleep(1.0)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    check(not os.path.exists(lost), "the run finished before the kill")
+    kill_once_checkpointing(args, slow, lost)
     os.remove(os.path.join(work, "lost.frames.h5.partial"))
     run = dcs(args, *slow, "-o", lost, "--resume")
     check("the frames are computed afresh" in run.stderr, run.stderr)
