@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "dcs/error.hpp"
+#include "dcs/io/file_descriptor.hpp"
 
 namespace dcs::io {
 
@@ -44,6 +45,16 @@ void read_at(int fd, void* data, std::size_t bytes, std::uint64_t offset, const 
     bytes -= static_cast<std::size_t>(n);
     offset += static_cast<std::uint64_t>(n);
   }
+}
+
+void data_sync(int fd, const std::string& path) {
+  if (::fdatasync(fd) != 0 && errno != EINVAL)
+    throw IoError(fmt::format("error writing {}: fdatasync: {}", path, errno_text()));
+}
+
+void FileDescriptor::reset() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 }  // namespace dcs::io

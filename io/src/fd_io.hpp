@@ -20,4 +20,8 @@ void write_at(int fd, const void* data, std::size_t bytes, std::uint64_t offset,
 /// pread() all of `bytes`, retrying EINTR; IoError naming `path` (also for a short file).
 void read_at(int fd, void* data, std::size_t bytes, std::uint64_t offset, const std::string& path);
 
+/// fdatasync(): what was written to `fd` survives a crash; IoError naming `path` (EINVAL, a
+/// file that cannot be synced such as a pipe, passes).
+void data_sync(int fd, const std::string& path);
+
 }  // namespace dcs::io

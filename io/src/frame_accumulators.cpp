@@ -162,10 +162,11 @@ FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const G
   file.last_slot_.assign(nz, -1);
   file.frames_.assign(nz, 0);
   file.known_.assign(nz, false);
-  file.fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
-  if (file.fd_ < 0) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
+  file.fd_ =
+      FileDescriptor(::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644));
+  if (!file.fd_.is_open()) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
   struct stat st {};
-  if (::fstat(file.fd_, &st) != 0) throw IoError(fmt::format("{}: {}", path, errno_text()));
+  if (::fstat(file.fd_.get(), &st) != 0) throw IoError(fmt::format("{}: {}", path, errno_text()));
   if (!S_ISREG(st.st_mode)) throw IoError(fmt::format("{} is not a regular file", path));
 
   bool fresh = true;
@@ -174,7 +175,7 @@ FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const G
     std::string found_key;
     const bool ours =
         static_cast<std::uint64_t>(st.st_size) >= kHeaderAlign &&
-        (read_at(file.fd_, &h, sizeof h, 0, path), std::memcmp(h.magic, kMagic, 8) == 0);
+        (read_at(file.fd_.get(), &h, sizeof h, 0, path), std::memcmp(h.magic, kMagic, 8) == 0);
     if (!ours) {
       if (!replace_foreign)
         throw IoError(fmt::format(
@@ -184,7 +185,7 @@ FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const G
                              header_bytes(h.key_bytes) <= static_cast<std::uint64_t>(st.st_size);
       if (whole_key) {
         found_key.resize(h.key_bytes);
-        read_at(file.fd_, found_key.data(), found_key.size(), sizeof h, path);
+        read_at(file.fd_.get(), found_key.data(), found_key.size(), sizeof h, path);
       }
       // The key first: a changed input or setting is the cause of a changed grid.
       std::string differs;
@@ -206,8 +207,8 @@ FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const G
   if (!create && fresh)
     throw IoError(fmt::format("{}: the frame statistics file is not ready", path));
   if (fresh) {
-    if (::ftruncate(file.fd_, 0) != 0 ||
-        ::ftruncate(file.fd_, static_cast<off_t>(file_bytes(grid, key.size()))) != 0)
+    if (::ftruncate(file.fd_.get(), 0) != 0 ||
+        ::ftruncate(file.fd_.get(), static_cast<off_t>(file_bytes(grid, key.size()))) != 0)
       throw IoError(fmt::format("error writing {}: {}", path, errno_text()));
     std::vector<unsigned char> header(file.header_bytes_, 0);
     FileHeader h{};
@@ -219,42 +220,11 @@ FrameAccumulatorFile FrameAccumulatorFile::open(const std::string& path, const G
     h.nz = grid.nz();
     std::memcpy(header.data(), &h, sizeof h);
     std::memcpy(header.data() + sizeof h, key.data(), key.size());
-    write_at(file.fd_, header.data(), header.size(), 0, path);
+    write_at(file.fd_.get(), header.data(), header.size(), 0, path);
     file.sync();
   }
   file.resumed_ = !fresh;
   return file;
-}
-
-FrameAccumulatorFile::FrameAccumulatorFile(FrameAccumulatorFile&& other) noexcept
-    : path_(std::move(other.path_)),
-      fd_(std::exchange(other.fd_, -1)),
-      grid_(other.grid_),
-      slot_bytes_(other.slot_bytes_),
-      header_bytes_(other.header_bytes_),
-      resumed_(other.resumed_),
-      last_slot_(std::move(other.last_slot_)),
-      frames_(std::move(other.frames_)),
-      known_(std::move(other.known_)) {}
-
-FrameAccumulatorFile& FrameAccumulatorFile::operator=(FrameAccumulatorFile&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    path_ = std::move(other.path_);
-    fd_ = std::exchange(other.fd_, -1);
-    grid_ = other.grid_;
-    slot_bytes_ = other.slot_bytes_;
-    header_bytes_ = other.header_bytes_;
-    resumed_ = other.resumed_;
-    last_slot_ = std::move(other.last_slot_);
-    frames_ = std::move(other.frames_);
-    known_ = std::move(other.known_);
-  }
-  return *this;
-}
-
-FrameAccumulatorFile::~FrameAccumulatorFile() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 std::uint64_t FrameAccumulatorFile::slot_offset(std::int64_t z, int slot) const {
@@ -270,9 +240,9 @@ int FrameAccumulatorFile::best_slot(std::int64_t z, std::int64_t* frames) {
     std::int64_t best_frames = 0;
     for (int slot = 0; slot < 2; ++slot) {
       SlotHeader h{};
-      read_at(fd_, &h, sizeof h, slot_offset(z, slot), path_);
+      read_at(fd_.get(), &h, sizeof h, slot_offset(z, slot), path_);
       if (h.magic != kSlotMagic || h.z != z || h.frames <= 0 || h.frames <= best_frames) continue;
-      read_at(fd_, data.data(), data.size(), slot_offset(z, slot) + kSlotHeaderBytes, path_);
+      read_at(fd_.get(), data.data(), data.size(), slot_offset(z, slot) + kSlotHeaderBytes, path_);
       if (slot_crc(h, data.data(), data.size()) != h.crc) continue;  // torn or damaged
       best = slot;
       best_frames = h.frames;
@@ -298,20 +268,20 @@ void FrameAccumulatorFile::load(std::int64_t z, PlaneAccumulator& out) {
   out.reset(points);
   if (slot < 0) return;
   std::uint64_t at = slot_offset(z, slot) + kSlotHeaderBytes;
-  read_at(fd_, out.mean.data(), points * sizeof(double), at, path_);
+  read_at(fd_.get(), out.mean.data(), points * sizeof(double), at, path_);
   at += points * sizeof(double);
-  read_at(fd_, out.m2.data(), points * sizeof(double), at, path_);
+  read_at(fd_.get(), out.m2.data(), points * sizeof(double), at, path_);
   at += points * sizeof(double);
-  read_at(fd_, out.min.data(), points * sizeof(float), at, path_);
+  read_at(fd_.get(), out.min.data(), points * sizeof(float), at, path_);
   at += points * sizeof(float);
-  read_at(fd_, out.max.data(), points * sizeof(float), at, path_);
+  read_at(fd_.get(), out.max.data(), points * sizeof(float), at, path_);
   out.frames = frames;
 }
 
 void FrameAccumulatorFile::forget(std::int64_t z) {
   const SlotHeader cleared{};
   for (int slot = 0; slot < 2; ++slot)
-    write_at(fd_, &cleared, sizeof cleared, slot_offset(z, slot), path_);
+    write_at(fd_.get(), &cleared, sizeof cleared, slot_offset(z, slot), path_);
   sync();
   const auto zi = static_cast<std::size_t>(z);
   last_slot_[zi] = -1;
@@ -323,7 +293,7 @@ void FrameAccumulatorFile::forget_all() {
   const SlotHeader cleared{};
   for (std::int64_t z = 0; z < grid_.nz(); ++z) {
     for (int slot = 0; slot < 2; ++slot)
-      write_at(fd_, &cleared, sizeof cleared, slot_offset(z, slot), path_);
+      write_at(fd_.get(), &cleared, sizeof cleared, slot_offset(z, slot), path_);
     const auto zi = static_cast<std::size_t>(z);
     last_slot_[zi] = -1;
     frames_[zi] = 0;
@@ -348,20 +318,16 @@ void FrameAccumulatorFile::store(std::int64_t z, const PlaneAccumulator& acc) {
   SlotHeader h{kSlotMagic, z, acc.frames, 0, 0};
   h.crc = slot_crc(h, p, slot_bytes_ - kSlotHeaderBytes);
   std::memcpy(data.data(), &h, sizeof h);
-  write_at(fd_, data.data(), data.size(), slot_offset(z, slot), path_);
+  write_at(fd_.get(), data.data(), data.size(), slot_offset(z, slot), path_);
   const auto zi = static_cast<std::size_t>(z);
   last_slot_[zi] = static_cast<std::int8_t>(slot);
   frames_[zi] = acc.frames;
 }
 
-void FrameAccumulatorFile::sync() {
-  if (::fdatasync(fd_) != 0 && errno != EINVAL)
-    throw IoError(fmt::format("error writing {}: fdatasync: {}", path_, errno_text()));
-}
+void FrameAccumulatorFile::sync() { data_sync(fd_.get(), path_); }
 
 void FrameAccumulatorFile::remove() noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
   ::unlink(path_.c_str());
 }
 

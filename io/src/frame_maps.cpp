@@ -128,8 +128,8 @@ FrameMapsFile FrameMapsFile::open(const std::string& path, const GridSpec& grid,
   } else {
     file.offset_ = create(path, grid, frames, units, key);
   }
-  file.fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (file.fd_ < 0) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
+  file.fd_ = FileDescriptor(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!file.fd_.is_open()) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
   return file;
 }
 
@@ -144,36 +144,9 @@ FrameMapsFile FrameMapsFile::open_made(const std::string& path, const GridSpec& 
   std::vector<hsize_t> dims;
   if (!read_layout(path, &key, &dims, &file.offset_) || dims != shape(grid, frames))
     throw IoError(fmt::format("{}: the frame maps file is not ready", path));
-  file.fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
-  if (file.fd_ < 0) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
+  file.fd_ = FileDescriptor(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!file.fd_.is_open()) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
   return file;
-}
-
-FrameMapsFile::FrameMapsFile(FrameMapsFile&& other) noexcept
-    : path_(std::move(other.path_)),
-      fd_(std::exchange(other.fd_, -1)),
-      offset_(other.offset_),
-      plane_bytes_(other.plane_bytes_),
-      nz_(other.nz_),
-      frames_(other.frames_),
-      reused_(other.reused_) {}
-
-FrameMapsFile& FrameMapsFile::operator=(FrameMapsFile&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    path_ = std::move(other.path_);
-    fd_ = std::exchange(other.fd_, -1);
-    offset_ = other.offset_;
-    plane_bytes_ = other.plane_bytes_;
-    nz_ = other.nz_;
-    frames_ = other.frames_;
-    reused_ = other.reused_;
-  }
-  return *this;
-}
-
-FrameMapsFile::~FrameMapsFile() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 void FrameMapsFile::verify(FrameAccumulatorFile& stats) {
@@ -190,7 +163,7 @@ void FrameMapsFile::verify(FrameAccumulatorFile& stats) {
           offset_ + (static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(nz_) +
                      static_cast<std::uint64_t>(z)) *
                         plane_bytes_;
-      read_at(fd_, values.data(), plane_bytes_, at, path_);
+      read_at(fd_.get(), values.data(), plane_bytes_, at, path_);
       again.add(values.data());
     }
     const auto same = [](const auto& a, const auto& b) {
@@ -217,18 +190,14 @@ void FrameMapsFile::write(std::size_t k, std::int64_t z_begin, std::int64_t z_co
       offset_ + (static_cast<std::uint64_t>(k) * static_cast<std::uint64_t>(nz_) +
                  static_cast<std::uint64_t>(z_begin)) *
                     plane_bytes_;
-  write_at(fd_, values, static_cast<std::size_t>(z_count) * plane_bytes_, at, path_);
+  write_at(fd_.get(), values, static_cast<std::size_t>(z_count) * plane_bytes_, at, path_);
 }
 
-void FrameMapsFile::sync() {
-  if (::fdatasync(fd_) != 0 && errno != EINVAL)
-    throw IoError(fmt::format("error writing {}: fdatasync: {}", path_, errno_text()));
-}
+void FrameMapsFile::sync() { data_sync(fd_.get(), path_); }
 
 void FrameMapsFile::commit(const std::string& final_path, bool force) {
   sync();
-  ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
   check_output_path(final_path, force);
   if (!force && std::filesystem::exists(final_path))
     throw IoError(fmt::format("{} exists; use --force to overwrite", final_path));

@@ -242,8 +242,7 @@ void MapStore::Impl::checkpoint() {
     writes->write_back(fd, pending_begin, pending_end, path);
   pending_begin = UINT64_MAX;
   pending_end = 0;
-  if (::fdatasync(fd) != 0 && errno != EINVAL)
-    throw IoError(fmt::format("error writing {}: fdatasync: {}", path, errno_text()));
+  data_sync(fd, path);
   const std::uint8_t one = 1;
   for (const std::int64_t z : pending) {
     write_at(fd, &one, 1, done_address + static_cast<std::uint64_t>(z), path);

@@ -100,14 +100,15 @@ ProfileFramesFile ProfileFramesFile::open(const std::string& path, std::int64_t 
   file.width_ = width;
   file.grid_axis_ = grid_axis;
   file.header_bytes_ = profile_header_bytes(key.size());
-  file.fd_ = ::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644);
-  if (file.fd_ < 0) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
+  file.fd_ =
+      FileDescriptor(::open(path.c_str(), O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0644));
+  if (!file.fd_.is_open()) throw IoError(fmt::format("cannot open {}: {}", path, errno_text()));
   struct stat st {};
-  if (::fstat(file.fd_, &st) != 0) throw IoError(fmt::format("{}: {}", path, errno_text()));
+  if (::fstat(file.fd_.get(), &st) != 0) throw IoError(fmt::format("{}: {}", path, errno_text()));
   if (!S_ISREG(st.st_mode)) throw IoError(fmt::format("{} is not a regular file", path));
   ProfileFramesHeader h{};
   std::string found_key;
-  const bool ours = read_profile_header(file.fd_, path, h, found_key);
+  const bool ours = read_profile_header(file.fd_.get(), path, h, found_key);
   if (!ours && st.st_size > 0 && !replace && create)
     throw IoError(fmt::format(
         "{} is not a dcs profile frames file; remove it or use --force to replace it", path));
@@ -123,8 +124,9 @@ ProfileFramesFile ProfileFramesFile::open(const std::string& path, std::int64_t 
     file.reused_ = true;
     return file;
   }
-  if (::ftruncate(file.fd_, 0) != 0 ||
-      ::ftruncate(file.fd_, static_cast<off_t>(file_bytes(nz, frames, width, key.size()))) != 0)
+  if (::ftruncate(file.fd_.get(), 0) != 0 ||
+      ::ftruncate(file.fd_.get(), static_cast<off_t>(file_bytes(nz, frames, width, key.size()))) !=
+          0)
     throw IoError(fmt::format("error writing {}: {}", path, errno_text()));
   std::vector<unsigned char> header(file.header_bytes_, 0);
   h = ProfileFramesHeader{};
@@ -137,38 +139,9 @@ ProfileFramesFile ProfileFramesFile::open(const std::string& path, std::int64_t 
   h.grid_axis = grid_axis;
   std::memcpy(header.data(), &h, sizeof h);
   std::memcpy(header.data() + sizeof h, key.data(), key.size());
-  write_at(file.fd_, header.data(), header.size(), 0, path);
+  write_at(file.fd_.get(), header.data(), header.size(), 0, path);
   file.sync();
   return file;
-}
-
-ProfileFramesFile::ProfileFramesFile(ProfileFramesFile&& other) noexcept
-    : path_(std::move(other.path_)),
-      fd_(std::exchange(other.fd_, -1)),
-      nz_(other.nz_),
-      frames_(other.frames_),
-      width_(other.width_),
-      grid_axis_(other.grid_axis_),
-      header_bytes_(other.header_bytes_),
-      reused_(other.reused_) {}
-
-ProfileFramesFile& ProfileFramesFile::operator=(ProfileFramesFile&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    path_ = std::move(other.path_);
-    fd_ = std::exchange(other.fd_, -1);
-    nz_ = other.nz_;
-    frames_ = other.frames_;
-    width_ = other.width_;
-    grid_axis_ = other.grid_axis_;
-    header_bytes_ = other.header_bytes_;
-    reused_ = other.reused_;
-  }
-  return *this;
-}
-
-ProfileFramesFile::~ProfileFramesFile() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 std::uint64_t ProfileFramesFile::record_offset(std::size_t k, std::int64_t z) const {
@@ -193,13 +166,13 @@ void ProfileFramesFile::write(std::size_t k, std::int64_t z_begin, std::int64_t 
                                    kProfileRecordMagic};
     std::memcpy(record + width_ * sizeof(double), tail, sizeof tail);
   }
-  write_at(fd_, data.data(), data.size(), record_offset(k, z_begin), path_);
+  write_at(fd_.get(), data.data(), data.size(), record_offset(k, z_begin), path_);
 }
 
 std::int64_t ProfileFramesFile::read_frame(std::size_t k, std::vector<double>& out) {
   const std::uint64_t bytes = profile_record_bytes(width_);
   std::vector<unsigned char> data(static_cast<std::size_t>(bytes) * static_cast<std::size_t>(nz_));
-  read_at(fd_, data.data(), data.size(), record_offset(k, 0), path_);
+  read_at(fd_.get(), data.data(), data.size(), record_offset(k, 0), path_);
   out.resize(static_cast<std::size_t>(nz_) * width_);
   std::int64_t bad = -1;
   for (std::int64_t z = 0; z < nz_; ++z) {
@@ -233,7 +206,7 @@ void ProfileFramesFile::verify(FrameAccumulatorFile& stats) {
   const std::uint64_t bytes = profile_record_bytes(width_);
   std::vector<unsigned char> data(static_cast<std::size_t>(bytes) * static_cast<std::size_t>(nz_));
   for (std::size_t k = 0; k < frames_ && static_cast<std::int64_t>(k) < most; ++k) {
-    read_at(fd_, data.data(), data.size(), record_offset(k, 0), path_);
+    read_at(fd_.get(), data.data(), data.size(), record_offset(k, 0), path_);
     for (std::int64_t z = 0; z < nz_; ++z)
       if (held[static_cast<std::size_t>(z)] > static_cast<std::int64_t>(k) &&
           !take_profile_record(data.data() + static_cast<std::size_t>(z) * bytes, k, z, width_,
@@ -253,14 +226,10 @@ void ProfileFramesFile::verify(FrameAccumulatorFile& stats) {
         path_, count);
 }
 
-void ProfileFramesFile::sync() {
-  if (::fdatasync(fd_) != 0 && errno != EINVAL)
-    throw IoError(fmt::format("error writing {}: fdatasync: {}", path_, errno_text()));
-}
+void ProfileFramesFile::sync() { data_sync(fd_.get(), path_); }
 
 void ProfileFramesFile::remove() noexcept {
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = -1;
+  fd_.reset();
   ::unlink(path_.c_str());
 }
 

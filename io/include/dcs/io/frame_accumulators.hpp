@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "dcs/grid.hpp"
+#include "dcs/io/file_descriptor.hpp"
 
 namespace dcs::io {
 
@@ -54,11 +55,8 @@ class FrameAccumulatorFile {
                                    const std::string& key, bool resume, bool replace_foreign,
                                    bool create = true);
 
-  FrameAccumulatorFile(FrameAccumulatorFile&&) noexcept;
-  FrameAccumulatorFile& operator=(FrameAccumulatorFile&&) noexcept;
-  FrameAccumulatorFile(const FrameAccumulatorFile&) = delete;
-  FrameAccumulatorFile& operator=(const FrameAccumulatorFile&) = delete;
-  ~FrameAccumulatorFile();
+  FrameAccumulatorFile(FrameAccumulatorFile&&) noexcept = default;
+  FrameAccumulatorFile& operator=(FrameAccumulatorFile&&) noexcept = default;
 
   const std::string& path() const noexcept { return path_; }
   /// True when open() found an earlier run's checkpoints (same key).
@@ -93,7 +91,7 @@ class FrameAccumulatorFile {
   int best_slot(std::int64_t z, std::int64_t* frames);
 
   std::string path_;
-  int fd_ = -1;
+  FileDescriptor fd_;
   GridSpec grid_;
   std::uint64_t slot_bytes_ = 0;
   std::uint64_t header_bytes_ = 0;

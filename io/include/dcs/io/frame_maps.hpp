@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "dcs/grid.hpp"
+#include "dcs/io/file_descriptor.hpp"
 #include "dcs/io/frame_accumulators.hpp"
 
 namespace dcs::io {
@@ -29,11 +30,8 @@ class FrameMapsFile {
   /// The file rank 0 made (MPI): its dataset's offset read back, opened for writing.
   static FrameMapsFile open_made(const std::string& path, const GridSpec& grid, std::size_t frames);
 
-  FrameMapsFile(FrameMapsFile&&) noexcept;
-  FrameMapsFile& operator=(FrameMapsFile&&) noexcept;
-  FrameMapsFile(const FrameMapsFile&) = delete;
-  FrameMapsFile& operator=(const FrameMapsFile&) = delete;
-  ~FrameMapsFile();
+  FrameMapsFile(FrameMapsFile&&) noexcept = default;
+  FrameMapsFile& operator=(FrameMapsFile&&) noexcept = default;
 
   const std::string& path() const noexcept { return path_; }
   /// open() kept an earlier run's file (its frames up to the checkpoints are there).
@@ -57,7 +55,7 @@ class FrameMapsFile {
  private:
   FrameMapsFile() = default;
   std::string path_;
-  int fd_ = -1;
+  FileDescriptor fd_;
   std::uint64_t offset_ = 0;  ///< file offset of /frame_maps[0][0][0][0]
   std::uint64_t plane_bytes_ = 0;
   std::int64_t nz_ = 0;

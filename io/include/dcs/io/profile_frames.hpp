@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "dcs/io/file_descriptor.hpp"
 #include "dcs/io/frame_accumulators.hpp"
 
 namespace dcs::io {
@@ -32,11 +33,8 @@ class ProfileFramesFile {
                                 std::size_t width, int grid_axis, const std::string& key,
                                 bool resume, bool replace, bool create = true);
 
-  ProfileFramesFile(ProfileFramesFile&&) noexcept;
-  ProfileFramesFile& operator=(ProfileFramesFile&&) noexcept;
-  ProfileFramesFile(const ProfileFramesFile&) = delete;
-  ProfileFramesFile& operator=(const ProfileFramesFile&) = delete;
-  ~ProfileFramesFile();
+  ProfileFramesFile(ProfileFramesFile&&) noexcept = default;
+  ProfileFramesFile& operator=(ProfileFramesFile&&) noexcept = default;
 
   const std::string& path() const noexcept { return path_; }
   bool reused() const noexcept { return reused_; }
@@ -69,7 +67,7 @@ class ProfileFramesFile {
   std::int64_t read_frame(std::size_t k, std::vector<double>& out);
 
   std::string path_;
-  int fd_ = -1;
+  FileDescriptor fd_;
   std::int64_t nz_ = 0;
   std::size_t frames_ = 0;
   std::size_t width_ = 0;
